@@ -1,0 +1,85 @@
+package overseer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// InvalidAnswerErrorType is the application error type of an Overseer
+// activity whose judge answered something invalid. It is not retried.
+const InvalidAnswerErrorType = "OverseerInvalidAnswer"
+
+// AssessInput is the Overseer activity's input. It carries no credentials.
+type AssessInput struct {
+	WorkflowType string     `json:"workflow_type"`
+	Phase        string     `json:"phase"`
+	Obligations  []string   `json:"obligations"`
+	Trajectory   Trajectory `json:"trajectory"`
+}
+
+// AssessOutput is the judge's validated answer with its metadata.
+type AssessOutput struct {
+	Answers Answers       `json:"answers"`
+	Model   string        `json:"model"`
+	Usage   jev.Usage     `json:"usage"`
+	Latency time.Duration `json:"latency_ns"`
+}
+
+// Assessor runs the Overseer activity with a judge that lives on the worker.
+type Assessor struct {
+	judge  jev.Judge
+	logger *zap.Logger
+}
+
+// NewAssessor returns the Overseer activity for opts.
+func NewAssessor(opts Options) (*Assessor, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Assessor{judge: o.Judge, logger: o.Logger}, nil
+}
+
+// Assess asks the judge the four questions about one boundary. An invalid
+// answer is a non-retryable error of type InvalidAnswerErrorType; a judge
+// error is returned as is and retried by the activity's retry policy.
+func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, error) {
+	req, err := NewRequest(in.Obligations, in.Trajectory)
+	if err != nil {
+		return AssessOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidAnswerErrorType, err)
+	}
+	start := time.Now()
+	resp, err := a.judge.Decide(ctx, req)
+	latency := time.Since(start)
+	log := a.logger.With(zap.String("workflow_type", in.WorkflowType), zap.String("phase", in.Phase))
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		log = log.With(zap.String("workflow_id", info.WorkflowExecution.ID), zap.Int32("attempt", info.Attempt))
+	}
+	if err != nil {
+		log.Warn("overseer judge failed", zap.Duration("latency", latency), zap.Error(err))
+		if errors.Is(err, jev.ErrInvalidAnswer) {
+			return AssessOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidAnswerErrorType, err)
+		}
+		return AssessOutput{}, fmt.Errorf("overseer.assess: judge: %w", err)
+	}
+	answers, err := ParseAnswers(req, resp, in.Obligations)
+	if err != nil {
+		log.Warn("overseer judge answered invalidly", zap.Error(err))
+		return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidAnswerErrorType, err)
+	}
+	if resp.Latency > 0 {
+		latency = resp.Latency
+	}
+	log.Info("overseer assessed phase", zap.Float64("on_objective", answers.OnObjective),
+		zap.String("breach", answers.Breach), zap.Float64("severity", answers.Severity), zap.Duration("latency", latency))
+	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: latency}, nil
+}

@@ -1,0 +1,133 @@
+package overseer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// HeuristicModelVersion is the model version the heuristic judge reports.
+const HeuristicModelVersion = "overseer-heuristic-v1"
+
+// HeuristicJudge answers the four standard questions with fixed rules over
+// the trajectory's signals. It is not a model and does not understand the
+// work: it is deterministic, free and offline, for demos, tests and as a
+// fallback. The rules:
+//
+//   - P(on objective) starts at 0.92 and drops for re-runs of the current
+//     phase (0.08 each, at most 0.40), lane ping-pong (0.12 per return to an
+//     earlier lane, at most 0.45), failure streaks (0.15 per failed run in a
+//     row, at most 0.45), recent rework (0.04 per unit, at most 0.20) and a
+//     missing output (0.10).
+//   - breach picks the default obligation with the strongest signal when it
+//     reaches 0.5: missing output → obligation[0], lane ping-pong →
+//     obligation[1], re-runs of the same phase → obligation[2], failed tool
+//     calls in a phase that did not fail → obligation[3]. Custom obligation
+//     lists only get obligation[i] for i < 4 when they have that many.
+//   - severity is 3 × the strongest problem signal.
+//   - blocked rises with the failure streak.
+type HeuristicJudge struct{}
+
+// Decide implements jev.Judge.
+func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(req.State, &st); err != nil {
+		return nil, fmt.Errorf("heuristic judge: state is not an overseer state: %w", err)
+	}
+	s := signalsOf(st.Trajectory)
+	onObjective := clamp(0.92-s.penalty(), 0.02, 0.98)
+
+	breach, breachSignal := BreachNone, 0.0
+	for i, sig := range []float64{s.missingOutput, s.pingPong, s.repeats, s.hiddenFailures} {
+		if i < len(st.PhaseObligations) && sig >= 0.5 && sig > breachSignal {
+			breach, breachSignal = obligationKey(i), sig
+		}
+	}
+	confidence := 1 - math.Max(math.Max(s.missingOutput, s.pingPong), math.Max(s.repeats, s.hiddenFailures))
+	if breach != BreachNone {
+		confidence = breachSignal
+	}
+	problem := math.Max(breachSignal, 1-onObjective-0.08)
+	severity := clamp(3*problem, 0, 3)
+	blocked := clamp(0.05+0.25*float64(st.Trajectory.FailureStreak), 0, 0.97)
+
+	breachQ := req.Questions[QuestionBreach]
+	probs := make(map[string]float64, len(breachQ.Options))
+	for _, o := range breachQ.Options {
+		probs[o.Name] = (1 - confidence) / float64(max(1, len(breachQ.Options)-1))
+	}
+	probs[breach] = confidence
+	levels := make(map[string]float64, len(SeverityLevels))
+	for i, l := range SeverityLevels {
+		levels[l] = clamp(1-math.Abs(float64(i)-severity), 0, 1)
+	}
+	return &jev.Response{
+		ModelVersion: HeuristicModelVersion,
+		Answers: map[string]jev.Answer{
+			QuestionBreach:   {Type: jev.Choice, Choice: breach, Confidence: jev.Prob(round(confidence)), Probabilities: probs},
+			QuestionOffTrack: {Type: jev.Noul, Probability: jev.Prob(round(onObjective))},
+			QuestionSeverity: {Type: jev.Score, Score: jev.Prob(round(severity)), Confidence: jev.Prob(0.6), Probabilities: levels},
+			QuestionBlocked:  {Type: jev.Noul, Probability: jev.Prob(round(blocked))},
+		},
+	}, nil
+}
+
+type signals struct {
+	reruns, pingPongs, rework, failureStreak int
+	missingOutput, pingPong, repeats, hiddenFailures float64
+}
+
+func signalsOf(t Trajectory) signals {
+	var s signals
+	s.reruns = max(0, countOf(t.RunsByPhase, t.Phase)-1)
+	s.failureStreak = t.FailureStreak
+	seen := map[string]bool{}
+	for _, sw := range t.RecentLaneSwitches {
+		seen[sw.From] = true
+		if seen[sw.To] {
+			s.pingPongs++
+		}
+	}
+	for _, p := range t.RecentPhases {
+		s.rework += p.Rework
+	}
+	if n := len(t.RecentPhases); n > 0 {
+		last := t.RecentPhases[n-1]
+		if last.NoOutput {
+			s.missingOutput = 0.8
+		}
+	}
+	s.pingPong = clamp(0.25*float64(s.pingPongs), 0, 0.95)
+	s.repeats = clamp(0.2*float64(s.reruns), 0, 0.95)
+	if n := len(t.RecentPhases); n > 0 && !t.RecentPhases[n-1].Failed {
+		failedTools := 0
+		for _, c := range t.FailedToolCategories {
+			failedTools += c.Count
+		}
+		if failedTools > t.FailedPhases+2 {
+			s.hiddenFailures = clamp(0.1*float64(failedTools-t.FailedPhases), 0, 0.9)
+		}
+	}
+	return s
+}
+
+func (s signals) penalty() float64 {
+	p := math.Min(0.08*float64(s.reruns), 0.40) +
+		math.Min(0.12*float64(s.pingPongs), 0.45) +
+		math.Min(0.15*float64(s.failureStreak), 0.45) +
+		math.Min(0.04*float64(s.rework), 0.20)
+	if s.missingOutput > 0 {
+		p += 0.10
+	}
+	return p
+}
+
+func clamp(v, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, v)) }
+
+func round(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -1,0 +1,216 @@
+package overseer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+const (
+	// versionChangeID marks runs started with the overseer. Runs that began
+	// before the plugin was added replay without it.
+	versionChangeID = "temporal-overseer"
+	// noteHeader carries the process note to the next phase activity.
+	noteHeader = "overseer-note"
+	// stateHeader carries overseer state across continue-as-new.
+	stateHeader = "overseer-state"
+)
+
+// Search attribute keys upserted when Options.SearchAttributes is set.
+var (
+	SearchAttributeStatus      = temporal.NewSearchAttributeKeyKeyword("OverseerStatus")
+	SearchAttributeOnObjective = temporal.NewSearchAttributeKeyFloat64("OverseerOnObjective")
+	SearchAttributePaused      = temporal.NewSearchAttributeKeyBool("OverseerPaused")
+)
+
+// headerConverter encodes overseer headers. It is fixed (not the client's
+// converter) so that worker and activity always agree on the encoding.
+var headerConverter = converter.GetDefaultDataConverter()
+
+type workerInterceptor struct {
+	interceptor.WorkerInterceptorBase
+	opts Options
+}
+
+// NewWorkerInterceptor returns the bare worker interceptor for users who
+// wire interceptors themselves. They must also register the Overseer
+// activity with [RegisterActivities]. [NewPlugin] does both.
+func NewWorkerInterceptor(opts Options) (interceptor.WorkerInterceptor, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &workerInterceptor{opts: o}, nil
+}
+
+func (w *workerInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &activityInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}}
+}
+
+func (w *workerInterceptor) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &workflowInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, opts: w.opts}
+}
+
+// activityInbound makes the process note readable with ProcessNote.
+type activityInbound struct {
+	interceptor.ActivityInboundInterceptorBase
+}
+
+func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	if p, ok := interceptor.Header(ctx)[noteHeader]; ok {
+		var n Note
+		if err := headerConverter.FromPayload(p, &n); err == nil {
+			ctx = context.WithValue(ctx, noteKey{}, n)
+		}
+	}
+	return a.Next.ExecuteActivity(ctx, in)
+}
+
+type workflowInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	opts Options
+	// run is nil until ExecuteWorkflow decides the run is overseen.
+	run *run
+}
+
+func (i *workflowInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&workflowOutbound{
+		WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound},
+		root:                            i,
+	})
+}
+
+func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
+	if workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		// Started before the plugin was added: replay exactly as recorded.
+		return i.Next.ExecuteWorkflow(ctx, in)
+	}
+	wfType := workflow.GetInfo(ctx).WorkflowType.Name
+	var cfg runConfig
+	pinned := workflow.SideEffect(ctx, func(workflow.Context) any { return i.opts.runConfigFor(wfType) })
+	if err := pinned.Get(&cfg); err != nil {
+		return nil, fmt.Errorf("overseer: read pinned configuration: %w", err)
+	}
+	r := newRun(ctx, wfType, cfg)
+	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
+	if err := workflow.SetQueryHandler(ctx, StatusQueryName, func() (Status, error) { return r.status(), nil }); err != nil {
+		return nil, fmt.Errorf("overseer: register %s query: %w", StatusQueryName, err)
+	}
+	if cfg.Mode == ModeOff {
+		return i.Next.ExecuteWorkflow(ctx, in)
+	}
+	i.run = r
+	if err := r.registerResume(ctx); err != nil {
+		return nil, err
+	}
+	ctx = workflow.WithValue(ctx, runKey{}, r)
+
+	// The workflow function runs on its own coroutine so that an abort at a
+	// gate can end the workflow wherever the user's code is blocked.
+	var (
+		result any
+		err    error
+		done   bool
+	)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		result, err = i.Next.ExecuteWorkflow(ctx, in)
+		done = true
+	})
+	// Waiting on a disconnected context lets the user's code handle its own
+	// cancellation before we return.
+	wait, _ := workflow.NewDisconnectedContext(ctx)
+	_ = workflow.Await(wait, func() bool { return done || r.aborted != nil })
+	if r.aborted != nil {
+		return nil, abortError(*r.aborted)
+	}
+	// Record the last boundary's assessment before the run ends.
+	_ = workflow.Await(wait, func() bool { return r.inFlight == 0 })
+	var can *workflow.ContinueAsNewError
+	if errors.As(err, &can) {
+		r.carryOver(can)
+	}
+	return result, err
+}
+
+type workflowOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	root *workflowInbound
+}
+
+func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
+	r := o.root.run
+	if r == nil || !r.cfg.isPhase(activityType) {
+		return o.Next.ExecuteActivity(ctx, activityType, args...)
+	}
+	if note := r.takeNote(); note != nil {
+		if p, err := headerConverter.ToPayload(*note); err == nil {
+			interceptor.WorkflowHeader(ctx)[noteHeader] = p
+		}
+		if len(args) > 0 {
+			if nr, ok := args[0].(NoteReceiver); ok {
+				nr.SetProcessNote(*note)
+			}
+		}
+	}
+	started := workflow.Now(ctx)
+	phase := o.Next.ExecuteActivity(ctx, activityType, args...)
+	result, settle := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		r.boundary(ctx, activityType, started, phase, func() { settle.Chain(phase) })
+	})
+	return result
+}
+
+// describeError returns the most useful message of an activity error: the
+// cause, without the SDK's wrapping.
+func describeError(err error) string {
+	var act *temporal.ActivityError
+	if errors.As(err, &act) && errors.Unwrap(act) != nil {
+		err = errors.Unwrap(act)
+	}
+	return err.Error()
+}
+
+// carriedState is what a run hands to its continue-as-new successor.
+type carriedState struct {
+	Status     Status     `json:"status"`
+	Trajectory Trajectory `json:"trajectory"`
+	Seq        int        `json:"seq"`
+	Note       *Note      `json:"note,omitempty"`
+}
+
+func (r *run) carryOver(can *workflow.ContinueAsNewError) {
+	p, err := headerConverter.ToPayload(carriedState{Status: r.st, Trajectory: r.traj, Seq: r.seq, Note: r.note})
+	if err != nil {
+		r.logger.Error("overseer: cannot carry state across continue-as-new", "error", err)
+		return
+	}
+	if can.Header == nil {
+		can.Header = &commonpb.Header{}
+	}
+	if can.Header.Fields == nil {
+		can.Header.Fields = map[string]*commonpb.Payload{}
+	}
+	can.Header.Fields[stateHeader] = p
+}
+
+func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
+	if p == nil {
+		return
+	}
+	var c carriedState
+	if err := headerConverter.FromPayload(p, &c); err != nil {
+		workflow.GetLogger(ctx).Warn("overseer: ignoring unreadable carried state", "error", err)
+		return
+	}
+	c.Status.Mode = r.cfg.Mode
+	c.Status.Paused, c.Status.PausedSince, c.Status.PauseReason = false, nil, ""
+	r.st, r.traj, r.seq, r.applied, r.note = c.Status, c.Trajectory, c.Seq, c.Seq, c.Note
+}
+

@@ -1,0 +1,201 @@
+package overseer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// Mode says what the overseer does for a workflow type.
+type Mode string
+
+// The overseer modes.
+const (
+	// ModeOff makes no judge call and changes nothing.
+	ModeOff Mode = "off"
+	// ModeObserve records answers and status but never changes the job's
+	// behaviour: nothing waits on the verdict and nothing is injected.
+	ModeObserve Mode = "observe"
+	// ModeManage records the same answers and may pause the job at a
+	// durable gate; the next phase receives a process note.
+	ModeManage Mode = "manage"
+)
+
+// ParseMode parses a mode name, case-insensitively.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case ModeOff, ModeObserve, ModeManage:
+		return m, nil
+	}
+	return "", fmt.Errorf("overseer: unknown mode %q: use off, observe or manage", s)
+}
+
+// Names of what the plugin registers. They are exported so operators can
+// use them from the temporal CLI.
+const (
+	// AssessActivityName is the Overseer activity run at every phase boundary.
+	AssessActivityName = "overseer.assess"
+	// ResumeSignalName resumes a paused job; its argument is a ResumeRequest.
+	ResumeSignalName = "overseer.resume"
+	// ResumeUpdateName resumes a paused job and validates the request first.
+	ResumeUpdateName = "overseer.resume"
+	// StatusQueryName answers with the job's Status.
+	StatusQueryName = "overseer.status"
+	// PluginName is the plugin's name as reported to the SDK.
+	PluginName = "temporal-overseer"
+)
+
+// Options configure the overseer. The zero value works: every phase of every
+// workflow is observed by the heuristic judge with the default policy.
+type Options struct {
+	// Judge answers the phase-boundary questions. It lives on the worker:
+	// its credentials never enter workflow history or activity inputs.
+	// If not set, HeuristicJudge (rules, not a model) is used.
+	Judge jev.Judge
+
+	// Mode applies to workflow types not listed in Modes. If not set,
+	// ModeObserve.
+	Mode Mode
+	// Modes sets the mode per workflow type name.
+	Modes map[string]Mode
+
+	// Policy holds the verdict thresholds. If not set, DefaultPolicy().
+	Policy Policy
+
+	// PhaseActivities names the activity types that are phases. If empty,
+	// every activity a workflow runs is a phase, except the overseer's own.
+	PhaseActivities []string
+
+	// Obligations sets the phase obligations per workflow type name. If a
+	// type is not listed, DefaultObligations.
+	Obligations map[string][]string
+
+	// AssessTimeout bounds one attempt of the Overseer activity (judge call
+	// included). If not set, 10 seconds. At most 3 attempts run.
+	AssessTimeout time.Duration
+
+	// AssessAsActivity runs overseer.assess as a regular activity instead of
+	// a local one. If not set, a local activity: one history event per
+	// boundary instead of about six. A regular activity on its own task
+	// queue (AssessTaskQueue) lets a fleet cap judge calls per second with
+	// worker.Options.TaskQueueActivitiesPerSecond.
+	AssessAsActivity bool
+	// AssessTaskQueue is the task queue of the regular Overseer activity. If
+	// not set, the workflow's own task queue.
+	AssessTaskQueue string
+
+	// SearchAttributes upserts OverseerStatus, OverseerOnObjective and
+	// OverseerPaused. The server must have them registered. If not set, no
+	// search attributes are written.
+	SearchAttributes bool
+
+	// RecentAssessments bounds the assessments kept in the status. If not
+	// set, 20.
+	RecentAssessments int
+
+	// Logger logs from the Overseer activity. Workflow code logs through the
+	// SDK's replay-safe logger. If not set, nothing is logged.
+	Logger *zap.Logger
+}
+
+// Default values used when an Options field is not set.
+const (
+	DefaultAssessTimeout     = 10 * time.Second
+	DefaultRecentAssessments = 20
+	maxRecentGates           = 10
+)
+
+// validate checks the options and returns them with defaults filled in.
+func (o Options) withDefaults() (Options, error) {
+	if o.Judge == nil {
+		o.Judge = HeuristicJudge{}
+	}
+	if o.Mode == "" {
+		o.Mode = ModeObserve
+	}
+	if _, err := ParseMode(string(o.Mode)); err != nil {
+		return o, err
+	}
+	for wt, m := range o.Modes {
+		if _, err := ParseMode(string(m)); err != nil {
+			return o, fmt.Errorf("overseer: Modes[%q]: %w", wt, err)
+		}
+	}
+	o.Policy = o.Policy.withDefaults()
+	if err := o.Policy.Validate(); err != nil {
+		return o, err
+	}
+	for wt, obl := range o.Obligations {
+		if len(obl) == 0 || slices.Contains(obl, "") {
+			return o, fmt.Errorf("overseer: Obligations[%q] must list at least one non-empty obligation", wt)
+		}
+	}
+	if o.AssessTimeout < 0 {
+		return o, fmt.Errorf("overseer: AssessTimeout %v is negative", o.AssessTimeout)
+	}
+	if o.AssessTimeout == 0 {
+		o.AssessTimeout = DefaultAssessTimeout
+	}
+	if o.AssessTaskQueue != "" && !o.AssessAsActivity {
+		return o, fmt.Errorf("overseer: AssessTaskQueue is set but AssessAsActivity is not; a local activity has no task queue")
+	}
+	if o.RecentAssessments < 0 {
+		return o, fmt.Errorf("overseer: RecentAssessments %d is negative", o.RecentAssessments)
+	}
+	if o.RecentAssessments == 0 {
+		o.RecentAssessments = DefaultRecentAssessments
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return o, nil
+}
+
+// runConfig is the part of Options that a workflow run pins when it starts,
+// so that a redeployed worker with other settings cannot change the
+// behaviour of runs already in flight.
+type runConfig struct {
+	Mode              Mode          `json:"mode"`
+	Policy            Policy        `json:"policy"`
+	Obligations       []string      `json:"obligations"`
+	PhaseActivities   []string      `json:"phase_activities,omitempty"`
+	AssessTimeout     time.Duration `json:"assess_timeout"`
+	AssessAsActivity  bool          `json:"assess_as_activity,omitempty"`
+	AssessTaskQueue   string        `json:"assess_task_queue,omitempty"`
+	SearchAttributes  bool          `json:"search_attributes,omitempty"`
+	RecentAssessments int           `json:"recent_assessments"`
+}
+
+func (o Options) runConfigFor(workflowType string) runConfig {
+	mode := o.Mode
+	if m, ok := o.Modes[workflowType]; ok {
+		mode = m
+	}
+	obligations := DefaultObligations
+	if obl, ok := o.Obligations[workflowType]; ok {
+		obligations = obl
+	}
+	return runConfig{
+		Mode:              mode,
+		Policy:            o.Policy,
+		Obligations:       slices.Clone(obligations),
+		PhaseActivities:   slices.Clone(o.PhaseActivities),
+		AssessTimeout:     o.AssessTimeout,
+		AssessAsActivity:  o.AssessAsActivity,
+		AssessTaskQueue:   o.AssessTaskQueue,
+		SearchAttributes:  o.SearchAttributes,
+		RecentAssessments: o.RecentAssessments,
+	}
+}
+
+func (c runConfig) isPhase(activityType string) bool {
+	if strings.HasPrefix(activityType, "overseer.") {
+		return false
+	}
+	return len(c.PhaseActivities) == 0 || slices.Contains(c.PhaseActivities, activityType)
+}

@@ -1,0 +1,49 @@
+package overseer
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+)
+
+// NewPlugin returns the overseer as an SDK plugin: add it to
+// worker.Options.Plugins (or client.Options.Plugins) and every phase of the
+// worker's workflows is overseen. It installs the worker interceptor and
+// registers the Overseer activity.
+func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
+	wi, err := NewWorkerInterceptor(opts)
+	if err != nil {
+		return nil, err
+	}
+	assessor, err := NewAssessor(opts)
+	if err != nil {
+		return nil, err
+	}
+	return temporal.NewSimplePlugin(temporal.SimplePluginOptions{
+		Name:               PluginName,
+		WorkerInterceptors: []interceptor.WorkerInterceptor{wi},
+		RunContextBefore: func(_ context.Context, o temporal.SimplePluginRunContextBeforeOptions) error {
+			o.Registry.RegisterActivityWithOptions(assessor.Assess, activity.RegisterOptions{Name: AssessActivityName})
+			return nil
+		},
+	})
+}
+
+// ActivityRegistry is the part of worker.Worker that RegisterActivities uses.
+type ActivityRegistry interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// RegisterActivities registers the Overseer activity on a worker that uses
+// the bare interceptor from NewWorkerInterceptor.
+func RegisterActivities(r ActivityRegistry, opts Options) error {
+	assessor, err := NewAssessor(opts)
+	if err != nil {
+		return fmt.Errorf("overseer: register activities: %w", err)
+	}
+	r.RegisterActivityWithOptions(assessor.Assess, activity.RegisterOptions{Name: AssessActivityName})
+	return nil
+}

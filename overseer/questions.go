@@ -1,0 +1,110 @@
+package overseer
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// The four standard question names of seed 000.
+const (
+	QuestionBreach   = "breach"
+	QuestionOffTrack = "off_track"
+	QuestionSeverity = "severity"
+	QuestionBlocked  = "blocked"
+)
+
+// BreachNone is the breach option meaning no obligation appears unmet.
+const BreachNone = "none"
+
+// SeverityLevels is the severity scale, lowest first (score 0…3).
+var SeverityLevels = []string{"Cosmetic", "Worth a look", "Review", "Stop"}
+
+// DefaultObligations are checked at every boundary unless a workflow type
+// defines its own list.
+var DefaultObligations = []string{
+	"The phase produced the output required by its workflow contract.",
+	"The work still serves the job's objective.",
+	"The phase made progress instead of repeating earlier work.",
+	"Failures were surfaced rather than silently worked around.",
+}
+
+// Questions builds the four standard questions over the obligations, exactly
+// as seed 000 shows: breach is a choice over none and obligation[i].
+func Questions(obligations []string) map[string]jev.Question {
+	options := []jev.ChoiceOption{{Name: BreachNone, Description: "No phase obligation appears unmet."}}
+	for i := range obligations {
+		options = append(options, jev.ChoiceOption{Name: obligationKey(i)})
+	}
+	return map[string]jev.Question{
+		QuestionBreach:   {Type: jev.Choice, Options: options},
+		QuestionOffTrack: {Type: jev.Noul, Instructions: "The work still serves the objective."},
+		QuestionSeverity: {Type: jev.Score, Levels: append([]string(nil), SeverityLevels...)},
+		QuestionBlocked:  {Type: jev.Noul, Instructions: "The agent is blocked."},
+	}
+}
+
+func obligationKey(i int) string { return "obligation[" + strconv.Itoa(i) + "]" }
+
+// obligationIndex parses "obligation[i]"; ok is false for anything else.
+func obligationIndex(key string) (int, bool) {
+	rest, found := strings.CutPrefix(key, "obligation[")
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(rest, "]"))
+	return n, err == nil && strings.HasSuffix(rest, "]")
+}
+
+// State is the request state of a phase-boundary assessment.
+type State struct {
+	PhaseObligations []string   `json:"phase_obligations"`
+	Trajectory       Trajectory `json:"trajectory"`
+}
+
+// NewRequest builds the Jev request for one boundary.
+func NewRequest(obligations []string, t Trajectory) (jev.Request, error) {
+	state, err := json.Marshal(State{PhaseObligations: obligations, Trajectory: t})
+	if err != nil {
+		return jev.Request{}, fmt.Errorf("overseer: encode state: %w", err)
+	}
+	return jev.Request{State: state, Questions: Questions(obligations)}, nil
+}
+
+// Answers are the four standard answers, typed.
+type Answers struct {
+	// Breach is BreachNone or "obligation[i]".
+	Breach           string  `json:"breach"`
+	BreachText       string  `json:"breach_text,omitempty"`
+	BreachConfidence float64 `json:"breach_confidence"`
+	// OnObjective is P(the work still serves the objective).
+	OnObjective        float64 `json:"on_objective"`
+	Severity           float64 `json:"severity"`
+	SeverityConfidence float64 `json:"severity_confidence"`
+	Blocked            float64 `json:"blocked"`
+}
+
+// ParseAnswers validates resp against req and extracts the four answers.
+// Any problem is an error wrapping jev.ErrInvalidAnswer.
+func ParseAnswers(req jev.Request, resp *jev.Response, obligations []string) (Answers, error) {
+	if err := jev.Validate(req, resp); err != nil {
+		return Answers{}, err
+	}
+	breach := resp.Answers[QuestionBreach]
+	severity := resp.Answers[QuestionSeverity]
+	a := Answers{
+		Breach:             breach.Choice,
+		BreachConfidence:   *breach.Confidence,
+		OnObjective:        *resp.Answers[QuestionOffTrack].Probability,
+		Severity:           *severity.Score,
+		SeverityConfidence: *severity.Confidence,
+		Blocked:            *resp.Answers[QuestionBlocked].Probability,
+	}
+	if i, ok := obligationIndex(a.Breach); ok && i < len(obligations) {
+		a.BreachText = obligations[i]
+	}
+	return a, nil
+}

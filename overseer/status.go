@@ -1,0 +1,146 @@
+package overseer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// Status is the answer to the overseer.status query.
+type Status struct {
+	Mode Mode `json:"mode"`
+	// Band and OnObjective come from the latest successful assessment;
+	// Assessed is false before the first one.
+	Band        Band    `json:"band"`
+	OnObjective float64 `json:"on_objective"`
+	Assessed    bool    `json:"assessed"`
+	Phase       string  `json:"phase,omitempty"`
+	Paused      bool    `json:"paused"`
+	// PausedSince and PauseReason describe the open gate, if any.
+	PausedSince *time.Time `json:"paused_since,omitempty"`
+	PauseReason string     `json:"pause_reason,omitempty"`
+	// PendingNote is the process note the next phase will receive.
+	PendingNote string `json:"pending_note,omitempty"`
+	Digest      string `json:"digest,omitempty"`
+	// Assessments are the most recent ones, oldest first.
+	Assessments []Assessment `json:"assessments"`
+	// Gates are the most recent pauses with their resumes, oldest first.
+	Gates    []Gate   `json:"gates,omitempty"`
+	Counters Counters `json:"counters"`
+}
+
+// Label is the status a person reads: "On track, 85%", "Paused", …
+func (s Status) Label() string {
+	if s.Paused {
+		return "Paused"
+	}
+	if !s.Assessed {
+		return BandUnknown.String()
+	}
+	return fmt.Sprintf("%s, %.0f%%", s.Band, s.OnObjective*100)
+}
+
+// Counters count what the overseer did over the whole job, across
+// continue-as-new.
+type Counters struct {
+	Phases              int `json:"phases"`
+	Assessments         int `json:"assessments"`
+	Failures            int `json:"failures"`
+	ConsecutiveFailures int `json:"consecutive_failures"`
+	Flags               int `json:"flags"`
+	Pauses              int `json:"pauses"`
+	Resumes             int `json:"resumes"`
+	// IgnoredResumes counts resume signals that arrived when nothing was
+	// paused (a signal cannot be rejected, so it is counted and dropped).
+	IgnoredResumes int `json:"ignored_resumes"`
+}
+
+// Assessment is one phase-boundary assessment as recorded on the job.
+type Assessment struct {
+	Seq     int       `json:"seq"`
+	Phase   string    `json:"phase"`
+	At      time.Time `json:"at"`
+	Answers *Answers  `json:"answers,omitempty"`
+	Verdict *Verdict  `json:"verdict,omitempty"`
+	// Error is set instead of Answers when the judge failed or answered
+	// something invalid.
+	Error   string        `json:"error,omitempty"`
+	Model   string        `json:"model,omitempty"`
+	Usage   jev.Usage     `json:"usage"`
+	Latency time.Duration `json:"latency_ns"`
+	// Digest is a readable summary of the state that was evaluated.
+	Digest string `json:"digest"`
+}
+
+// Gate records one pause and how it ended.
+type Gate struct {
+	Phase     string     `json:"phase"`
+	Reason    string     `json:"reason"`
+	PausedAt  time.Time  `json:"paused_at"`
+	ResumedAt *time.Time `json:"resumed_at,omitempty"`
+	By        string     `json:"by,omitempty"`
+	Note      string     `json:"note,omitempty"`
+	Action    Action     `json:"action,omitempty"`
+}
+
+// Action is what a human decides at a gate.
+type Action string
+
+// Gate actions.
+const (
+	ActionContinue Action = "continue"
+	ActionAbort    Action = "abort"
+)
+
+// ResumeRequest is the argument of the overseer.resume signal and update.
+type ResumeRequest struct {
+	// By names who resumes. Required.
+	By string `json:"by"`
+	// Note is passed to the next phase with the process note.
+	Note string `json:"note,omitempty"`
+	// Action is continue or abort. Empty means continue.
+	Action Action `json:"action,omitempty"`
+}
+
+// Errors returned by the overseer.resume update validator.
+var (
+	ErrNotPaused     = errors.New("overseer: the job is not paused")
+	ErrMissingBy     = errors.New("overseer: resume needs \"by\": who resumes the job")
+	ErrUnknownAction = errors.New("overseer: resume action must be \"continue\" or \"abort\"")
+)
+
+// Validate checks a resume request on its own (without the job's state).
+func (r ResumeRequest) Validate() error {
+	if strings.TrimSpace(r.By) == "" {
+		return ErrMissingBy
+	}
+	switch r.Action {
+	case "", ActionContinue, ActionAbort:
+		return nil
+	}
+	return fmt.Errorf("%w, not %q", ErrUnknownAction, r.Action)
+}
+
+// AbortedErrorType is the application error type a job ends with when a
+// human aborts it at a gate.
+const AbortedErrorType = "OverseerAborted"
+
+// IsAborted reports whether err (a workflow's error, as a client sees it)
+// says the job was aborted at an overseer gate.
+func IsAborted(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == AbortedErrorType
+}
+
+func abortError(g Gate) error {
+	msg := fmt.Sprintf("job aborted by %s at the overseer gate after phase %q", g.By, g.Phase)
+	if g.Note != "" {
+		msg += ": " + g.Note
+	}
+	return temporal.NewNonRetryableApplicationError(msg, AbortedErrorType, nil, g)
+}

@@ -1,0 +1,307 @@
+package overseer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Bounds of the compact trajectory. They keep its serialized size bounded
+// however long the job runs: windows and counts, never full lists.
+const (
+	maxObjectiveChars = 2000
+	maxNameChars      = 120
+	maxRecentPhases   = 8
+	maxPhaseCounts    = 24
+	maxWorkItems      = 16
+	maxToolCategories = 12
+	maxLaneSwitches   = 6
+	maxPullRequests   = 8
+	maxErrorChars     = 240
+)
+
+// Trajectory is the compact, bounded view of a job that the judge sees. It
+// is deliberately not a second agent context: no transcript, no diff.
+//
+// The interceptor fills what it observes itself (phase runs, repeats,
+// durations, attempts, failures, lane switches); the workflow supplies the
+// rest with [SetObjective], [SetLane], [SetWorkItem], [SetPullRequests] and
+// through a [PhaseReport] on phase results.
+type Trajectory struct {
+	Objective string `json:"objective"`
+	Phase     string `json:"phase"`
+	Lane      string `json:"lane,omitempty"`
+
+	// Totals over the whole job.
+	PhaseRuns      int     `json:"phase_runs"`
+	FailedPhases   int     `json:"failed_phases"`
+	Turns          int     `json:"turns"`
+	CostUSD        float64 `json:"cost_usd"`
+	Rework         int     `json:"rework"`
+	MissingOutputs int     `json:"missing_outputs"`
+	LaneSwitches   int     `json:"lane_switches"`
+	// Repeats counts phase runs that re-ran a phase already completed.
+	Repeats int `json:"repeats"`
+	// FailureStreak counts consecutive failed phase runs up to now.
+	FailureStreak int `json:"failure_streak"`
+
+	// RunsByPhase counts runs per phase name (bounded number of names).
+	RunsByPhase []Count `json:"runs_by_phase,omitempty"`
+	// RecentPhases is a window of the latest phase runs, oldest first.
+	RecentPhases []PhaseRun `json:"recent_phases,omitempty"`
+	// WorkItems are the most recently updated work items.
+	WorkItems []WorkItem `json:"work_items,omitempty"`
+	// FailedToolCategories counts failed tool calls by category.
+	FailedToolCategories []Count `json:"failed_tool_categories,omitempty"`
+	// RecentLaneSwitches is a window of the latest lane switches.
+	RecentLaneSwitches []LaneSwitch `json:"recent_lane_switches,omitempty"`
+	OpenPullRequests   []string     `json:"open_pull_requests,omitempty"`
+}
+
+// Count is a named counter.
+type Count struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// PhaseRun is one run of a phase as the overseer saw it.
+type PhaseRun struct {
+	Phase    string        `json:"phase"`
+	Lane     string        `json:"lane,omitempty"`
+	Failed   bool          `json:"failed,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Attempts int32         `json:"attempts,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Turns    int           `json:"turns,omitempty"`
+	CostUSD  float64       `json:"cost_usd,omitempty"`
+	Rework   int           `json:"rework,omitempty"`
+	// Repeat is true when this phase had already completed earlier.
+	Repeat bool `json:"repeat,omitempty"`
+	// NoOutput is true when the phase reported it produced no required output.
+	NoOutput bool `json:"no_output,omitempty"`
+}
+
+// WorkItem is one unit of work with its status and loop count.
+type WorkItem struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Loops  int    `json:"loops,omitempty"`
+}
+
+// LaneSwitch records the workflow moving from one lane to another.
+type LaneSwitch struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	AtPhase string `json:"at_phase,omitempty"`
+}
+
+// PhaseReport is what a phase may tell the overseer about itself. Put it in
+// the phase activity's result under the JSON key "overseer_report" (embed
+// [ReportCarrier] or add the field yourself); the interceptor reads it from
+// the result without changing what the workflow receives.
+type PhaseReport struct {
+	Turns   int     `json:"turns,omitempty"`
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	// Rework counts units of earlier work this phase had to redo.
+	Rework int `json:"rework,omitempty"`
+	// FailedToolCategories lists categories of failed tool calls ("test",
+	// "build", "credentials", …), one entry per failure.
+	FailedToolCategories []string `json:"failed_tool_categories,omitempty"`
+	// OutputMissing is true when the phase did not produce the output its
+	// workflow contract requires.
+	OutputMissing bool `json:"output_missing,omitempty"`
+	// OpenPullRequests replaces the job's open pull requests when non-nil.
+	OpenPullRequests []string `json:"open_pull_requests,omitempty"`
+}
+
+// ReportCarrier can be embedded in a phase result to carry a PhaseReport.
+type ReportCarrier struct {
+	OverseerReport *PhaseReport `json:"overseer_report,omitempty"`
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func bump(counts []Count, name string, by, limit int) []Count {
+	name = clip(name, maxNameChars)
+	for i := range counts {
+		if counts[i].Name == name {
+			counts[i].Count += by
+			return counts
+		}
+	}
+	if len(counts) >= limit {
+		// Fold new names into one bucket instead of growing.
+		return bump(counts, "other", by, limit+1)
+	}
+	return append(counts, Count{Name: name, Count: by})
+}
+
+func countOf(counts []Count, name string) int {
+	for _, c := range counts {
+		if c.Name == name {
+			return c.Count
+		}
+	}
+	return 0
+}
+
+func window[T any](s []T, v T, limit int) []T {
+	s = append(s, v)
+	if len(s) > limit {
+		s = append(s[:0:0], s[len(s)-limit:]...)
+	}
+	return s
+}
+
+// setLane records a lane change.
+func (t *Trajectory) setLane(lane string) {
+	lane = clip(lane, maxNameChars)
+	if lane == t.Lane {
+		return
+	}
+	if t.Lane != "" {
+		t.LaneSwitches++
+		t.RecentLaneSwitches = window(t.RecentLaneSwitches, LaneSwitch{From: t.Lane, To: lane, AtPhase: t.Phase}, maxLaneSwitches)
+	}
+	t.Lane = lane
+}
+
+func (t *Trajectory) setWorkItem(id, status string) {
+	id, status = clip(id, maxNameChars), clip(status, maxNameChars)
+	for i, w := range t.WorkItems {
+		if w.ID == id {
+			if w.Status != status && isReopen(w.Status, status) {
+				w.Loops++
+			}
+			w.Status = status
+			// Most recently updated last.
+			t.WorkItems = append(append(t.WorkItems[:i:i], t.WorkItems[i+1:]...), w)
+			return
+		}
+	}
+	t.WorkItems = window(t.WorkItems, WorkItem{ID: id, Status: status}, maxWorkItems)
+}
+
+// isReopen is true when a work item moves back from a later status to an
+// earlier one, which is what a loop looks like.
+func isReopen(from, to string) bool {
+	rank := func(s string) int {
+		switch strings.ToLower(s) {
+		case "done", "complete", "completed", "merged":
+			return 3
+		case "review", "in_review", "testing":
+			return 2
+		case "in_progress", "doing", "active":
+			return 1
+		}
+		return 0
+	}
+	return rank(to) < rank(from)
+}
+
+// recordPhase adds one finished phase run.
+func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
+	run.Phase = clip(run.Phase, maxNameChars)
+	run.Error = clip(run.Error, maxErrorChars)
+	run.Lane = t.Lane
+	t.Phase = run.Phase
+	run.Repeat = countOf(t.RunsByPhase, run.Phase) > 0
+	t.RunsByPhase = bump(t.RunsByPhase, run.Phase, 1, maxPhaseCounts)
+	t.PhaseRuns++
+	if run.Repeat {
+		t.Repeats++
+	}
+	if run.Failed {
+		t.FailedPhases++
+		t.FailureStreak++
+	} else {
+		t.FailureStreak = 0
+	}
+	if report != nil {
+		run.Turns, run.CostUSD, run.Rework, run.NoOutput = report.Turns, report.CostUSD, report.Rework, report.OutputMissing
+		t.Turns += report.Turns
+		t.CostUSD += report.CostUSD
+		t.Rework += report.Rework
+		if report.OutputMissing {
+			t.MissingOutputs++
+		}
+		for _, c := range report.FailedToolCategories {
+			t.FailedToolCategories = bump(t.FailedToolCategories, c, 1, maxToolCategories)
+		}
+		if report.OpenPullRequests != nil {
+			t.setPullRequests(report.OpenPullRequests)
+		}
+	}
+	t.RecentPhases = window(t.RecentPhases, run, maxRecentPhases)
+}
+
+func (t *Trajectory) setPullRequests(prs []string) {
+	t.OpenPullRequests = nil
+	for _, pr := range prs {
+		t.OpenPullRequests = window(t.OpenPullRequests, clip(pr, maxNameChars), maxPullRequests)
+	}
+}
+
+// Digest is a readable one-paragraph summary of the trajectory, recorded
+// with each assessment so a person sees what was evaluated.
+func (t Trajectory) Digest() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "phase %s", t.Phase)
+	if t.Lane != "" {
+		fmt.Fprintf(&b, " (lane %s)", t.Lane)
+	}
+	fmt.Fprintf(&b, "; %d phase runs, %d repeats, %d failed (streak %d)", t.PhaseRuns, t.Repeats, t.FailedPhases, t.FailureStreak)
+	if t.Turns > 0 || t.CostUSD > 0 {
+		fmt.Fprintf(&b, "; %d turns, $%.2f", t.Turns, t.CostUSD)
+	}
+	if t.Rework > 0 {
+		fmt.Fprintf(&b, "; rework %d", t.Rework)
+	}
+	if t.MissingOutputs > 0 {
+		fmt.Fprintf(&b, "; %d phases without required output", t.MissingOutputs)
+	}
+	if t.LaneSwitches > 0 {
+		fmt.Fprintf(&b, "; %d lane switches", t.LaneSwitches)
+	}
+	if len(t.FailedToolCategories) > 0 {
+		parts := make([]string, len(t.FailedToolCategories))
+		for i, c := range t.FailedToolCategories {
+			parts[i] = fmt.Sprintf("%s×%d", c.Name, c.Count)
+		}
+		fmt.Fprintf(&b, "; failed tools: %s", strings.Join(parts, ", "))
+	}
+	if n := len(t.WorkItems); n > 0 {
+		loops := 0
+		for _, w := range t.WorkItems {
+			loops += w.Loops
+		}
+		fmt.Fprintf(&b, "; %d work items (%d loops)", n, loops)
+	}
+	if n := len(t.OpenPullRequests); n > 0 {
+		fmt.Fprintf(&b, "; %d open PRs", n)
+	}
+	return b.String()
+}
+
+// clone returns a deep copy, so that a local activity (which receives its
+// input as a Go value) never shares memory with the workflow's state.
+func (t Trajectory) clone() Trajectory {
+	t.RunsByPhase = slices.Clone(t.RunsByPhase)
+	t.RecentPhases = slices.Clone(t.RecentPhases)
+	t.WorkItems = slices.Clone(t.WorkItems)
+	t.FailedToolCategories = slices.Clone(t.FailedToolCategories)
+	t.RecentLaneSwitches = slices.Clone(t.RecentLaneSwitches)
+	t.OpenPullRequests = slices.Clone(t.OpenPullRequests)
+	return t
+}
