@@ -128,8 +128,8 @@ func (p Policy) Evaluate(a Answers) Verdict {
 		v.Reason = fmt.Sprintf("P(on objective) %.2f is at or below %.2f", a.OnObjective, p.PauseAtOrBelow)
 	case a.Breach != BreachNone && a.BreachConfidence >= p.BreachConfidence && a.Severity >= p.BreachSeverity:
 		v.Flagged = true
-		v.Reason = fmt.Sprintf("obligation %q appears unmet (confidence %.2f, severity %.1f %s)",
-			a.BreachText, a.BreachConfidence, a.Severity, severityLabel(a.Severity))
+		v.Reason = fmt.Sprintf("%s %q appears unmet (confidence %.2f, severity %.1f %s)",
+			a.Breach, a.BreachText, a.BreachConfidence, a.Severity, severityLabel(a.Severity))
 	}
 	return v
 }
