@@ -79,7 +79,7 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 }
 
 type signals struct {
-	reruns, pingPongs, rework, failureStreak int
+	reruns, pingPongs, rework, failureStreak         int
 	missingOutput, pingPong, repeats, hiddenFailures float64
 }
 

@@ -213,4 +213,3 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 	c.Status.Paused, c.Status.PausedSince, c.Status.PauseReason = false, nil, ""
 	r.st, r.traj, r.seq, r.applied, r.note = c.Status, c.Trajectory, c.Seq, c.Seq, c.Note
 }
-
