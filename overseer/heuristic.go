@@ -18,14 +18,14 @@ const HeuristicModelVersion = "overseer-heuristic-v1"
 // fallback. The rules:
 //
 //   - P(on objective) starts at 0.92 and drops for re-runs of the current
-//     phase (0.08 each, at most 0.40), lane ping-pong (0.12 per return to an
-//     earlier lane, at most 0.45), failure streaks (0.15 per failed run in a
-//     row, at most 0.45), recent rework (0.04 per unit, at most 0.20) and a
+//     phase within the recent window (0.08 each, at most 0.40), lane ping-pong (0.12 per return to an
+//     earlier lane, at most 0.45), failure streaks (0.23 per failed run in a
+//     row, at most 0.70), recent rework (0.04 per unit, at most 0.20) and a
 //     missing output (0.10).
 //   - breach picks the default obligation with the strongest signal when it
 //     reaches 0.5: missing output → obligation[0], lane ping-pong →
 //     obligation[1], re-runs of the same phase → obligation[2], failed tool
-//     calls in a phase that did not fail → obligation[3]. Custom obligation
+//     calls (0.2 each) in a phase that still succeeded → obligation[3]. Custom obligation
 //     lists only get obligation[i] for i < 4 when they have that many.
 //   - severity is 3 × the strongest problem signal.
 //   - blocked rises with the failure streak.
@@ -85,7 +85,12 @@ type signals struct {
 
 func signalsOf(t Trajectory) signals {
 	var s signals
-	s.reruns = max(0, countOf(t.RunsByPhase, t.Phase)-1)
+	for _, p := range t.RecentPhases {
+		if p.Phase == t.Phase {
+			s.reruns++
+		}
+	}
+	s.reruns = max(0, s.reruns-1)
 	s.failureStreak = t.FailureStreak
 	seen := map[string]bool{}
 	for _, sw := range t.RecentLaneSwitches {
@@ -106,13 +111,7 @@ func signalsOf(t Trajectory) signals {
 	s.pingPong = clamp(0.25*float64(s.pingPongs), 0, 0.95)
 	s.repeats = clamp(0.2*float64(s.reruns), 0, 0.95)
 	if n := len(t.RecentPhases); n > 0 && !t.RecentPhases[n-1].Failed {
-		failedTools := 0
-		for _, c := range t.FailedToolCategories {
-			failedTools += c.Count
-		}
-		if failedTools > t.FailedPhases+2 {
-			s.hiddenFailures = clamp(0.1*float64(failedTools-t.FailedPhases), 0, 0.9)
-		}
+		s.hiddenFailures = clamp(0.2*float64(t.RecentPhases[n-1].FailedTools), 0, 0.9)
 	}
 	return s
 }
@@ -120,7 +119,7 @@ func signalsOf(t Trajectory) signals {
 func (s signals) penalty() float64 {
 	p := math.Min(0.08*float64(s.reruns), 0.40) +
 		math.Min(0.12*float64(s.pingPongs), 0.45) +
-		math.Min(0.15*float64(s.failureStreak), 0.45) +
+		math.Min(0.23*float64(s.failureStreak), 0.70) +
 		math.Min(0.04*float64(s.rework), 0.20)
 	if s.missingOutput > 0 {
 		p += 0.10

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -162,9 +163,18 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	phase := o.Next.ExecuteActivity(ctx, activityType, args...)
 	result, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		r.boundary(ctx, activityType, started, phase, func() { settle.Chain(phase) })
+		r.boundary(ctx, phaseName(activityType), started, phase, func() { settle.Chain(phase) })
 	})
 	return result
+}
+
+// phaseName is the activity type without its namespace prefix:
+// "coro.code" is phase "code".
+func phaseName(activityType string) string {
+	if i := strings.LastIndexByte(activityType, '.'); i >= 0 && i < len(activityType)-1 {
+		return activityType[i+1:]
+	}
+	return activityType
 }
 
 // describeError returns the most useful message of an activity error: the

@@ -76,6 +76,8 @@ type PhaseRun struct {
 	Turns    int           `json:"turns,omitempty"`
 	CostUSD  float64       `json:"cost_usd,omitempty"`
 	Rework   int           `json:"rework,omitempty"`
+	// FailedTools counts failed tool calls the phase reported.
+	FailedTools int `json:"failed_tools,omitempty"`
 	// Repeat is true when this phase had already completed earlier.
 	Repeat bool `json:"repeat,omitempty"`
 	// NoOutput is true when the phase reported it produced no required output.
@@ -230,6 +232,7 @@ func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
 	}
 	if report != nil {
 		run.Turns, run.CostUSD, run.Rework, run.NoOutput = report.Turns, report.CostUSD, report.Rework, report.OutputMissing
+		run.FailedTools = len(report.FailedToolCategories)
 		t.Turns += report.Turns
 		t.CostUSD += report.CostUSD
 		t.Rework += report.Rework

@@ -1,0 +1,210 @@
+// Package activities holds the Coro-style phase agents of the reference job:
+// simulated, scenario-driven agents that behave like real ones would in the
+// four scenarios the overseer must tell apart (on track, drifting, looping,
+// blocked). They do no real work; their results carry the PhaseReport the
+// overseer reads.
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// Scenario names how a simulated job behaves.
+type Scenario string
+
+// The scenarios.
+const (
+	// OnTrack goes spec → plan → code → test → review → evaluate; the
+	// tests fail once and the loop back to code fixes them.
+	OnTrack Scenario = "on_track"
+	// Drifting keeps switching lanes (feature, refactor, docs) and redoing
+	// work before the evaluator pulls it back.
+	Drifting Scenario = "drifting"
+	// Looping fails the same tests again and again, until a process note
+	// (after a human looked) makes the agent change its approach.
+	Looping Scenario = "looping"
+	// Blocked fails the code phase on missing credentials until a human
+	// resumes the job with a note.
+	Blocked Scenario = "blocked"
+)
+
+// Scenarios lists every scenario.
+var Scenarios = []Scenario{OnTrack, Drifting, Looping, Blocked}
+
+// ParseScenario parses a scenario name.
+func ParseScenario(s string) (Scenario, error) {
+	for _, sc := range Scenarios {
+		if string(sc) == s {
+			return sc, nil
+		}
+	}
+	return "", fmt.Errorf("unknown scenario %q: use one of on_track, drifting, looping, blocked", s)
+}
+
+// Phase names of the reference job and their activity names.
+const (
+	PhaseSpec     = "spec"
+	PhasePlan     = "plan"
+	PhaseCode     = "code"
+	PhaseTest     = "test"
+	PhaseReview   = "review"
+	PhaseEvaluate = "evaluate"
+)
+
+// DefaultPhases is the job's phase order.
+var DefaultPhases = []string{PhaseSpec, PhasePlan, PhaseCode, PhaseTest, PhaseReview, PhaseEvaluate}
+
+// ActivityName is the registered activity name of a phase.
+func ActivityName(phase string) string { return "coro." + phase }
+
+// BlockedErrorType is the error type of a phase that cannot go on.
+const BlockedErrorType = "AgentBlocked"
+
+// PhaseInput is what a phase agent receives.
+type PhaseInput struct {
+	Objective string   `json:"objective"`
+	Scenario  Scenario `json:"scenario"`
+	Phase     string   `json:"phase"`
+	Lane      string   `json:"lane"`
+	// Run counts runs of this phase in the job, from 1.
+	Run int `json:"run"`
+	// Note is the overseer's process note, when the previous phase was
+	// flagged (set by the overseer through overseer.NoteReceiver).
+	Note *overseer.Note `json:"note,omitempty"`
+	// Noted is true once any earlier phase of the job received a note.
+	Noted bool `json:"noted,omitempty"`
+}
+
+// SetProcessNote implements overseer.NoteReceiver.
+func (in *PhaseInput) SetProcessNote(n overseer.Note) { in.Note = &n }
+
+// PhaseOutput is what a phase agent returns.
+type PhaseOutput struct {
+	overseer.ReportCarrier
+	Phase   string `json:"phase"`
+	Summary string `json:"summary"`
+	// Passed is false when tests fail or review requests changes.
+	Passed bool `json:"passed"`
+	// NextLane asks the workflow to switch lanes.
+	NextLane string `json:"next_lane,omitempty"`
+	// WorkItems are status updates for work items.
+	WorkItems map[string]string `json:"work_items,omitempty"`
+}
+
+// Agents are the simulated phase agents.
+type Agents struct {
+	// Work is how long each phase pretends to work. If not set, phases
+	// return at once.
+	Work time.Duration
+}
+
+// Registry is the part of a worker that Register uses.
+type Registry interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// Register registers one activity per phase, named coro.<phase>.
+func (a *Agents) Register(r Registry) {
+	for _, p := range DefaultPhases {
+		r.RegisterActivityWithOptions(a.Run, activity.RegisterOptions{Name: ActivityName(p)})
+	}
+}
+
+// Run does one phase. The phase comes from the input, so that one function
+// serves every phase activity.
+func (a *Agents) Run(ctx context.Context, in *PhaseInput) (PhaseOutput, error) {
+	if a.Work > 0 {
+		select {
+		case <-time.After(a.Work):
+		case <-ctx.Done():
+			return PhaseOutput{}, ctx.Err()
+		}
+	}
+	out := PhaseOutput{Phase: in.Phase, Passed: true}
+	report := &overseer.PhaseReport{Turns: 6 + 2*in.Run, CostUSD: 0.15 * float64(3+in.Run)}
+	out.OverseerReport = report
+	noted := in.Noted || in.Note != nil
+	if n, ok := overseer.ProcessNote(ctx); ok && in.Note == nil {
+		noted = true
+		in.Note = &n
+	}
+	switch in.Phase {
+	case PhaseSpec:
+		out.Summary = "wrote the spec and acceptance criteria"
+	case PhasePlan:
+		out.Summary = "planned three work items"
+		out.WorkItems = map[string]string{"W-1": "todo", "W-2": "todo", "W-3": "todo"}
+	case PhaseCode:
+		return a.code(in, out, report, noted)
+	case PhaseTest:
+		return a.test(in, out, report, noted)
+	case PhaseReview:
+		out.Summary = "review approved"
+		report.OpenPullRequests = []string{}
+		if in.Scenario == Drifting && in.Run <= 3 && !noted {
+			out.Passed, out.Summary = false, "review found unrelated changes; requested a rework"
+		}
+	case PhaseEvaluate:
+		out.Summary = "evaluator: the deliverable matches the spec"
+	default:
+		return out, temporal.NewNonRetryableApplicationError("unknown phase "+in.Phase, "UnknownPhase", nil)
+	}
+	return out, nil
+}
+
+func (a *Agents) code(in *PhaseInput, out PhaseOutput, report *overseer.PhaseReport, noted bool) (PhaseOutput, error) {
+	switch in.Scenario {
+	case Blocked:
+		if in.Note == nil || in.Note.ReviewerNote == "" {
+			return out, temporal.NewNonRetryableApplicationError(
+				"cannot push: missing credentials for the package registry", BlockedErrorType, nil)
+		}
+		out.Summary = "credentials provided by the reviewer; implemented the work items"
+	case Drifting:
+		lanes := []string{"refactor", "feature", "docs", "refactor", "feature"}
+		if !noted && in.Run <= len(lanes) {
+			out.NextLane = lanes[in.Run-1]
+			report.Rework = in.Run
+			out.Summary = fmt.Sprintf("rewrote %s code instead of the feature", out.NextLane)
+		} else {
+			out.NextLane = "feature"
+			out.Summary = "back on the feature after the process note"
+		}
+	default:
+		out.Summary = "implemented the work items"
+		if in.Run > 1 {
+			report.Rework = 1
+			out.Summary = "fixed the failing tests"
+		}
+	}
+	report.OpenPullRequests = []string{"#101"}
+	out.WorkItems = map[string]string{"W-1": "in_review", "W-2": "in_review", "W-3": "in_review"}
+	return out, nil
+}
+
+func (a *Agents) test(in *PhaseInput, out PhaseOutput, report *overseer.PhaseReport, noted bool) (PhaseOutput, error) {
+	fail := false
+	switch in.Scenario {
+	case OnTrack:
+		fail = in.Run == 1
+	case Looping:
+		fail = !noted && in.Run <= 6
+	}
+	if !fail {
+		out.Summary = "all tests pass"
+		out.WorkItems = map[string]string{"W-1": "done", "W-2": "done", "W-3": "done"}
+		return out, nil
+	}
+	out.Passed = false
+	out.Summary = "2 tests fail: TestExportCSV, TestExportHeader"
+	report.FailedToolCategories = []string{"test"}
+	out.WorkItems = map[string]string{"W-2": "in_progress"}
+	return out, nil
+}

@@ -1,0 +1,141 @@
+package workflows_test
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+type run struct {
+	result   workflows.JobResult
+	err      error
+	status   overseer.Status
+	lowest   float64
+	resumed  int
+	pausedBy []string
+}
+
+// runJob runs a scenario under the heuristic judge; a reviewer resumes any
+// pause an hour after it opens, with a note.
+func runJob(t *testing.T, scenario activities.Scenario, mode overseer.Mode) run {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: mode})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	workflows.Register(env)
+	(&activities.Agents{}).Register(env)
+
+	r := run{lowest: 1}
+	query := func() overseer.Status {
+		v, err := env.QueryWorkflow(overseer.StatusQueryName)
+		require.NoError(t, err)
+		var st overseer.Status
+		require.NoError(t, v.Get(&st))
+		return st
+	}
+	var tick func()
+	tick = func() {
+		st := query()
+		if st.Assessed && st.OnObjective < r.lowest {
+			r.lowest = st.OnObjective
+		}
+		if st.Paused {
+			r.pausedBy = append(r.pausedBy, st.PauseReason)
+			env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "reviewer", Note: "credentials added; change approach"})
+			r.resumed++
+		}
+		if !env.IsWorkflowCompleted() {
+			env.RegisterDelayedCallback(tick, time.Hour)
+		}
+	}
+	env.RegisterDelayedCallback(tick, time.Hour)
+	env.ExecuteWorkflow(workflows.JobWorkflowName, workflows.JobInput{Objective: "Add CSV export to the reports page", Scenario: scenario})
+	require.True(t, env.IsWorkflowCompleted())
+	r.err = env.GetWorkflowError()
+	if r.err == nil {
+		require.NoError(t, env.GetWorkflowResult(&r.result))
+	}
+	r.status = query()
+	for _, a := range r.status.Assessments {
+		if a.Verdict != nil && a.Verdict.OnObjective < r.lowest {
+			r.lowest = a.Verdict.OnObjective
+		}
+	}
+	return r
+}
+
+func TestScenariosUnderManage(t *testing.T) {
+	t.Run("on track", func(t *testing.T) {
+		r := runJob(t, activities.OnTrack, overseer.ModeManage)
+		require.NoError(t, r.err)
+		assert.Equal(t, "delivered", r.result.Outcome)
+		assert.Equal(t, 0, r.status.Counters.Pauses)
+		assert.Equal(t, overseer.BandOnTrack, r.status.Band)
+		assert.GreaterOrEqual(t, r.lowest, 0.7)
+	})
+	t.Run("looping pauses on repeated work, then recovers", func(t *testing.T) {
+		r := runJob(t, activities.Looping, overseer.ModeManage)
+		require.NoError(t, r.err)
+		assert.Equal(t, "delivered", r.result.Outcome)
+		require.NotEmpty(t, r.pausedBy)
+		assert.Contains(t, r.pausedBy[0], "obligation[2]")
+		assert.Less(t, r.result.Loops, 6, "the note ends the loop early")
+	})
+	t.Run("drifting is flagged", func(t *testing.T) {
+		r := runJob(t, activities.Drifting, overseer.ModeManage)
+		require.NoError(t, r.err)
+		assert.Equal(t, "delivered", r.result.Outcome)
+		assert.GreaterOrEqual(t, r.status.Counters.Pauses, 1)
+		assert.Less(t, r.lowest, 0.7)
+	})
+	t.Run("blocked pauses and a human unblocks it", func(t *testing.T) {
+		r := runJob(t, activities.Blocked, overseer.ModeManage)
+		require.NoError(t, r.err)
+		assert.Equal(t, "delivered", r.result.Outcome)
+		require.NotEmpty(t, r.pausedBy)
+		assert.Contains(t, r.pausedBy[0], "at or below 0.25")
+	})
+}
+
+func TestScenariosUnderObserve(t *testing.T) {
+	blocked := runJob(t, activities.Blocked, overseer.ModeObserve)
+	require.Error(t, blocked.err, "nobody unblocks an observed job")
+	assert.Contains(t, blocked.err.Error(), "missing credentials")
+	assert.Equal(t, 0, blocked.status.Counters.Pauses)
+	assert.Equal(t, overseer.BandOffTrack, blocked.status.Band)
+
+	looping := runJob(t, activities.Looping, overseer.ModeObserve)
+	require.NoError(t, looping.err)
+	assert.Equal(t, 6, looping.result.Loops, "observe mode never changes the job")
+	assert.Greater(t, looping.status.Counters.Flags, 0)
+	assert.Equal(t, 0, looping.resumed)
+}
+
+func TestContinueAsNewKeepsJobAndOverseerState(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	plugin, err := overseer.NewPlugin(overseer.Options{})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	workflows.Register(env)
+	(&activities.Agents{}).Register(env)
+	env.ExecuteWorkflow(workflows.JobWorkflowName, workflows.JobInput{Objective: "x", Scenario: activities.OnTrack, ContinueAsNewAfter: 3})
+	err = env.GetWorkflowError()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "continue as new")
+}
