@@ -1,0 +1,96 @@
+// Package overseer oversees long agentic Temporal workflows at their phase
+// boundaries.
+//
+// Add [NewPlugin] to worker.Options.Plugins. After every phase activity of
+// an overseen workflow ends (completed or failed), the Overseer activity
+// overseer.assess sends a compact [Trajectory] and four typed questions
+// ([Questions]) to a structured-decision judge ([jev.Judge]), records the
+// answers on the job ([Assessment]) and derives a [Verdict]: a status
+// [Band] (On track / Needs a look / Off track) and, in manage mode, whether
+// to pause.
+//
+// # Where each concept lives
+//
+//   - Protocol types, validation and the Judge interface: package
+//     [github.com/corohq/temporal-overseer/overseer/jev].
+//   - The four questions, default obligations, request state: questions.go
+//     ([Questions], [DefaultObligations], [NewRequest], [ParseAnswers]).
+//   - Thresholds and the pause rule: policy.go ([Policy], [DefaultPolicy]).
+//   - The bounded trajectory and its digest: trajectory.go ([Trajectory],
+//     [PhaseReport], [ReportCarrier]); workflow-side calls in api.go
+//     ([SetObjective], [SetLane], [SetWorkItem], [SetPullRequests]).
+//   - The Overseer activity: assess.go ([Assessor]).
+//   - The deterministic rules-based judge: heuristic.go ([HeuristicJudge]).
+//   - Plugin, interceptor, gate, note, query, search attributes:
+//     plugin.go, interceptor.go, run.go, note.go, status.go.
+//
+// # Modes
+//
+// [ModeOff] calls nothing. [ModeObserve] records answers and status and
+// never changes the job: the phase's result reaches the workflow at once
+// and the assessment runs on its own workflow coroutine; nothing is
+// injected and nothing waits (the run only waits for the last assessment
+// before it completes, so the last boundary is recorded). [ModeManage]
+// holds the phase's result until the verdict; when the pause rule holds
+// (P(on objective) ≤ 0.25, or a breach with confidence ≥ 0.5 and severity
+// ≥ 1.5) the workflow waits at a durable gate until a human resumes it, and
+// the next phase receives a [Note]. Modes are set per workflow type
+// ([Options.Modes]).
+//
+// # Gate
+//
+// A paused job waits on workflow state, not a timer: for days if need be,
+// across worker restarts. Resume it with the signal or the update named
+// overseer.resume ([ResumeSignalName], [ResumeUpdateName]) carrying a
+// [ResumeRequest]. The update validates first: the job must be paused, by
+// is required, action is continue or abort. A signal cannot be rejected:
+// one that arrives when nothing is paused is counted (IgnoredResumes) and
+// dropped, never kept for a later gate. Abort ends the workflow with an
+// application error of type [AbortedErrorType] ([IsAborted]). The finished
+// phase's result is kept, so resuming never re-runs it.
+//
+// # Process note
+//
+// After a flagged phase (manage mode), the next phase activity receives a
+// short process-confidence note (with the reviewer's note, if any): read it
+// with [ProcessNote] on the activity's context, or implement [NoteReceiver]
+// on the activity's input (a pointer) to have it set there.
+//
+// # Failures: fail-open, then manual review
+//
+// A judge error, timeout or invalid answer is recorded as a failed
+// [Assessment] and never becomes a verdict. Invalid answers are not retried
+// (error type [InvalidAnswerErrorType]); other judge errors are retried by
+// the activity's retry policy (3 attempts), the only retry layer. Observe
+// mode changes nothing. Manage mode fails open (the job continues) until
+// Policy.MaxConsecutiveFailures failures in a row (default 3), then pauses
+// for manual review.
+//
+// # History budget
+//
+// overseer.assess runs as a local activity by default: one MarkerRecorded
+// event per boundary, plus one UpsertWorkflowSearchAttributes event when
+// search attributes are enabled and the status changed — at most 2 events
+// per boundary, within the budget of 4. Set [Options.AssessAsActivity] to
+// run it as a regular activity (about 6 events per boundary) on its own task
+// queue, where a fleet can cap judge calls per second. A local activity
+// holds the workflow task until the judge answers (bounded by
+// [Options.AssessTimeout]); in observe mode the workflow's code is not
+// delayed, but the server receives the next phase's schedule command with
+// that workflow task. Choose the regular activity if even that matters.
+//
+// # Determinism
+//
+// Each run pins its configuration (mode, policy, obligations, phases) in a
+// side effect when it starts, so redeploying a worker with other options
+// never changes runs in flight. Runs that started before the plugin was
+// added are detected with a version marker and replay untouched. Overseer
+// state (trajectory, counters, recent assessments, pending note) is carried
+// across continue-as-new in a header. Workflow code only uses workflow.*
+// APIs; make lint runs workflowcheck over it.
+//
+// # Secrets
+//
+// The judge and its credentials live on the worker ([Options.Judge]). No
+// key enters workflow history, activity inputs or logs.
+package overseer
