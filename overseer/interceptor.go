@@ -92,9 +92,20 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		// Started before the plugin was added: replay exactly as recorded.
 		return i.Next.ExecuteWorkflow(ctx, in)
 	}
-	wfType := workflow.GetInfo(ctx).WorkflowType.Name
+	info := workflow.GetInfo(ctx)
+	wfType := info.WorkflowType.Name
+	modeOverride, err := memoMode(info.Memo)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "OverseerInvalidMode", nil)
+	}
 	var cfg runConfig
-	pinned := workflow.SideEffect(ctx, func(workflow.Context) any { return i.opts.runConfigFor(wfType) })
+	pinned := workflow.SideEffect(ctx, func(workflow.Context) any {
+		c := i.opts.runConfigFor(wfType)
+		if modeOverride != "" {
+			c.Mode = modeOverride
+		}
+		return c
+	})
 	if err := pinned.Get(&cfg); err != nil {
 		return nil, fmt.Errorf("overseer: read pinned configuration: %w", err)
 	}
@@ -116,11 +127,11 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	// gate can end the workflow wherever the user's code is blocked.
 	var (
 		result any
-		err    error
+		wfErr  error
 		done   bool
 	)
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		result, err = i.Next.ExecuteWorkflow(ctx, in)
+		result, wfErr = i.Next.ExecuteWorkflow(ctx, in)
 		done = true
 	})
 	// Waiting on a disconnected context lets the user's code handle its own
@@ -133,10 +144,10 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	// Record the last boundary's assessment before the run ends.
 	_ = workflow.Await(wait, func() bool { return r.inFlight == 0 })
 	var can *workflow.ContinueAsNewError
-	if errors.As(err, &can) {
+	if errors.As(wfErr, &can) {
 		r.carryOver(can)
 	}
-	return result, err
+	return result, wfErr
 }
 
 type workflowOutbound struct {
@@ -166,6 +177,23 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 		r.boundary(ctx, phaseName(activityType), started, phase, func() { settle.Chain(phase) })
 	})
 	return result
+}
+
+// ModeMemoKey is the memo field that sets the overseer mode of one run,
+// overriding the mode of its workflow type: start a workflow with memo
+// {"overseer.mode": "manage"} to manage just that job.
+const ModeMemoKey = "overseer.mode"
+
+func memoMode(memo *commonpb.Memo) (Mode, error) {
+	p, ok := memo.GetFields()[ModeMemoKey]
+	if !ok {
+		return "", nil
+	}
+	var s string
+	if err := headerConverter.FromPayload(p, &s); err != nil {
+		return "", fmt.Errorf("overseer: memo %s is not a string: %w", ModeMemoKey, err)
+	}
+	return ParseMode(s)
 }
 
 // phaseName is the activity type without its namespace prefix:

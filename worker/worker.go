@@ -1,0 +1,180 @@
+// Package worker turns configuration into a Temporal client and a worker
+// that runs the reference job workflow, its phase agents and the overseer
+// plugin. It is what `overseer worker`, `overseer dev` and `overseer demo`
+// run, and a template for wiring the plugin into your own worker.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+// DefaultTaskQueue is the task queue of the reference job.
+const DefaultTaskQueue = "overseer-jobs"
+
+// Config configures a client and a worker. The zero value works against a
+// local dev server.
+type Config struct {
+	// Address of the Temporal frontend (host:port). If not set, taken from
+	// the SDK's environment/profile conventions (TEMPORAL_ADDRESS,
+	// TEMPORAL_PROFILE, the temporal.toml config file), else localhost:7233.
+	Address string
+	// Namespace. If not set, from the same conventions, else "default".
+	Namespace string
+	// TaskQueue of the job workflow and its agents. If not set,
+	// DefaultTaskQueue.
+	TaskQueue string
+	// TLS and the API key come only from the SDK's conventions
+	// (TEMPORAL_TLS*, TEMPORAL_API_KEY or a profile), so they never appear
+	// on a command line.
+
+	// Judge answers the overseer's questions. If not set, the heuristic
+	// judge (rules, not a model).
+	Judge jev.Judge
+	// Mode for workflow types not in Modes. If not set, manage for the
+	// reference job and observe for anything else.
+	Mode overseer.Mode
+	// Modes per workflow type.
+	Modes map[string]overseer.Mode
+	// NoSearchAttributes turns off the overseer's search attributes (they
+	// must be registered on the server when on). If not set, they are on.
+	NoSearchAttributes bool
+	// AgentWork is how long each simulated phase agent pretends to work.
+	AgentWork time.Duration
+	// Logger. If not set, a production zap logger at info level.
+	Logger *zap.Logger
+}
+
+// ErrUnreachable wraps a failure to connect to the Temporal server.
+var ErrUnreachable = errors.New("cannot reach the Temporal server")
+
+// ClientOptions resolves the client options from cfg and the environment.
+func (cfg Config) ClientOptions() (client.Options, error) {
+	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{})
+	if err != nil {
+		return client.Options{}, fmt.Errorf("load Temporal client configuration: %w", err)
+	}
+	if cfg.Address != "" {
+		opts.HostPort = cfg.Address
+	}
+	if opts.HostPort == "" {
+		opts.HostPort = client.DefaultHostPort
+	}
+	if cfg.Namespace != "" {
+		opts.Namespace = cfg.Namespace
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = client.DefaultNamespace
+	}
+	opts.Logger = sdkLogger(cfg.logger())
+	return opts, nil
+}
+
+// Dial connects to Temporal. A server that does not answer is reported as
+// ErrUnreachable with the address, within the context's deadline.
+func Dial(ctx context.Context, cfg Config) (client.Client, error) {
+	opts, err := cfg.ClientOptions()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s (namespace %s): %s", ErrUnreachable, opts.HostPort, opts.Namespace, firstLine(err))
+	}
+	return c, nil
+}
+
+func firstLine(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Error()
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i > 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// PluginOptions are the overseer options this configuration implies.
+func (cfg Config) PluginOptions() overseer.Options {
+	mode := cfg.Mode
+	modes := map[string]overseer.Mode{}
+	for k, v := range cfg.Modes {
+		modes[k] = v
+	}
+	if mode == "" {
+		mode = overseer.ModeObserve
+		if _, ok := modes[workflows.JobWorkflowName]; !ok {
+			modes[workflows.JobWorkflowName] = overseer.ModeManage
+		}
+	}
+	return overseer.Options{
+		Judge:            cfg.Judge,
+		Mode:             mode,
+		Modes:            modes,
+		SearchAttributes: !cfg.NoSearchAttributes,
+		Logger:           cfg.logger(),
+	}
+}
+
+// New builds a worker on c with the overseer plugin, the job workflow and
+// the phase agents registered. Run it with Run or Start.
+func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
+	plugin, err := overseer.NewPlugin(cfg.PluginOptions())
+	if err != nil {
+		return nil, err
+	}
+	tq := cfg.TaskQueue
+	if tq == "" {
+		tq = DefaultTaskQueue
+	}
+	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: []sdkworker.Plugin{plugin}})
+	workflows.Register(w)
+	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
+	return w, nil
+}
+
+func (cfg Config) logger() *zap.Logger {
+	if cfg.Logger != nil {
+		return cfg.Logger
+	}
+	l, err := zap.NewProduction()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return l
+}
+
+// sdkLogger adapts zap to the SDK's logger interface.
+func sdkLogger(l *zap.Logger) sdklog.Logger { return zapAdapter{l.Sugar()} }
+
+type zapAdapter struct{ s *zap.SugaredLogger }
+
+func (z zapAdapter) Debug(msg string, kv ...any) { z.s.Debugw(msg, kv...) }
+func (z zapAdapter) Info(msg string, kv ...any)  { z.s.Infow(msg, kv...) }
+func (z zapAdapter) Warn(msg string, kv ...any)  { z.s.Warnw(msg, kv...) }
+func (z zapAdapter) Error(msg string, kv ...any) { z.s.Errorw(msg, kv...) }
+func (z zapAdapter) With(kv ...any) sdklog.Logger {
+	return zapAdapter{z.s.With(kv...)}
+}
