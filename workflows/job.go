@@ -7,6 +7,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -23,6 +24,9 @@ const JobWorkflowName = "CoroJob"
 type JobInput struct {
 	Objective string              `json:"objective"`
 	Scenario  activities.Scenario `json:"scenario"`
+	// Phases is the phase order. If not set, activities.DefaultPhases.
+	// Failed checks loop back to code when it is in the list.
+	Phases []string `json:"phases,omitempty"`
 	// MaxLoops bounds test/review failures looping back to code. If not
 	// set, 8.
 	MaxLoops int `json:"max_loops,omitempty"`
@@ -70,6 +74,14 @@ func (in *JobInput) defaults() error {
 	if _, err := activities.ParseScenario(string(in.Scenario)); err != nil {
 		return fmt.Errorf("job input: %w", err)
 	}
+	if len(in.Phases) == 0 {
+		in.Phases = activities.DefaultPhases
+	}
+	for _, p := range in.Phases {
+		if !slices.Contains(activities.DefaultPhases, p) {
+			return fmt.Errorf("job input: unknown phase %q: use phases from %v", p, activities.DefaultPhases)
+		}
+	}
 	if in.MaxLoops == 0 {
 		in.MaxLoops = 8
 	}
@@ -83,7 +95,7 @@ func (in *JobInput) defaults() error {
 		in.PhaseTimeout = time.Hour
 	}
 	if in.State == nil {
-		in.State = &JobState{Next: activities.PhaseSpec, Lane: "feature", Runs: map[string]int{}}
+		in.State = &JobState{Next: in.Phases[0], Lane: "feature", Runs: map[string]int{}}
 	}
 	return nil
 }
@@ -139,7 +151,7 @@ func Job(ctx workflow.Context, in JobInput) (JobResult, error) {
 			st.Lane = out.NextLane
 			overseer.SetLane(ctx, st.Lane)
 		}
-		next, done, err := transition(phase, out.Passed, st, in.MaxLoops)
+		next, done, err := transition(in.Phases, phase, out.Passed, st, in.MaxLoops)
 		if err != nil {
 			return result("failed", st), err
 		}
@@ -152,26 +164,28 @@ func Job(ctx workflow.Context, in JobInput) (JobResult, error) {
 	}
 }
 
-// transition picks the next phase: test and review failures loop back to
-// code; evaluate is last.
-func transition(phase string, passed bool, st *JobState, maxLoops int) (next string, done bool, err error) {
+// transition picks the next phase: failed checks loop back to code (or
+// re-run the phase when there is no code phase); the last phase ends the job.
+func transition(phases []string, phase string, passed bool, st *JobState, maxLoops int) (next string, done bool, err error) {
 	if !passed {
 		st.Loops++
 		if st.Loops > maxLoops {
 			return "", false, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("gave up after %d loops back to code", maxLoops), "TooManyLoops", nil)
 		}
-		return activities.PhaseCode, false, nil
-	}
-	for i, p := range activities.DefaultPhases {
-		if p == phase {
-			if i == len(activities.DefaultPhases)-1 {
-				return "", true, nil
-			}
-			return activities.DefaultPhases[i+1], false, nil
+		if slices.Contains(phases, activities.PhaseCode) {
+			return activities.PhaseCode, false, nil
 		}
+		return phase, false, nil
 	}
-	return "", false, fmt.Errorf("unknown phase %q", phase)
+	i := slices.Index(phases, phase)
+	if i < 0 {
+		return "", false, fmt.Errorf("unknown phase %q", phase)
+	}
+	if i == len(phases)-1 {
+		return "", true, nil
+	}
+	return phases[i+1], false, nil
 }
 
 func shouldContinueAsNew(ctx workflow.Context, in JobInput, runs int) bool {
