@@ -17,8 +17,9 @@ const HeuristicModelVersion = "overseer-heuristic-v1"
 // work: it is deterministic, free and offline, for demos, tests and as a
 // fallback. The rules:
 //
-//   - P(on objective) starts at 0.92 and drops for re-runs of the current
-//     phase within the recent window (0.08 each, at most 0.40), lane ping-pong (0.12 per return to an
+//   - P(on objective) starts at 0.92 and drops for successful re-runs of the
+//     current phase within the recent window of phase runs (0.08 each, at
+//     most 0.40), lane ping-pong within that window (0.12 per return to an
 //     earlier lane, at most 0.45), failure streaks (0.23 per failed run in a
 //     row, at most 0.70), recent rework (0.04 per unit, at most 0.20) and a
 //     missing output (0.10).
@@ -86,7 +87,7 @@ type signals struct {
 func signalsOf(t Trajectory) signals {
 	var s signals
 	for _, p := range t.RecentPhases {
-		if p.Phase == t.Phase {
+		if p.Phase == t.Phase && !p.Failed {
 			s.reruns++
 		}
 	}
@@ -95,7 +96,7 @@ func signalsOf(t Trajectory) signals {
 	seen := map[string]bool{}
 	for _, sw := range t.RecentLaneSwitches {
 		seen[sw.From] = true
-		if seen[sw.To] {
+		if seen[sw.To] && sw.AtRun > t.PhaseRuns-len(t.RecentPhases) {
 			s.pingPongs++
 		}
 	}

@@ -96,6 +96,8 @@ type LaneSwitch struct {
 	From    string `json:"from"`
 	To      string `json:"to"`
 	AtPhase string `json:"at_phase,omitempty"`
+	// AtRun is the number of phase runs before the switch.
+	AtRun int `json:"at_run"`
 }
 
 // PhaseReport is what a phase may tell the overseer about itself. Put it in
@@ -174,7 +176,7 @@ func (t *Trajectory) setLane(lane string) {
 	}
 	if t.Lane != "" {
 		t.LaneSwitches++
-		t.RecentLaneSwitches = window(t.RecentLaneSwitches, LaneSwitch{From: t.Lane, To: lane, AtPhase: t.Phase}, maxLaneSwitches)
+		t.RecentLaneSwitches = window(t.RecentLaneSwitches, LaneSwitch{From: t.Lane, To: lane, AtPhase: t.Phase, AtRun: t.PhaseRuns}, maxLaneSwitches)
 	}
 	t.Lane = lane
 }

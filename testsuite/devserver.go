@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
+	"strconv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,6 +149,10 @@ type DevServerOptions struct {
 	// If not set, the SDK's default logger (stdout) is used.
 	Logger log.Logger
 
+	// UI serves the Temporal Web UI on the frontend port + 1000 (the CLI's
+	// default). If not set, the server runs headless.
+	UI bool
+
 	// Output receives the server process' stdout and stderr.
 	// If not set, they go to this process' stdout and stderr.
 	Output io.Writer
@@ -156,6 +162,7 @@ type DevServerOptions struct {
 type DevServer struct {
 	server    *sdktestsuite.DevServer
 	namespace string
+	ui        bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -207,7 +214,7 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 		// EnableUI false => --headless; HTTP API and /metrics ports are
 		// chosen freely by the CLI; the gRPC port is a free port picked by
 		// the SDK.
-		EnableUI:  false,
+		EnableUI:  opts.UI,
 		LogLevel:  logLevel,
 		ExtraArgs: extraArgs,
 		Stdout:    stdout,
@@ -219,7 +226,7 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 		}
 		return nil, fmt.Errorf("starting temporal dev server (%s): %w", exe, err)
 	}
-	return &DevServer{server: server, namespace: namespace}, nil
+	return &DevServer{server: server, namespace: namespace, ui: opts.UI}, nil
 }
 
 // searchAttributeArgs returns the --search-attribute flags (sorted by name)
@@ -250,6 +257,22 @@ func searchAttributeArgs(extra map[string]enumspb.IndexedValueType) ([]string, e
 // Client returns the client connected to the server's namespace. It is
 // closed by Stop.
 func (s *DevServer) Client() client.Client { return s.server.Client() }
+
+// UIAddress returns the Web UI's URL, or "" when the server is headless.
+func (s *DevServer) UIAddress() string {
+	if !s.ui {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(s.FrontendHostPort())
+	if err != nil {
+		return ""
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("http://%s:%d", host, n+1000)
+}
 
 // FrontendHostPort returns the server's gRPC host:port.
 func (s *DevServer) FrontendHostPort() string { return s.server.FrontendHostPort() }

@@ -81,7 +81,7 @@ func (cfg Config) ClientOptions() (client.Options, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = client.DefaultNamespace
 	}
-	opts.Logger = sdkLogger(cfg.logger())
+	opts.Logger = SDKLogger(cfg.logger())
 	return opts, nil
 }
 
@@ -166,8 +166,9 @@ func (cfg Config) logger() *zap.Logger {
 	return l
 }
 
-// sdkLogger adapts zap to the SDK's logger interface.
-func sdkLogger(l *zap.Logger) sdklog.Logger { return zapAdapter{l.Sugar()} }
+// SDKLogger adapts zap to the SDK's logger interface, so the SDK logs
+// through the same zap logger as the rest of the worker.
+func SDKLogger(l *zap.Logger) sdklog.Logger { return zapAdapter{l.Sugar()} }
 
 type zapAdapter struct{ s *zap.SugaredLogger }
 

@@ -1,0 +1,156 @@
+// Package cli implements the overseer command's subcommands. Each
+// subcommand is one type with a Run method that takes its arguments and an
+// output writer, so that tests drive it like a user would.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/worker"
+)
+
+// Command is one subcommand.
+type Command interface {
+	// Run runs the command with its arguments (after the subcommand name).
+	Run(ctx context.Context, args []string, out io.Writer) error
+	// Synopsis is the one-line description shown by help.
+	Synopsis() string
+}
+
+// Commands lists every subcommand by name.
+func Commands() map[string]Command {
+	return map[string]Command{
+		"demo":   &Demo{},
+		"dev":    &Dev{},
+		"worker": &Worker{},
+		"start":  &Start{},
+		"status": &StatusCmd{},
+		"list":   &List{},
+		"resume": &Resume{},
+	}
+}
+
+// ErrUsage marks an error in how the command was called.
+var ErrUsage = errors.New("usage")
+
+// Main runs the command line and returns the process exit code: 0 on
+// success, 1 on failure, 2 on a usage error. Errors are one sentence on
+// errOut.
+func Main(ctx context.Context, args []string, out, errOut io.Writer) int {
+	cmds := Commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(out, cmds)
+		return 0
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(errOut, "overseer: unknown command %q; run `overseer help` for the list\n", args[0])
+		return 2
+	}
+	if err := cmd.Run(ctx, args[1:], out); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(errOut, "overseer %s: %v\n", args[0], err)
+		if errors.Is(err, ErrUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func usage(out io.Writer, cmds map[string]Command) {
+	fmt.Fprintln(out, "overseer oversees long agentic Temporal workflows at their phase boundaries.")
+	fmt.Fprintln(out, "\nUsage: overseer <command> [flags]\n\nCommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(out, "  %-8s %s\n", n, cmds[n].Synopsis())
+	}
+	fmt.Fprintln(out, "\nRun `overseer <command> -h` for a command's flags.")
+}
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("overseer "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}
+
+// parse parses flags anywhere on the line (`resume ID --by NAME` works as
+// well as `resume --by NAME ID`) and returns the positional arguments. A
+// flag error is a usage error.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// connFlags are the flags of commands that talk to a Temporal server.
+type connFlags struct {
+	address, namespace, taskQueue string
+	timeout                       time.Duration
+}
+
+func (c *connFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.address, "address", "", "Temporal frontend host:port (default: $TEMPORAL_ADDRESS or profile, else localhost:7233)")
+	fs.StringVar(&c.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or profile, else default)")
+	fs.StringVar(&c.taskQueue, "task-queue", worker.DefaultTaskQueue, "task queue of the job workflow")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "how long to wait for the server")
+}
+
+func (c *connFlags) config() worker.Config {
+	return worker.Config{Address: c.address, Namespace: c.namespace, TaskQueue: c.taskQueue, Logger: zap.NewNop()}
+}
+
+func (c *connFlags) dial(ctx context.Context) (client.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return worker.Dial(dctx, c.config())
+}
+
+// oneArg returns the single positional argument.
+func oneArg(args []string, what string) (string, error) {
+	switch len(args) {
+	case 1:
+		return args[0], nil
+	case 0:
+		return "", fmt.Errorf("%w: give the %s", ErrUsage, what)
+	default:
+		return "", fmt.Errorf("%w: one %s only, got %q", ErrUsage, what, strings.Join(args, " "))
+	}
+}
+
+// noArgs rejects positional arguments.
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, args[0])
+	}
+	return nil
+}

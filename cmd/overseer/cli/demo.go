@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite"
+	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+// Demo runs the four scenario jobs in manage mode on an embedded dev server,
+// shows them as they go, resumes the paused ones as a human would, and ends
+// with a summary table.
+type Demo struct{}
+
+// Synopsis implements Command.
+func (*Demo) Synopsis() string {
+	return "run the four scenario jobs on an embedded dev server and show the overseer at work"
+}
+
+// reviewerNotes are what the demo's human reviewer writes per scenario.
+var reviewerNotes = map[activities.Scenario]string{
+	activities.Looping:  "Stop patching the same tests; find the root cause first.",
+	activities.Drifting: "Stay on the feature lane; the refactor is out of scope.",
+	activities.Blocked:  "Added the registry credentials to the job's secrets.",
+	activities.OnTrack:  "Looks fine, carry on.",
+}
+
+type demoJob struct {
+	scenario activities.Scenario
+	id       string
+	run      client.WorkflowRun
+	seen     int // highest assessment seq printed
+	resumed  int // pauses the reviewer has resumed
+	done     bool
+	outcome  string
+	status   overseer.Status
+	latency  time.Duration
+	latN     int
+}
+
+// Run implements Command.
+func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("demo", out)
+	agentWork := fs.Duration("agent-work", 150*time.Millisecond, "how long each simulated phase agent works")
+	reviewDelay := fs.Duration("review-delay", time.Second, "how long the demo reviewer looks at a paused job before resuming it")
+	retryDelay := fs.Duration("retry-delay", 2*time.Second, "how long a job waits before re-running a failed phase")
+	deadline := fs.Duration("deadline", 5*time.Minute, "give up after this long")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *deadline)
+	defer cancel()
+
+	fmt.Fprintln(out, "temporal-overseer demo: four Coro-style jobs in manage mode, judged by the heuristic judge (rules, not a model).")
+	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
+	quiet := zap.NewNop()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	c := srv.Client()
+	taskQueue := "overseer-demo"
+	w, err := worker.New(c, worker.Config{TaskQueue: taskQueue, Mode: overseer.ModeManage, AgentWork: *agentWork, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	defer w.Stop()
+	fmt.Fprintf(out, "Temporal %s, namespace %s, task queue %s\n\n", srv.FrontendHostPort(), srv.Namespace(), taskQueue)
+
+	stamp := time.Now().Format("150405")
+	var jobs []*demoJob
+	for _, sc := range activities.Scenarios {
+		j := &demoJob{scenario: sc, id: fmt.Sprintf("demo-%s-%s", sc, stamp)}
+		j.run, err = startJob(ctx, c, taskQueue, JobSpec{
+			ID: j.id, Objective: "Add CSV export to the reports page", Scenario: string(sc),
+			Mode: string(overseer.ModeManage), RetryDelay: Duration(*retryDelay),
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "started  %-22s scenario %s\n", j.id, sc)
+		jobs = append(jobs, j)
+	}
+	fmt.Fprintln(out)
+
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for !allDone(jobs) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("demo did not finish within %s: %w", *deadline, ctx.Err())
+		case <-tick.C:
+		}
+		for _, j := range jobs {
+			if err := j.poll(ctx, c, out, *reviewDelay); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintln(out)
+	writeSummary(out, jobs)
+	for _, j := range jobs {
+		if j.outcome != "delivered" {
+			return fmt.Errorf("job %s ended %s", j.id, j.outcome)
+		}
+	}
+	fmt.Fprintln(out, "\nAll jobs delivered. The dev server keeps no data; run `overseer dev` for one that stays up.")
+	return nil
+}
+
+func allDone(jobs []*demoJob) bool {
+	for _, j := range jobs {
+		if !j.done {
+			return false
+		}
+	}
+	return true
+}
+
+// poll prints the job's new assessments, resumes it when paused, and
+// notices when it finished.
+func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, reviewDelay time.Duration) error {
+	if j.done {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := queryStatus(qctx, c, j.id)
+	if err != nil {
+		return err
+	}
+	j.status = s
+	for _, a := range s.Assessments {
+		if a.Seq <= j.seen {
+			continue
+		}
+		j.seen = a.Seq
+		j.latency += a.Latency
+		j.latN++
+		fmt.Fprintf(out, "%-10s %s\n", j.scenario, describeAssessment(a))
+	}
+	if s.Paused && s.Counters.Pauses > j.resumed {
+		j.resumed = s.Counters.Pauses
+		fmt.Fprintf(out, "%-10s ⏸  PAUSED after %s: %s\n", j.scenario, s.Phase, s.PauseReason)
+		if s.PendingNote != "" {
+			fmt.Fprintf(out, "%-10s    note for the next phase: %s\n", j.scenario, s.PendingNote)
+		}
+		select {
+		case <-time.After(reviewDelay): // the reviewer reads the reason
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		note := reviewerNotes[j.scenario]
+		if _, err := resume(qctx, c, j.id, overseer.ResumeRequest{By: "demo-reviewer", Note: note}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-10s ▶  resumed by demo-reviewer: %q\n", j.scenario, note)
+	}
+	desc, err := c.DescribeWorkflowExecution(qctx, j.id, "")
+	if err != nil {
+		return jobError(j.id, err)
+	}
+	if desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil
+	}
+	var res workflows.JobResult
+	if err := j.run.Get(qctx, &res); err != nil {
+		j.outcome = "failed (" + err.Error() + ")"
+	} else {
+		j.outcome = res.Outcome
+	}
+	// One last status read: the final assessment is recorded before the
+	// run completes.
+	if s, err := queryStatus(qctx, c, j.id); err == nil {
+		j.status = s
+		for _, a := range s.Assessments {
+			if a.Seq > j.seen {
+				j.seen = a.Seq
+				j.latency += a.Latency
+				j.latN++
+				fmt.Fprintf(out, "%-10s %s\n", j.scenario, describeAssessment(a))
+			}
+		}
+	}
+	j.done = true
+	fmt.Fprintf(out, "%-10s ■  finished: %s — %s\n", j.scenario, j.outcome, j.status.Label())
+	return nil
+}
+
+func describeAssessment(a overseer.Assessment) string {
+	if a.Answers == nil {
+		return fmt.Sprintf("%-9s judge error: %s", a.Phase, a.Error)
+	}
+	line := fmt.Sprintf("%-9s %-13s P(on objective) %.2f", a.Phase, a.Verdict.Band, a.Verdict.OnObjective)
+	if a.Verdict.Flagged {
+		line += "  flagged"
+	}
+	if a.Answers.Breach != overseer.BreachNone {
+		line += fmt.Sprintf("  breach %s (%.2f)", a.Answers.Breach, a.Answers.BreachConfidence)
+	}
+	return line
+}
+
+func writeSummary(out io.Writer, jobs []*demoJob) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tOUTCOME\tFINAL STATUS\tPAUSES\tASSESSMENTS\tFLAGGED\tJUDGE LATENCY (AVG)")
+	for _, j := range jobs {
+		avg := time.Duration(0)
+		if j.latN > 0 {
+			avg = j.latency / time.Duration(j.latN)
+		}
+		k := j.status.Counters
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", j.id, j.outcome, j.status.Label(), k.Pauses, k.Assessments, k.Flags, avg.Round(time.Microsecond))
+	}
+	tw.Flush()
+}

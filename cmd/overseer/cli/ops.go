@@ -1,0 +1,339 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// ErrNoJob is returned when the job id is unknown.
+var ErrNoJob = errors.New("no such job")
+
+// jobError turns server errors about one job into one clear sentence.
+func jobError(id string, err error) error {
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound) && strings.Contains(notFound.Error(), "completed"):
+		return fmt.Errorf("job %q has already finished: %w", id, err)
+	case errors.As(err, &notFound):
+		return fmt.Errorf("%w: no job with id %q in this namespace", ErrNoJob, id)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("job %q: the server did not answer in time (is a worker running on the task queue?)", id)
+	}
+	return fmt.Errorf("job %q: %w", id, err)
+}
+
+// queryStatus asks a job for its overseer status.
+func queryStatus(ctx context.Context, c client.Client, id string) (overseer.Status, error) {
+	v, err := c.QueryWorkflow(ctx, id, "", overseer.StatusQueryName)
+	if err != nil {
+		var qf *serviceerror.QueryFailed
+		if errors.As(err, &qf) && strings.Contains(qf.Error(), "unknown queryType") {
+			return overseer.Status{}, fmt.Errorf("job %q is not overseen (it has no %s query)", id, overseer.StatusQueryName)
+		}
+		return overseer.Status{}, jobError(id, err)
+	}
+	var s overseer.Status
+	if err := v.Get(&s); err != nil {
+		return overseer.Status{}, fmt.Errorf("job %q: read status: %w", id, err)
+	}
+	return s, nil
+}
+
+// StatusCmd prints a job's overseer status.
+type StatusCmd struct{}
+
+// Synopsis implements Command.
+func (*StatusCmd) Synopsis() string { return "show a job's overseer status (ID, --json)" }
+
+// Run implements Command.
+func (*StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("status", out)
+	var conn connFlags
+	conn.register(fs)
+	asJSON := fs.Bool("json", false, "print the status as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneArg(pos, "job id")
+	if err != nil {
+		return err
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	qctx, cancel := context.WithTimeout(ctx, conn.timeout)
+	defer cancel()
+	s, err := queryStatus(qctx, c, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	writeStatus(out, id, s)
+	return nil
+}
+
+func writeStatus(out io.Writer, id string, s overseer.Status) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Job\t%s\n", id)
+	fmt.Fprintf(tw, "Status\t%s\n", s.Label())
+	fmt.Fprintf(tw, "Mode\t%s\n", s.Mode)
+	if s.Phase != "" {
+		fmt.Fprintf(tw, "Last phase\t%s\n", s.Phase)
+	}
+	if s.Paused && s.PausedSince != nil {
+		fmt.Fprintf(tw, "Paused since\t%s\n", s.PausedSince.Format(time.RFC3339))
+		fmt.Fprintf(tw, "Pause reason\t%s\n", s.PauseReason)
+	}
+	if s.PendingNote != "" {
+		fmt.Fprintf(tw, "Next phase note\t%s\n", s.PendingNote)
+	}
+	if s.Digest != "" {
+		fmt.Fprintf(tw, "Trajectory\t%s\n", s.Digest)
+	}
+	k := s.Counters
+	fmt.Fprintf(tw, "Counters\t%d phases, %d assessments (%d failed), %d flagged, %d pauses, %d resumes\n",
+		k.Phases, k.Assessments, k.Failures, k.Flags, k.Pauses, k.Resumes)
+	tw.Flush()
+	if len(s.Assessments) > 0 {
+		fmt.Fprintln(out, "\nRecent assessments:")
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  #\tPHASE\tSTATUS\tP(ON OBJECTIVE)\tBREACH\tSEVERITY\tFLAGGED\tMODEL\tLATENCY")
+		for _, a := range s.Assessments {
+			if a.Answers == nil {
+				fmt.Fprintf(tw, "  %d\t%s\terror\t-\t-\t-\t-\t%s\t%s\n", a.Seq, a.Phase, a.Model, a.Error)
+				continue
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%.2f\t%s\t%.1f\t%v\t%s\t%s\n", a.Seq, a.Phase, a.Verdict.Band, a.Verdict.OnObjective,
+				a.Answers.Breach, a.Answers.Severity, a.Verdict.Flagged, a.Model, a.Latency.Round(time.Microsecond))
+		}
+		tw.Flush()
+	}
+	for _, g := range s.Gates {
+		fmt.Fprintf(out, "\nPaused after %s at %s: %s\n", g.Phase, g.PausedAt.Format(time.RFC3339), g.Reason)
+		if g.ResumedAt != nil {
+			fmt.Fprintf(out, "  %s by %s at %s", g.Action, g.By, g.ResumedAt.Format(time.RFC3339))
+			if g.Note != "" {
+				fmt.Fprintf(out, ": %s", g.Note)
+			}
+			fmt.Fprintln(out)
+		}
+	}
+}
+
+// Resume resumes (or aborts) a paused job through the overseer.resume update.
+type Resume struct{}
+
+// Synopsis implements Command.
+func (*Resume) Synopsis() string {
+	return "resume a paused job (ID --by NAME [--note TEXT] [--abort])"
+}
+
+// Run implements Command.
+func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("resume", out)
+	var conn connFlags
+	conn.register(fs)
+	by := fs.String("by", "", "who resumes the job (required)")
+	note := fs.String("note", "", "a note passed to the next phase")
+	abort := fs.Bool("abort", false, "abort the job instead of resuming it")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneArg(pos, "job id")
+	if err != nil {
+		return err
+	}
+	req := overseer.ResumeRequest{By: *by, Note: *note, Action: overseer.ActionContinue}
+	if *abort {
+		req.Action = overseer.ActionAbort
+	}
+	if err := req.Validate(); err != nil {
+		return fmt.Errorf("%w: %v (use --by NAME)", ErrUsage, err)
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	uctx, cancel := context.WithTimeout(ctx, conn.timeout)
+	defer cancel()
+	g, err := resume(uctx, c, id, req)
+	if err != nil {
+		return err
+	}
+	verb := "resumed"
+	if g.Action == overseer.ActionAbort {
+		verb = "aborted"
+	}
+	fmt.Fprintf(out, "Job %s %s by %s (paused after %s: %s)\n", id, verb, g.By, g.Phase, g.Reason)
+	return nil
+}
+
+// resume sends the overseer.resume update and waits for its result.
+func resume(ctx context.Context, c client.Client, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   id,
+		UpdateName:   overseer.ResumeUpdateName,
+		Args:         []any{req},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	var g overseer.Gate
+	if err == nil {
+		err = h.Get(ctx, &g)
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), overseer.ErrNotPaused.Error()) {
+			return g, fmt.Errorf("job %q is not paused; nothing to resume", id)
+		}
+		return g, jobError(id, err)
+	}
+	return g, nil
+}
+
+// List lists jobs with their overseer band, through the search attributes.
+type List struct{}
+
+// Synopsis implements Command.
+func (*List) Synopsis() string {
+	return "list jobs with their band (--status on_track|needs_a_look|off_track, --paused)"
+}
+
+// Run implements Command.
+func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("list", out)
+	var conn connFlags
+	conn.register(fs)
+	status := fs.String("status", "", "only jobs with this band: on_track, needs_a_look or off_track")
+	paused := fs.Bool("paused", false, "only paused jobs")
+	limit := fs.Int("limit", 50, "at most this many jobs")
+	asJSON := fs.Bool("json", false, "print as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	query, err := listQuery(*status, *paused)
+	if err != nil {
+		return err
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	jobs, err := listJobs(ctx, c, query, *limit)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(out).Encode(jobs)
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tTYPE\tSTATE\tSTATUS\tP(ON OBJECTIVE)\tPAUSED\tSTARTED")
+	for _, j := range jobs {
+		p := "-"
+		if j.Band != "" {
+			p = fmt.Sprintf("%.2f", j.OnObjective)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\n", j.ID, j.Type, j.State, bandLabel(j.Band), p, j.Paused, j.Started.Format(time.RFC3339))
+	}
+	tw.Flush()
+	if len(jobs) == 0 {
+		fmt.Fprintln(out, "(no jobs match)")
+	}
+	return nil
+}
+
+func bandLabel(b string) string {
+	if b == "" {
+		return "-"
+	}
+	return overseer.Band(b).String()
+}
+
+// listQuery builds the visibility query for the filters.
+func listQuery(status string, paused bool) (string, error) {
+	var parts []string
+	if status != "" {
+		switch overseer.Band(status) {
+		case overseer.BandOnTrack, overseer.BandNeedsALook, overseer.BandOffTrack:
+		default:
+			return "", fmt.Errorf("%w: --status %q: use on_track, needs_a_look or off_track", ErrUsage, status)
+		}
+		parts = append(parts, fmt.Sprintf("%s = '%s'", overseer.SearchAttributeStatus.GetName(), status))
+	}
+	if paused {
+		parts = append(parts, overseer.SearchAttributePaused.GetName()+" = true")
+	}
+	return strings.Join(parts, " AND "), nil
+}
+
+// JobRow is one job in `overseer list`.
+type JobRow struct {
+	ID          string    `json:"id"`
+	RunID       string    `json:"run_id"`
+	Type        string    `json:"type"`
+	State       string    `json:"state"`
+	Band        string    `json:"band,omitempty"`
+	OnObjective float64   `json:"on_objective,omitempty"`
+	Paused      bool      `json:"paused"`
+	Started     time.Time `json:"started"`
+}
+
+func listJobs(ctx context.Context, c client.Client, query string, limit int) ([]JobRow, error) {
+	var rows []JobRow
+	var token []byte
+	for len(rows) < limit {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(min(limit, 100)), NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		for _, e := range resp.Executions {
+			row := JobRow{
+				ID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Type: e.GetType().GetName(),
+				State: strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")),
+				Started: e.GetStartTime().AsTime(),
+			}
+			fields := e.GetSearchAttributes().GetIndexedFields()
+			decode := func(name string, v any) {
+				if p, ok := fields[name]; ok {
+					_ = json.Unmarshal(p.GetData(), v)
+				}
+			}
+			decode(overseer.SearchAttributeStatus.GetName(), &row.Band)
+			decode(overseer.SearchAttributeOnObjective.GetName(), &row.OnObjective)
+			decode(overseer.SearchAttributePaused.GetName(), &row.Paused)
+			rows = append(rows, row)
+			if len(rows) == limit {
+				break
+			}
+		}
+		token = resp.NextPageToken
+		if len(token) == 0 {
+			break
+		}
+	}
+	return rows, nil
+}
