@@ -14,10 +14,10 @@ import (
 	"io"
 	"maps"
 	"net"
-	"strconv"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 

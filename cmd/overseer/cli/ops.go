@@ -313,7 +313,7 @@ func listJobs(ctx context.Context, c client.Client, query string, limit int) ([]
 		for _, e := range resp.Executions {
 			row := JobRow{
 				ID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Type: e.GetType().GetName(),
-				State: strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")),
+				State:   strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")),
 				Started: e.GetStartTime().AsTime(),
 			}
 			fields := e.GetSearchAttributes().GetIndexedFields()

@@ -70,7 +70,9 @@ func (w *workerFlags) apply(cfg *worker.Config) error {
 type Worker struct{}
 
 // Synopsis implements Command.
-func (*Worker) Synopsis() string { return "run a worker with the overseer plugin against a Temporal server" }
+func (*Worker) Synopsis() string {
+	return "run a worker with the overseer plugin against a Temporal server"
+}
 
 // Run implements Command.
 func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
@@ -113,7 +115,9 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 type Dev struct{}
 
 // Synopsis implements Command.
-func (*Dev) Synopsis() string { return "run an embedded Temporal dev server (with Web UI) and a worker" }
+func (*Dev) Synopsis() string {
+	return "run an embedded Temporal dev server (with Web UI) and a worker"
+}
 
 // Run implements Command.
 func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
