@@ -1,0 +1,299 @@
+package testsuite_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite"
+	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+var (
+	sharedOnce sync.Once
+	shared     *testsuite.DevServer
+	sharedErr  error
+)
+
+// devServer returns one dev server shared by the end-to-end tests of this
+// package; it is stopped by TestMain.
+func devServer(t *testing.T) *testsuite.DevServer {
+	t.Helper()
+	requireCLI(t)
+	sharedOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		shared, sharedErr = testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+			Output: os.Stderr, Logger: worker.SDKLogger(zap.NewNop()),
+		})
+	})
+	require.NoError(t, sharedErr)
+	return shared
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		_ = shared.Stop()
+	}
+	os.Exit(code)
+}
+
+// startWorker runs a worker with the plugin on its own task queue.
+func startWorker(t *testing.T, srv *testsuite.DevServer, cfg worker.Config) string {
+	t.Helper()
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	w, err := worker.New(srv.Client(), cfg)
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return cfg.TaskQueue
+}
+
+func startJob(t *testing.T, c client.Client, taskQueue string, in workflows.JobInput) client.WorkflowRun {
+	t.Helper()
+	id := fmt.Sprintf("e2e-%s-%d", in.Scenario, time.Now().UnixNano())
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue}, workflows.JobWorkflowName, in)
+	require.NoError(t, err)
+	return run
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval, not a wait for the condition
+	}
+}
+
+// finish resumes every later pause as reviewer until the job ends, and
+// returns its result.
+func finish(t *testing.T, c client.Client, run client.WorkflowRun, reviewer string) (workflows.JobResult, error) {
+	t.Helper()
+	eventually(t, "the job to finish", 60*time.Second, func() bool {
+		if s := status(t, c, run.GetID()); s.Paused {
+			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeUpdateName,
+				Args: []any{overseer.ResumeRequest{By: reviewer}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+		}
+		d, err := c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
+		require.NoError(t, err)
+		return d.GetWorkflowExecutionInfo().GetCloseTime() != nil
+	})
+	var res workflows.JobResult
+	err := run.Get(context.Background(), &res)
+	return res, err
+}
+
+func status(t *testing.T, c client.Client, id string) overseer.Status {
+	t.Helper()
+	v, err := c.QueryWorkflow(context.Background(), id, "", overseer.StatusQueryName)
+	require.NoError(t, err)
+	var s overseer.Status
+	require.NoError(t, v.Get(&s))
+	return s
+}
+
+// overseerCLI runs the overseer command in-process, against srv.
+func overseerCLI(srv *testsuite.DevServer, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	if len(args) > 0 && args[0] != "demo" && args[0] != "dev" {
+		args = append(args, "--address", srv.FrontendHostPort(), "--timeout", "5s")
+	}
+	code = cli.Main(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// temporalCLI runs the official Temporal CLI against srv.
+func temporalCLI(t *testing.T, srv *testsuite.DevServer, args ...string) string {
+	t.Helper()
+	exe, err := testsuite.TemporalCLIPath()
+	require.NoError(t, err)
+	args = append(args, "--address", srv.FrontendHostPort(), "--namespace", srv.Namespace())
+	out, err := exec.Command(exe, args...).CombinedOutput()
+	require.NoError(t, err, "temporal %s: %s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+func TestE2EPausedJobResumedByOverseerCLI(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+
+	eventually(t, "the looping job to pause", 30*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
+	s := status(t, c, run.GetID())
+	assert.Equal(t, overseer.ModeManage, s.Mode)
+	assert.Contains(t, s.PauseReason, "obligation[2]")
+
+	// The official CLI answers the status query.
+	out := temporalCLI(t, srv, "workflow", "query", "--workflow-id", run.GetID(), "--type", overseer.StatusQueryName, "--output", "json")
+	assert.Contains(t, out, `"paused": true`)
+	assert.Contains(t, out, `"mode": "manage"`)
+
+	// overseer list finds it through the search attributes.
+	eventually(t, "overseer list --paused to show the job", 20*time.Second, func() bool {
+		code, stdout, _ := overseerCLI(srv, "list", "--paused")
+		return code == 0 && strings.Contains(stdout, run.GetID())
+	})
+
+	code, stdout, stderr := overseerCLI(srv, "resume", run.GetID(), "--by", "e2e-reviewer", "--note", "change approach")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "resumed by e2e-reviewer")
+
+	res, err := finish(t, c, run, "e2e-reviewer")
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", res.Outcome)
+	final := status(t, c, run.GetID())
+	assert.GreaterOrEqual(t, final.Counters.Resumes, 1)
+	assert.Equal(t, "e2e-reviewer", final.Gates[0].By)
+	assert.Equal(t, "change approach", final.Gates[0].Note)
+
+	code, _, stderr = overseerCLI(srv, "resume", run.GetID(), "--by", "late")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "finished")
+}
+
+func TestE2EListByStatusAndResumeWithOfficialCLI(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Ship", Scenario: activities.Blocked, RetryDelay: 100 * time.Millisecond})
+
+	eventually(t, "overseer list --status off_track to show the blocked job", 30*time.Second, func() bool {
+		code, stdout, _ := overseerCLI(srv, "list", "--status", "off_track")
+		return code == 0 && strings.Contains(stdout, run.GetID())
+	})
+	eventually(t, "the blocked job to pause", 30*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
+
+	// Validation errors of the update reach the official CLI's user.
+	exe, err := testsuite.TemporalCLIPath()
+	require.NoError(t, err)
+	bad, err := exec.Command(exe, "workflow", "update", "execute", "--address", srv.FrontendHostPort(),
+		"--workflow-id", run.GetID(), "--name", overseer.ResumeUpdateName, "--input", `{"by":"ops","action":"skip"}`).CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(bad), "resume action must be")
+	assert.Contains(t, string(bad), "skip")
+
+	temporalCLI(t, srv, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", overseer.ResumeUpdateName,
+		"--input", `{"by":"ops","note":"credentials added"}`)
+	res, err := finish(t, c, run, "ops")
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", res.Outcome)
+}
+
+func TestE2EResumeBySignalFromOfficialCLI(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Ship", Scenario: activities.Looping})
+	eventually(t, "the job to pause", 30*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
+	temporalCLI(t, srv, "workflow", "signal", "--workflow-id", run.GetID(), "--name", overseer.ResumeSignalName, "--input", `{"by":"signal-user"}`)
+	eventually(t, "the job to leave the gate", 30*time.Second, func() bool {
+		s := status(t, c, run.GetID())
+		return s.Counters.Resumes >= 1 && s.Gates[0].By == "signal-user"
+	})
+	_, err := finish(t, c, run, "signal-user")
+	require.NoError(t, err)
+}
+
+func TestE2EContinueAsNewKeepsOverseerState(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{Mode: overseer.ModeObserve})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Long job", Scenario: activities.OnTrack, ContinueAsNewAfter: 3})
+	var res workflows.JobResult
+	require.NoError(t, run.Get(context.Background(), &res))
+	assert.Equal(t, "delivered", res.Outcome)
+	s := status(t, c, run.GetID())
+	assert.Equal(t, 8, s.Counters.Phases, "phases of all runs are counted")
+	assert.Equal(t, 8, s.Counters.Assessments)
+	assert.Contains(t, s.Digest, "8 phase runs")
+}
+
+func TestE2EBadInputsGiveOneClearSentence(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+
+	code, _, stderr := overseerCLI(srv, "status", "no-such-job")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `no job with id "no-such-job"`)
+
+	code, _, stderr = overseerCLI(srv, "resume", "no-such-job", "--by", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `no job with id "no-such-job"`)
+
+	code, _, stderr = overseerCLI(srv, "resume", "no-such-job")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--by")
+
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "x", Scenario: activities.OnTrack, PhaseTimeout: time.Minute})
+	eventually(t, "the first assessment", 30*time.Second, func() bool { return status(t, c, run.GetID()).Assessed })
+	if !status(t, c, run.GetID()).Paused {
+		code, _, stderr = overseerCLI(srv, "resume", run.GetID(), "--by", "x")
+		assert.Equal(t, 1, code)
+		assert.Regexp(t, `is not paused|has already finished`, stderr)
+	}
+
+	spec := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("objective: x\nscenario: on_track\ncolour: blue\n"), 0o600))
+	code, _, stderr = overseerCLI(srv, "start", "--spec", spec)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "not a valid job spec")
+	assert.Contains(t, stderr, "colour")
+
+	var out, errOut bytes.Buffer
+	code = cli.Main(context.Background(), []string{"status", "x", "--address", "127.0.0.1:1", "--timeout", "2s"}, &out, &errOut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut.String(), "cannot reach the Temporal server at 127.0.0.1:1")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(errOut.String()), "\n")+1, "one line: %q", errOut.String())
+}
+
+func TestE2EStartFromSpecAndStatusJSON(t *testing.T) {
+	srv := devServer(t)
+	tq := startWorker(t, srv, worker.Config{})
+	spec := filepath.Join(t.TempDir(), "job.json")
+	id := fmt.Sprintf("e2e-spec-%d", time.Now().UnixNano())
+	require.NoError(t, os.WriteFile(spec, []byte(`{"id":"`+id+`","objective":"Add CSV export","scenario":"on_track","mode":"observe"}`), 0o600))
+	code, stdout, stderr := overseerCLI(srv, "start", "--spec", spec, "--task-queue", tq)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Started job "+id)
+	err := srv.Client().GetWorkflow(context.Background(), id, "").Get(context.Background(), nil)
+	require.NoError(t, err)
+	code, stdout, stderr = overseerCLI(srv, "status", id, "--json")
+	require.Equal(t, 0, code, stderr)
+	var s overseer.Status
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
+	assert.Equal(t, overseer.ModeObserve, s.Mode, "the spec's mode overrides the worker's")
+	assert.True(t, s.Assessed)
+	code, stdout, _ = overseerCLI(srv, "status", id)
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "Recent assessments:")
+}
