@@ -1,0 +1,69 @@
+package workflows_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+// The histories under testdata/ were recorded from the real dev server by
+// go test ./testsuite -run RecordHistories -record-histories.
+
+func replayer(t *testing.T, withPlugin bool) worker.WorkflowReplayer {
+	t.Helper()
+	var opts worker.WorkflowReplayerOptions
+	if withPlugin {
+		plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, SearchAttributes: true})
+		require.NoError(t, err)
+		opts.Plugins = []worker.Plugin{plugin}
+	}
+	r, err := worker.NewWorkflowReplayerWithOptions(opts)
+	require.NoError(t, err)
+	workflows.Register(r)
+	return r
+}
+
+func TestReplayJobRunUnderThePlugin(t *testing.T) {
+	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_with_plugin.json")))
+}
+
+func TestReplayJobStartedBeforeThePlugin(t *testing.T) {
+	// Adding the plugin to a worker must not break runs already in flight.
+	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_before_plugin.json")))
+}
+
+func TestReplayDetectsARemovedPlugin(t *testing.T) {
+	// The replay test can fail: the overseer's commands are in the history.
+	err := replayer(t, false).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_with_plugin.json"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TMPRL1100", "a non-determinism error")
+}
+
+func TestHistoryBudgetPerBoundary(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "job_with_plugin.json"))
+	require.NoError(t, err)
+	var h struct {
+		Events []struct {
+			EventType string `json:"eventType"`
+		} `json:"events"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &h))
+	count := map[string]int{}
+	for _, e := range h.Events {
+		count[e.EventType]++
+	}
+	boundaries := count["EVENT_TYPE_ACTIVITY_TASK_COMPLETED"]
+	require.Positive(t, boundaries)
+	// Once per run: the version marker, the pinned configuration and the
+	// TemporalChangeVersion upsert.
+	perBoundary := float64(count["EVENT_TYPE_MARKER_RECORDED"]+count["EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES"]-3) / float64(boundaries)
+	assert.LessOrEqual(t, perBoundary, 2.0, "events added per boundary: %v", count)
+}
