@@ -44,7 +44,8 @@ type Scripted struct {
 // NewScripted returns a judge that answers with steps in order.
 func NewScripted(steps ...Step) *Scripted { return &Scripted{steps: steps} }
 
-// Decide returns the next scripted step.
+// Decide returns the next scripted step, or ctx's error when ctx is
+// already done (the step is used up all the same).
 func (s *Scripted) Decide(ctx context.Context, req Request) (*Response, error) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
@@ -60,6 +61,9 @@ func (s *Scripted) Decide(ctx context.Context, req Request) (*Response, error) {
 		return nil, fmt.Errorf("jev: call %d: %w", n, ErrScriptExhausted)
 	}
 	s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if step.Response == nil && step.Err == nil {
 		<-ctx.Done()
 		return nil, ctx.Err()
