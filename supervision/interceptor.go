@@ -1,0 +1,325 @@
+package supervision
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
+	"go.uber.org/zap"
+)
+
+// SignalName is the workflow signal that carries in-phase advice to the
+// overseer, which shows it in overseer.status. It must equal
+// overseer.InPhaseSignalName.
+const SignalName = "overseer.supervision"
+
+// AdviceSignal is the payload of SignalName.
+type AdviceSignal struct {
+	ActivityType        string    `json:"activity_type"`
+	ActivityID          string    `json:"activity_id"`
+	RunID               string    `json:"run_id"`
+	Assessment          int       `json:"assessment"`
+	Advice              Advice    `json:"advice"`
+	Status              Status    `json:"status"`
+	Reason              string    `json:"reason"`
+	Superseded          bool      `json:"superseded"`
+	ConsecutiveFailures int       `json:"consecutive_failures"`
+	VerifiedRevision    bool      `json:"verified_revision"`
+	Final               bool      `json:"final"`
+	At                  time.Time `json:"at"`
+}
+
+// InterceptorOptions configure the activity interceptor.
+type InterceptorOptions struct {
+	// Supervisor judges the observations. Required. In OFF mode the
+	// interceptor passes every activity through untouched.
+	Supervisor *Supervisor
+	// Schedule paces observations. If not set, DefaultSchedule().
+	Schedule Schedule
+	// Activities names the activity types to supervise. Required: only
+	// designated long activities are supervised.
+	Activities []string
+	// Evidence is the default evidence source; an activity can set its own
+	// with SetEvidenceSource. If neither is set, evidence is missing (which
+	// never yields completion review).
+	Evidence EvidenceSource
+	// Observers receive every observation, in order, off the activity's
+	// goroutine through a bounded queue: a slow or panicking observer never
+	// affects the activity.
+	Observers []func(Observation)
+	// OnRecord receives the supervision.advice and supervision.<check>
+	// records of every observation, through the same queue.
+	OnRecord func(Record)
+	// NoWorkflowAdvice stops signalling advice to the workflow. If not set,
+	// the workflow gets an overseer.supervision signal whenever the advice
+	// changes and for the final observation.
+	NoWorkflowAdvice bool
+	// Clock is the time source. If not set, the real clock.
+	Clock Clock
+	// Logger. If not set, nothing is logged.
+	Logger *zap.Logger
+}
+
+type workerInterceptor struct {
+	interceptor.WorkerInterceptorBase
+	o InterceptorOptions
+	q *dispatcher
+}
+
+// NewInterceptor returns the worker interceptor that supervises designated
+// long activities. Add it to worker.Options.Interceptors.
+func NewInterceptor(o InterceptorOptions) (interceptor.WorkerInterceptor, error) {
+	if o.Supervisor == nil {
+		return nil, fmt.Errorf("%w: InterceptorOptions.Supervisor is required", ErrInvalidConfig)
+	}
+	if len(o.Activities) == 0 && o.Supervisor.Mode() != Off {
+		return nil, fmt.Errorf("%w: InterceptorOptions.Activities must name the activities to supervise", ErrInvalidConfig)
+	}
+	if o.Schedule == (Schedule{}) {
+		o.Schedule = DefaultSchedule()
+	}
+	if err := o.Schedule.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return &workerInterceptor{o: o, q: newDispatcher(recordQueueSize, o.Logger)}, nil
+}
+
+func (w *workerInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &activityInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, w: w}
+}
+
+type activityInbound struct {
+	interceptor.ActivityInboundInterceptorBase
+	w *workerInterceptor
+}
+
+func (a *activityInbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
+	return a.Next.Init(&activityOutbound{ActivityOutboundInterceptorBase: interceptor.ActivityOutboundInterceptorBase{Next: outbound}})
+}
+
+type invocationKey struct{}
+
+// invocation is one supervised activity attempt.
+type invocation struct {
+	cap      *capture
+	mu       sync.Mutex
+	evidence EvidenceSource
+}
+
+func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	o := a.w.o
+	info := activity.GetInfo(ctx)
+	if o.Supervisor.Mode() == Off || !slices.Contains(o.Activities, info.ActivityType.Name) {
+		return a.Next.ExecuteActivity(ctx, in)
+	}
+	inv := &invocation{cap: &capture{limit: o.Supervisor.limits.TextChars}, evidence: o.Evidence}
+	if len(in.Args) > 0 {
+		if t, ok := in.Args[0].(Tasker); ok {
+			inv.cap.setTask(t.SupervisionTask())
+		}
+	}
+	// Scope: namespace / workflow id, and a fresh id per activity attempt:
+	// the host takes it from EvidenceRequest.Scope for its receipts.
+	scope := Scope{UserID: info.WorkflowNamespace, SessionID: info.WorkflowExecution.ID, RunID: newRunID()}
+	n := &notifier{w: a.w, info: info, client: activityClient(ctx), scope: scope}
+	l := newLoop(ctx, &loop{
+		sup: o.Supervisor, sched: o.Schedule, clock: o.Clock, scope: scope, cap: inv.cap,
+		evidence: func() EvidenceSource { inv.mu.Lock(); defer inv.mu.Unlock(); return inv.evidence },
+		publish:  n.publish,
+	})
+	result, err := a.Next.ExecuteActivity(context.WithValue(ctx, invocationKey{}, inv), in)
+	if err != nil {
+		l.abort() // the error propagates unchanged and is never retried here
+		return result, err
+	}
+	l.complete()
+	return result, nil
+}
+
+type activityOutbound struct {
+	interceptor.ActivityOutboundInterceptorBase
+}
+
+// RecordHeartbeat counts every heartbeat of a supervised activity as an
+// event (an Event detail gives it a type and text), then heartbeats as usual.
+func (o *activityOutbound) RecordHeartbeat(ctx context.Context, details ...any) {
+	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
+		e := Event{Type: EventHeartbeat}
+		if len(details) > 0 {
+			switch d := details[0].(type) {
+			case Event:
+				e = d
+			case *Event:
+				e = *d
+			}
+		}
+		inv.cap.event(e)
+	}
+	o.Next.RecordHeartbeat(ctx, details...)
+}
+
+// Tasker is implemented by a supervised activity's input to name its task
+// (the original job the supervisor judges progress against).
+type Tasker interface {
+	SupervisionTask() string
+}
+
+// RecordEvent records one event of the running activity. It does nothing
+// outside a supervised activity, so agents can call it unconditionally.
+func RecordEvent(ctx context.Context, e Event) {
+	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
+		inv.cap.event(e)
+	}
+}
+
+// SetTask sets the supervised activity's task.
+func SetTask(ctx context.Context, task string) {
+	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
+		inv.cap.setTask(task)
+	}
+}
+
+// SetEvidenceSource gives the running activity its own trusted evidence
+// source, replacing the interceptor's default.
+func SetEvidenceSource(ctx context.Context, src EvidenceSource) {
+	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
+		inv.mu.Lock()
+		inv.evidence = src
+		inv.mu.Unlock()
+	}
+}
+
+// notifier hands observations to the observers and the workflow.
+type notifier struct {
+	w      *workerInterceptor
+	info   activity.Info
+	client signaler
+	scope  Scope
+	last   Advice
+}
+
+type signaler interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+}
+
+func activityClient(ctx context.Context) (s signaler) {
+	defer func() {
+		if recover() != nil {
+			s = nil // no client (e.g. some test environments)
+		}
+	}()
+	if c := activity.GetClient(ctx); c != nil {
+		return c
+	}
+	return nil
+}
+
+func (n *notifier) publish(obs Observation) {
+	o := n.w.o
+	for _, f := range o.Observers {
+		n.w.q.submit(func() { f(obs) })
+	}
+	if o.OnRecord != nil {
+		for _, r := range AdviceRecords(n.w.o.Supervisor.version, obs) {
+			n.w.q.submit(func() { o.OnRecord(r) })
+		}
+	}
+	if o.NoWorkflowAdvice || n.client == nil || (obs.Advice == n.last && !obs.Final) {
+		return
+	}
+	n.last = obs.Advice
+	sig := AdviceSignal{ActivityType: n.info.ActivityType.Name, ActivityID: n.info.ActivityID, RunID: n.scope.RunID,
+		Assessment: obs.Assessment, Advice: obs.Advice, Status: obs.Decision.Status, Reason: obs.Decision.Reason,
+		Superseded: obs.Superseded, ConsecutiveFailures: obs.ConsecutiveFailures, Final: obs.Final, At: time.Now().UTC()}
+	if obs.Decision.Report != nil {
+		sig.VerifiedRevision = obs.Decision.Report.VerifiedRevision
+	}
+	// Bounded: the activity's completion waits at most this long for the
+	// final advice to reach the workflow.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.client.SignalWorkflow(ctx, n.info.WorkflowExecution.ID, n.info.WorkflowExecution.RunID, SignalName, sig); err != nil {
+		o.Logger.Warn("supervision: cannot signal advice to the workflow", zap.String("workflow_id", n.info.WorkflowExecution.ID), zap.Error(err))
+	}
+}
+
+// AdviceRecords turns an observation into the service audit records: one
+// supervision.advice record and, with a report, one supervision.<check>
+// record per finding. Their elapsed is zero: no extra model request.
+func AdviceRecords(version string, obs Observation) []Record {
+	run, n := obs.Scope.RunID, strconv.Itoa(obs.Assessment)
+	recs := []Record{{Purpose: "supervision.advice", Version: version, Mode: Shadow, Status: obs.Decision.Status,
+		Reason: obs.Decision.Reason, Recommendation: map[string]string{
+			"runId": run, "assessment": n, "advice": string(obs.Advice),
+			"superseded": strconv.FormatBool(obs.Superseded), "consecutiveFailures": strconv.Itoa(obs.ConsecutiveFailures)}}}
+	if obs.Decision.Report == nil {
+		return recs
+	}
+	for _, f := range obs.Decision.Report.Findings {
+		status := Decided
+		if f.Truth == Unknown {
+			status = Inconclusive
+		}
+		recs = append(recs, Record{Purpose: "supervision." + f.Key, Version: version, Mode: Shadow, Status: status,
+			Reason: string(f.Truth), Recommendation: map[string]string{
+				"runId": run, "assessment": n, "probability": strconv.FormatFloat(f.Probability, 'f', -1, 64),
+				"superseded": strconv.FormatBool(obs.Superseded)}})
+	}
+	return recs
+}
+
+func newRunID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// recordQueueSize bounds the observer queue, as the seed's service does.
+const recordQueueSize = 256
+
+// dispatcher runs callbacks one at a time on its own goroutine. A full
+// queue drops the callback with a log line instead of blocking the worker;
+// a panicking callback is swallowed.
+type dispatcher struct {
+	ch     chan func()
+	logger *zap.Logger
+}
+
+func newDispatcher(size int, logger *zap.Logger) *dispatcher {
+	d := &dispatcher{ch: make(chan func(), size), logger: logger}
+	go func() {
+		for f := range d.ch {
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						d.logger.Warn("supervision: observer panicked", zap.Any("panic", p))
+					}
+				}()
+				f()
+			}()
+		}
+	}()
+	return d
+}
+
+func (d *dispatcher) submit(f func()) {
+	select {
+	case d.ch <- f:
+	default:
+		d.logger.Warn("supervision: observer queue full; dropping an observation callback")
+	}
+}

@@ -1,0 +1,366 @@
+package supervision
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Schedule paces the observations of one invocation.
+type Schedule struct {
+	// MinInterval is the tick period and the least time between two
+	// decisions. Default 5 s.
+	MinInterval time.Duration `json:"min_interval"`
+	// Period re-checks an invocation that saw no new events. Default 30 s.
+	Period time.Duration `json:"period"`
+	// MaxAssessments per invocation. Default 60.
+	MaxAssessments int `json:"max_assessments"`
+	// MaxConsecutiveFailures stops observing the invocation (and recommends
+	// manual review) after this many errors in a row. Default 3.
+	MaxConsecutiveFailures int `json:"max_consecutive_failures"`
+}
+
+// DefaultSchedule returns 5 s, 30 s, 60 assessments, 3 failures.
+func DefaultSchedule() Schedule {
+	return Schedule{MinInterval: 5 * time.Second, Period: 30 * time.Second, MaxAssessments: 60, MaxConsecutiveFailures: 3}
+}
+
+// Validate checks minInterval > 0, period ≥ minInterval, both counts ≥ 1.
+func (s Schedule) Validate() error {
+	if s.MinInterval <= 0 || s.Period < s.MinInterval || s.MaxAssessments < 1 || s.MaxConsecutiveFailures < 1 {
+		return fmt.Errorf("%w: schedule %+v: need min interval > 0, period ≥ min interval, counts ≥ 1", ErrInvalidConfig, s)
+	}
+	return nil
+}
+
+// Clock is the loop's time source; tests inject a fake one.
+type Clock interface {
+	Now() time.Time
+	NewTicker(d time.Duration) Ticker
+}
+
+// Ticker delivers ticks until stopped.
+type Ticker interface {
+	C() <-chan time.Time
+	Stop()
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                   { return time.Now() }
+func (realClock) NewTicker(d time.Duration) Ticker { return realTicker{time.NewTicker(d)} }
+
+type realTicker struct{ t *time.Ticker }
+
+func (r realTicker) C() <-chan time.Time { return r.t.C }
+func (r realTicker) Stop()               { r.t.Stop() }
+
+// EvidenceRequest asks the host for evidence about one observation.
+type EvidenceRequest struct {
+	Scope        Scope
+	Sequence     int64
+	WorkerActive bool
+}
+
+// EvidenceSource is supplied by the host, never by the model or tool
+// arguments: it checks access, reads the current artifact and verifies the
+// provenance of verification receipts.
+type EvidenceSource interface {
+	Evidence(ctx context.Context, req EvidenceRequest) (Evidence, error)
+}
+
+// EvidenceFunc adapts a function to EvidenceSource.
+type EvidenceFunc func(ctx context.Context, req EvidenceRequest) (Evidence, error)
+
+// Evidence calls f.
+func (f EvidenceFunc) Evidence(ctx context.Context, req EvidenceRequest) (Evidence, error) {
+	return f(ctx, req)
+}
+
+// Observation is one published result of the loop.
+type Observation struct {
+	Scope Scope `json:"scope"`
+	// Assessment is the number of assessments at publish time.
+	Assessment int      `json:"assessment"`
+	Decision   Decision `json:"decision"`
+	// Superseded is true when new events arrived while the judgment ran;
+	// its advice is then consumed as CONTINUE, its scores kept for audit.
+	Superseded          bool   `json:"superseded"`
+	ConsecutiveFailures int    `json:"consecutive_failures"`
+	Advice              Advice `json:"advice"`
+	// Final is true for the observation made after the worker completed.
+	Final bool `json:"final"`
+}
+
+// Event types the capture treats specially. Any other type only counts.
+const (
+	EventTextDelta      = "TEXT_DELTA"
+	EventFinalResult    = "FINAL_RESULT"
+	EventHeartbeat      = "HEARTBEAT"
+	EventExceedMaxIters = "EXCEED_MAX_ITERS"
+	EventRequestStop    = "REQUEST_STOP"
+	EventAllToolsDenied = "ALL_TOOLS_DENIED"
+	eventThinkingPrefix = "THINKING_"
+	eventDataPrefix     = "DATA_BLOCK_"
+)
+
+// Event is one thing the supervised worker did.
+type Event struct {
+	// Type labels the event; only the latest 32 labels are kept.
+	Type string `json:"type"`
+	// Text is appended to the output tail for TEXT_DELTA and replaces it
+	// for FINAL_RESULT; it is ignored for other types (tool arguments and
+	// results are not retained).
+	Text string `json:"text,omitempty"`
+	// NonText marks content that is not text (an image, a file): it makes
+	// the evidence incomplete.
+	NonText bool `json:"non_text,omitempty"`
+}
+
+// capture is the per-invocation state the loop snapshots.
+type capture struct {
+	mu        sync.Mutex
+	limit     int
+	task      string
+	output    string
+	events    []string
+	sequence  int64
+	failed    bool
+	truncated bool
+	complete  bool
+}
+
+func (c *capture) setTask(task string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Capped at limit+1 so an over-long task is detectable and abstains.
+	if r := []rune(task); len(r) > c.limit+1 {
+		task = string(r[:c.limit+1])
+	}
+	c.task = task
+}
+
+func (c *capture) event(e Event) {
+	if strings.HasPrefix(e.Type, eventThinkingPrefix) {
+		return // thinking is ignored completely, not even counted
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sequence++
+	switch e.Type {
+	case EventExceedMaxIters, EventRequestStop, EventAllToolsDenied:
+		c.failed = true
+	}
+	c.events = append(c.events, e.Type)
+	if len(c.events) > MaxRecentEvents {
+		c.events = c.events[len(c.events)-MaxRecentEvents:]
+	}
+	if strings.HasPrefix(e.Type, eventDataPrefix) || e.NonText {
+		c.truncated = true
+	}
+	switch e.Type {
+	case EventTextDelta:
+		c.appendOutput(e.Text)
+	case EventFinalResult:
+		c.output = ""
+		c.appendOutput(e.Text)
+	}
+}
+
+func (c *capture) appendOutput(piece string) {
+	p := []rune(piece)
+	if len(p) >= c.limit {
+		if len(p) > c.limit || c.output != "" {
+			c.truncated = true
+		}
+		c.output = string(p[len(p)-c.limit:])
+		return
+	}
+	joined := []rune(c.output + piece)
+	if len(joined) > c.limit {
+		c.truncated = true
+		joined = joined[len(joined)-c.limit:]
+	}
+	c.output = string(joined)
+}
+
+func (c *capture) markComplete() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.complete = true
+	c.sequence++
+}
+
+// loop observes one invocation: at most one judgment in flight, the latest
+// pending tick only, bursts of events coalesced by the dirty check.
+type loop struct {
+	sup      *Supervisor
+	sched    Schedule
+	clock    Clock
+	scope    Scope
+	cap      *capture
+	evidence func() EvidenceSource
+	publish  func(Observation)
+	start    time.Time
+
+	// Guarded by cap.mu.
+	assessments, failures int
+	assessedSeq           int64
+	lastDecision          time.Time
+	decided               bool
+	finalAssessed         bool
+	exhausted             bool
+	limitReported         bool
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	pending   chan struct{}
+	final     chan struct{}
+	stopTicks chan struct{}
+	done      chan struct{}
+}
+
+func newLoop(ctx context.Context, l *loop) *loop {
+	l.ctx, l.cancel = context.WithCancel(ctx)
+	l.start = l.clock.Now()
+	l.pending = make(chan struct{}, 1)
+	l.final = make(chan struct{}, 1)
+	l.stopTicks = make(chan struct{})
+	l.done = make(chan struct{})
+	ticker := l.clock.NewTicker(l.sched.MinInterval)
+	go func() {
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ticker.C():
+				select {
+				case l.pending <- struct{}{}:
+				default: // a tick is already pending: keep only that one
+				}
+			case <-l.stopTicks:
+				return
+			case <-l.ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		defer close(l.done)
+		for {
+			select {
+			case <-l.final:
+				l.process()
+				return
+			case <-l.pending:
+				l.process()
+			case <-l.ctx.Done():
+				return
+			}
+		}
+	}()
+	return l
+}
+
+// complete is called when the worker finished normally: ticks stop, the
+// judgment in flight is awaited, then one final assessment runs if the
+// budgets allow.
+func (l *loop) complete() {
+	l.cap.markComplete()
+	close(l.stopTicks)
+	l.final <- struct{}{}
+	<-l.done
+	l.cancel()
+}
+
+// abort stops ticks, evidence reads and the judgment in flight; nothing
+// more is published.
+func (l *loop) abort() {
+	l.cancel()
+	<-l.done
+}
+
+func (l *loop) process() {
+	c := l.cap
+	c.mu.Lock()
+	if l.finalAssessed || l.exhausted {
+		c.mu.Unlock()
+		return
+	}
+	if l.assessments >= l.sched.MaxAssessments {
+		report := !l.limitReported
+		l.limitReported, l.exhausted = true, true
+		n := l.assessments
+		c.mu.Unlock()
+		if report {
+			l.publish(Observation{Scope: l.scope, Assessment: n, Advice: ManualReview,
+				Decision: Decision{Status: Skipped, Reason: ReasonAssessmentLimit}})
+		}
+		return
+	}
+	now := l.clock.Now()
+	if !c.complete && l.decided {
+		since := now.Sub(l.lastDecision)
+		if since < l.sched.MinInterval || (c.sequence == l.assessedSeq && since < l.sched.Period) {
+			c.mu.Unlock()
+			return
+		}
+	}
+	l.assessments++
+	l.finalAssessed = c.complete
+	snap := Snapshot{
+		Scope: l.scope, Sequence: c.sequence, Task: c.task, Output: c.output,
+		RecentEvents: append([]string(nil), c.events...), WorkerActive: !c.complete,
+		WorkerFailed: c.failed, Truncated: c.truncated, Elapsed: now.Sub(l.start),
+	}
+	l.assessedSeq = c.sequence
+	final := c.complete
+	c.mu.Unlock()
+
+	d := l.sup.Observe(l.ctx, func(ctx context.Context) (Snapshot, error) {
+		src := l.evidence()
+		if src == nil {
+			return snap, nil // missing evidence
+		}
+		ev, err := src.Evidence(ctx, EvidenceRequest{Scope: snap.Scope, Sequence: snap.Sequence, WorkerActive: snap.WorkerActive})
+		if err != nil {
+			return Snapshot{}, err
+		}
+		snap.Evidence = &ev
+		return snap, nil
+	})
+	if d.Status == Cancelled || l.ctx.Err() != nil {
+		return // cancelled: nothing is published
+	}
+	c.mu.Lock()
+	l.lastDecision, l.decided = l.clock.Now(), true
+	if d.Status == Error {
+		l.failures++
+	} else {
+		l.failures = 0
+	}
+	superseded := c.sequence != snap.Sequence
+	if l.failures >= l.sched.MaxConsecutiveFailures {
+		l.exhausted = true
+	}
+	obs := Observation{Scope: l.scope, Assessment: l.assessments, Decision: d, Superseded: superseded,
+		ConsecutiveFailures: l.failures, Final: final}
+	c.mu.Unlock()
+	obs.Advice = consumable(obs, l.sched.MaxConsecutiveFailures)
+	l.publish(obs)
+}
+
+// consumable is the advice a host may act on.
+func consumable(o Observation, maxFailures int) Advice {
+	switch {
+	case o.Superseded && o.Decision.Report != nil:
+		return Continue
+	case o.Decision.Report != nil:
+		return o.Decision.Report.Selected.Advice
+	case o.Decision.Status == Error && o.ConsecutiveFailures < maxFailures:
+		return Continue
+	default:
+		return ManualReview
+	}
+}
