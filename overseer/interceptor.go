@@ -121,6 +121,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	if err := r.registerResume(ctx); err != nil {
 		return nil, err
 	}
+	r.registerInPhase(ctx)
 	ctx = workflow.WithValue(ctx, runKey{}, r)
 
 	// The workflow function runs on its own coroutine so that an abort at a

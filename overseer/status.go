@@ -32,6 +32,9 @@ type Status struct {
 	// Gates are the most recent pauses with their resumes, oldest first.
 	Gates    []Gate   `json:"gates,omitempty"`
 	Counters Counters `json:"counters"`
+	// InPhase is the latest in-phase supervisor advice per phase activity
+	// (see package supervision), most recent last.
+	InPhase []InPhaseAdvice `json:"in_phase,omitempty"`
 }
 
 // Label is the status a person reads: "On track, 85%", "Paused", …

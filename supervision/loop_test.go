@@ -173,6 +173,12 @@ func (h *harness) tick(d time.Duration) {
 	}
 }
 
+func (h *harness) completed() bool {
+	h.loop.cap.mu.Lock()
+	defer h.loop.cap.mu.Unlock()
+	return h.loop.cap.complete
+}
+
 func (h *harness) tickerHolds() bool {
 	h.clock.mu.Lock()
 	defer h.clock.mu.Unlock()
@@ -278,6 +284,12 @@ func TestCompletionAwaitsJudgmentThenAssessesOnceMore(t *testing.T) {
 	<-h.judge.entered
 	done := make(chan struct{})
 	go func() { h.loop.complete(); close(done) }()
+	// Release the judgment only once the worker is known to be complete.
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.completed() {
+		require.False(t, time.Now().After(deadline), "completion not marked")
+		time.Sleep(time.Millisecond) // polling interval
+	}
 	close(h.judge.hold)
 	first := h.next()
 	assert.True(t, first.Superseded, "captured before completion")
