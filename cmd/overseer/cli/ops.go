@@ -3,52 +3,27 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
 // ErrNoJob is returned when the job id is unknown.
-var ErrNoJob = errors.New("no such job")
+var ErrNoJob = ops.ErrNoJob
 
 // jobError turns server errors about one job into one clear sentence.
-func jobError(id string, err error) error {
-	var notFound *serviceerror.NotFound
-	switch {
-	case errors.As(err, &notFound) && strings.Contains(notFound.Error(), "completed"):
-		return fmt.Errorf("job %q has already finished: %w", id, err)
-	case errors.As(err, &notFound):
-		return fmt.Errorf("%w: no job with id %q in this namespace", ErrNoJob, id)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("job %q: the server did not answer in time (is a worker running on the task queue?)", id)
-	}
-	return fmt.Errorf("job %q: %w", id, err)
-}
+func jobError(id string, err error) error { return ops.JobError(id, err) }
 
 // queryStatus asks a job for its overseer status.
 func queryStatus(ctx context.Context, c client.Client, id string) (overseer.Status, error) {
-	v, err := c.QueryWorkflow(ctx, id, "", overseer.StatusQueryName)
-	if err != nil {
-		var qf *serviceerror.QueryFailed
-		if errors.As(err, &qf) && strings.Contains(qf.Error(), "unknown queryType") {
-			return overseer.Status{}, fmt.Errorf("job %q is not overseen (it has no %s query)", id, overseer.StatusQueryName)
-		}
-		return overseer.Status{}, jobError(id, err)
-	}
-	var s overseer.Status
-	if err := v.Get(&s); err != nil {
-		return overseer.Status{}, fmt.Errorf("job %q: read status: %w", id, err)
-	}
-	return s, nil
+	return ops.Status(ctx, c, id)
 }
 
 // StatusCmd prints a job's overseer status.
@@ -191,23 +166,7 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 
 // resume sends the overseer.resume update and waits for its result.
 func resume(ctx context.Context, c client.Client, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   id,
-		UpdateName:   overseer.ResumeUpdateName,
-		Args:         []any{req},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	var g overseer.Gate
-	if err == nil {
-		err = h.Get(ctx, &g)
-	}
-	if err != nil {
-		if strings.Contains(err.Error(), overseer.ErrNotPaused.Error()) {
-			return g, fmt.Errorf("job %q is not paused; nothing to resume", id)
-		}
-		return g, jobError(id, err)
-	}
-	return g, nil
+	return ops.Resume(ctx, c, id, req)
 }
 
 // List lists jobs with their overseer band, through the search attributes.
@@ -234,16 +193,16 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err := noArgs(pos); err != nil {
 		return err
 	}
-	query, err := listQuery(*status, *paused)
+	query, err := ops.ListQuery(*status, *paused)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: --%s", ErrUsage, strings.TrimPrefix(err.Error(), ops.ErrInvalidFilter.Error()+": "))
 	}
 	c, err := conn.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	jobs, err := listJobs(ctx, c, query, *limit)
+	jobs, err := ops.List(ctx, c, ops.ListOptions{Query: query, Limit: *limit})
 	if err != nil {
 		return err
 	}
@@ -273,67 +232,5 @@ func bandLabel(b string) string {
 	return overseer.Band(b).String()
 }
 
-// listQuery builds the visibility query for the filters.
-func listQuery(status string, paused bool) (string, error) {
-	var parts []string
-	if status != "" {
-		switch overseer.Band(status) {
-		case overseer.BandOnTrack, overseer.BandNeedsALook, overseer.BandOffTrack:
-		default:
-			return "", fmt.Errorf("%w: --status %q: use on_track, needs_a_look or off_track", ErrUsage, status)
-		}
-		parts = append(parts, fmt.Sprintf("%s = '%s'", overseer.SearchAttributeStatus.GetName(), status))
-	}
-	if paused {
-		parts = append(parts, overseer.SearchAttributePaused.GetName()+" = true")
-	}
-	return strings.Join(parts, " AND "), nil
-}
-
 // JobRow is one job in `overseer list`.
-type JobRow struct {
-	ID          string    `json:"id"`
-	RunID       string    `json:"run_id"`
-	Type        string    `json:"type"`
-	State       string    `json:"state"`
-	Band        string    `json:"band,omitempty"`
-	OnObjective float64   `json:"on_objective,omitempty"`
-	Paused      bool      `json:"paused"`
-	Started     time.Time `json:"started"`
-}
-
-func listJobs(ctx context.Context, c client.Client, query string, limit int) ([]JobRow, error) {
-	var rows []JobRow
-	var token []byte
-	for len(rows) < limit {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(min(limit, 100)), NextPageToken: token})
-		if err != nil {
-			return nil, fmt.Errorf("list jobs: %w", err)
-		}
-		for _, e := range resp.Executions {
-			row := JobRow{
-				ID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Type: e.GetType().GetName(),
-				State:   strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")),
-				Started: e.GetStartTime().AsTime(),
-			}
-			fields := e.GetSearchAttributes().GetIndexedFields()
-			decode := func(name string, v any) {
-				if p, ok := fields[name]; ok {
-					_ = json.Unmarshal(p.GetData(), v)
-				}
-			}
-			decode(overseer.SearchAttributeStatus.GetName(), &row.Band)
-			decode(overseer.SearchAttributeOnObjective.GetName(), &row.OnObjective)
-			decode(overseer.SearchAttributePaused.GetName(), &row.Paused)
-			rows = append(rows, row)
-			if len(rows) == limit {
-				break
-			}
-		}
-		token = resp.NextPageToken
-		if len(token) == 0 {
-			break
-		}
-	}
-	return rows, nil
-}
+type JobRow = ops.Job

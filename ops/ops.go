@@ -1,0 +1,229 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// Errors the operations wrap.
+var (
+	// ErrNoJob: no workflow with that id in the namespace.
+	ErrNoJob = errors.New("no such job")
+	// ErrFinished: the job has already finished, so it cannot be resumed.
+	ErrFinished = errors.New("job has already finished")
+	// ErrNotOverseen: the workflow has no overseer.status query.
+	ErrNotOverseen = errors.New("job is not overseen")
+	// ErrInvalidFilter: a list filter names no band.
+	ErrInvalidFilter = errors.New("invalid filter")
+)
+
+// JobError turns a server error about one job into one clear sentence that
+// names the job.
+func JobError(id string, err error) error {
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound) && strings.Contains(notFound.Error(), "completed"):
+		return wordedError{fmt.Sprintf("job %q has already finished", id), errors.Join(ErrFinished, err)}
+	case errors.As(err, &notFound):
+		return fmt.Errorf("%w: no job with id %q in this namespace", ErrNoJob, id)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("job %q: the server did not answer in time (is a worker running on the task queue?)", id)
+	}
+	return fmt.Errorf("job %q: %w", id, err)
+}
+
+// Status asks a job for its overseer status (the overseer.status query).
+// A closed job answers too, as long as a worker can replay it.
+func Status(ctx context.Context, c client.Client, id string) (overseer.Status, error) {
+	v, err := c.QueryWorkflow(ctx, id, "", overseer.StatusQueryName)
+	if err != nil {
+		var qf *serviceerror.QueryFailed
+		if errors.As(err, &qf) && strings.Contains(qf.Error(), "unknown queryType") {
+			return overseer.Status{}, fmt.Errorf("%w: job %q has no %s query", ErrNotOverseen, id, overseer.StatusQueryName)
+		}
+		return overseer.Status{}, JobError(id, err)
+	}
+	var s overseer.Status
+	if err := v.Get(&s); err != nil {
+		return overseer.Status{}, fmt.Errorf("job %q: read status: %w", id, err)
+	}
+	return s, nil
+}
+
+// Resume sends the overseer.resume update and waits for its result: the
+// closed gate. The request is validated first, here and again by the
+// workflow's update validator; a refusal wraps overseer.ErrMissingBy,
+// overseer.ErrUnknownAction or overseer.ErrNotPaused.
+func Resume(ctx context.Context, c client.Client, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
+	if err := req.Validate(); err != nil {
+		return overseer.Gate{}, fmt.Errorf("resume job %q: %w", id, err)
+	}
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   id,
+		UpdateName:   overseer.ResumeUpdateName,
+		Args:         []any{req},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	var g overseer.Gate
+	if err == nil {
+		err = h.Get(ctx, &g)
+	}
+	if err == nil {
+		return g, nil
+	}
+	for _, refusal := range []error{overseer.ErrNotPaused, overseer.ErrMissingBy, overseer.ErrUnknownAction} {
+		if strings.Contains(err.Error(), refusal.Error()) {
+			if refusal == overseer.ErrNotPaused {
+				return g, wordedError{fmt.Sprintf("job %q is not paused; nothing to resume", id), refusal}
+			}
+			return g, fmt.Errorf("resume job %q: %w", id, refusal)
+		}
+	}
+	return g, JobError(id, err)
+}
+
+// Job is one workflow as the list and the dashboard show it: what Temporal
+// knows (type, state, times) and the overseer's search attributes.
+type Job struct {
+	ID    string `json:"id"`
+	RunID string `json:"run_id"`
+	Type  string `json:"type"`
+	// State is the Temporal execution status in lower case: running,
+	// completed, failed, canceled, terminated, continued_as_new, timed_out.
+	State string `json:"state"`
+	// Band, OnObjective and Paused come from the search attributes; Band
+	// is empty when the job has none, "not_assessed" when it paused before
+	// its first assessment.
+	Band        string     `json:"band,omitempty"`
+	OnObjective float64    `json:"on_objective,omitempty"`
+	Paused      bool       `json:"paused"`
+	Started     time.Time  `json:"started"`
+	Closed      *time.Time `json:"closed,omitempty"`
+	TaskQueue   string     `json:"task_queue,omitempty"`
+}
+
+// Running reports whether the job is still running.
+func (j Job) Running() bool { return j.State == "running" }
+
+// ListQuery builds the visibility query for the list filters: a band
+// (on_track, needs_a_look, off_track; empty for any) and paused only.
+func ListQuery(band string, paused bool) (string, error) {
+	var parts []string
+	if band != "" {
+		switch overseer.Band(band) {
+		case overseer.BandOnTrack, overseer.BandNeedsALook, overseer.BandOffTrack:
+		default:
+			return "", fmt.Errorf("%w: status %q: use on_track, needs_a_look or off_track", ErrInvalidFilter, band)
+		}
+		parts = append(parts, fmt.Sprintf("%s = '%s'", overseer.SearchAttributeStatus.GetName(), band))
+	}
+	if paused {
+		parts = append(parts, overseer.SearchAttributePaused.GetName()+" = true")
+	}
+	return strings.Join(parts, " AND "), nil
+}
+
+// ListOptions select the jobs List returns. The zero value lists the 50
+// most recent workflows of the namespace.
+type ListOptions struct {
+	// Query is a Temporal visibility query (see ListQuery). If not set,
+	// every workflow.
+	Query string
+	// Limit caps the number of jobs. If not set, 50.
+	Limit int
+}
+
+// List lists jobs, most recent first, with their overseer search attributes.
+func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error) {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	var jobs []Job
+	var token []byte
+	for len(jobs) < limit {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: opts.Query, PageSize: int32(min(limit, 100)), NextPageToken: token,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		for _, e := range resp.Executions {
+			jobs = append(jobs, jobOf(e))
+			if len(jobs) == limit {
+				break
+			}
+		}
+		token = resp.NextPageToken
+		if len(token) == 0 {
+			break
+		}
+	}
+	return jobs, nil
+}
+
+// Describe returns what Temporal knows about one job (its latest run).
+func Describe(ctx context.Context, c client.Client, id string) (Job, error) {
+	d, err := c.DescribeWorkflow(ctx, id, "")
+	if err != nil {
+		return Job{}, JobError(id, err)
+	}
+	return jobOf(d.RawResponse.GetWorkflowExecutionInfo()), nil
+}
+
+func jobOf(e *workflowpb.WorkflowExecutionInfo) Job {
+	j := Job{
+		ID:        e.GetExecution().GetWorkflowId(),
+		RunID:     e.GetExecution().GetRunId(),
+		Type:      e.GetType().GetName(),
+		State:     StateName(e.GetStatus()),
+		Started:   e.GetStartTime().AsTime(),
+		TaskQueue: e.GetTaskQueue(),
+	}
+	if e.GetCloseTime() != nil {
+		t := e.GetCloseTime().AsTime()
+		j.Closed = &t
+	}
+	decodeSearchAttributes(e.GetSearchAttributes(), &j)
+	return j
+}
+
+func decodeSearchAttributes(sa *commonpb.SearchAttributes, j *Job) {
+	fields := sa.GetIndexedFields()
+	decode := func(name string, v any) {
+		if p, ok := fields[name]; ok {
+			_ = json.Unmarshal(p.GetData(), v)
+		}
+	}
+	decode(overseer.SearchAttributeStatus.GetName(), &j.Band)
+	decode(overseer.SearchAttributeOnObjective.GetName(), &j.OnObjective)
+	decode(overseer.SearchAttributePaused.GetName(), &j.Paused)
+}
+
+// StateName is a workflow execution status in lower case: "running",
+// "completed", …
+func StateName(s enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+// wordedError says err in other words and still wraps it.
+type wordedError struct {
+	msg string
+	err error
+}
+
+func (e wordedError) Error() string { return e.msg }
+func (e wordedError) Unwrap() error { return e.err }
