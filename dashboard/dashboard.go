@@ -1,0 +1,309 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// Backend is what the dashboard reads from and does to Temporal.
+// TemporalBackend implements it over a client; tests may fake it.
+type Backend interface {
+	List(ctx context.Context, opts ops.ListOptions) ([]ops.Job, error)
+	Describe(ctx context.Context, id string) (ops.Job, error)
+	Status(ctx context.Context, id string) (overseer.Status, error)
+	Resume(ctx context.Context, id string, req overseer.ResumeRequest) (overseer.Gate, error)
+}
+
+// TemporalBackend is the Backend over a Temporal client (package ops).
+type TemporalBackend struct{ Client client.Client }
+
+// List implements Backend.
+func (b TemporalBackend) List(ctx context.Context, opts ops.ListOptions) ([]ops.Job, error) {
+	return ops.List(ctx, b.Client, opts)
+}
+
+// Describe implements Backend.
+func (b TemporalBackend) Describe(ctx context.Context, id string) (ops.Job, error) {
+	return ops.Describe(ctx, b.Client, id)
+}
+
+// Status implements Backend.
+func (b TemporalBackend) Status(ctx context.Context, id string) (overseer.Status, error) {
+	return ops.Status(ctx, b.Client, id)
+}
+
+// Resume implements Backend.
+func (b TemporalBackend) Resume(ctx context.Context, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
+	return ops.Resume(ctx, b.Client, id, req)
+}
+
+// Options configure the dashboard. Client (or Backend) is required; the
+// zero value of every other field works.
+type Options struct {
+	// Client reads jobs from Temporal. Required unless Backend is set.
+	Client client.Client
+	// Backend replaces Client, e.g. in tests. If not set,
+	// TemporalBackend{Client}.
+	Backend Backend
+	// Namespace is shown in the header and used in links to the Temporal
+	// UI. If not set, "default".
+	Namespace string
+	// TemporalUI is the Temporal Web UI's base URL, e.g.
+	// http://localhost:8233, for links to a job's history. If not set, no
+	// links.
+	TemporalUI string
+	// Refresh is how often pages update themselves. If not set, 5 seconds.
+	Refresh time.Duration
+	// Limit caps the jobs listed. If not set, 50.
+	Limit int
+	// Timeout bounds each Temporal call a page makes. If not set, 5 seconds.
+	Timeout time.Duration
+	// Policy draws the bands on the chart. If not set, the overseer's
+	// DefaultPolicy (the bands the worker uses unless configured otherwise).
+	Policy overseer.Policy
+	// AllowedHosts are host names (without port) the dashboard answers to,
+	// besides localhost and IP addresses. Add the name you reach it by when
+	// it is behind a proxy or in a cluster. If not set, loopback names and
+	// IP addresses only.
+	AllowedHosts []string
+	// CSRFKey signs the resume form's tokens. Give all replicas behind one
+	// load balancer the same key. If not set, a random key per process.
+	CSRFKey []byte
+	// Logger logs requests that fail and every resume. If not set, nothing
+	// is logged.
+	Logger *zap.Logger
+}
+
+// Server is the dashboard's HTTP handler.
+type Server struct {
+	opts    Options
+	backend Backend
+	mux     *http.ServeMux
+	tmpl    *template.Template
+	csrf    csrf
+	cop     *http.CrossOriginProtection
+	log     *zap.Logger
+
+	// closed caches the statuses of closed runs, which never change (a
+	// query on a closed run makes a worker replay its history).
+	mu     sync.Mutex
+	closed map[string]overseer.Status
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// maxClosedCache bounds the cache of closed runs' statuses.
+const maxClosedCache = 500
+
+// New returns the dashboard for opts.
+func New(opts Options) (*Server, error) {
+	backend := opts.Backend
+	if backend == nil {
+		if opts.Client == nil {
+			return nil, errors.New("dashboard: Options.Client (or Backend) is required")
+		}
+		backend = TemporalBackend{Client: opts.Client}
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = client.DefaultNamespace
+	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = 5 * time.Second
+	}
+	if opts.Limit <= 0 {
+		opts.Limit = 50
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.Policy == (overseer.Policy{}) {
+		opts.Policy = overseer.DefaultPolicy()
+	}
+	if err := opts.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	if opts.TemporalUI != "" {
+		u, err := url.Parse(opts.TemporalUI)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("dashboard: TemporalUI %q is not an http(s) URL", opts.TemporalUI)
+		}
+		opts.TemporalUI = strings.TrimRight(opts.TemporalUI, "/")
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	key := opts.CSRFKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("dashboard: make CSRF key: %w", err)
+		}
+	}
+	tmpl, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: parse templates: %w", err)
+	}
+	s := &Server{
+		opts: opts, backend: backend, tmpl: tmpl, csrf: csrf{key: key},
+		cop: http.NewCrossOriginProtection(), log: opts.Logger, closed: map[string]overseer.Status{},
+	}
+	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.log.Warn("dashboard: refused a cross-origin request", zap.String("path", r.URL.Path),
+			zap.String("origin", r.Header.Get("Origin")), zap.String("sec_fetch_site", r.Header.Get("Sec-Fetch-Site")))
+		s.errorPage(w, r, http.StatusForbidden, "This form can only be sent from the dashboard's own pages (cross-origin request refused).")
+	}))
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: static assets: %w", err)
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /{$}", s.handleList)
+	s.mux.HandleFunc("GET /job", s.handleJob)
+	s.mux.Handle("POST /job/resume", s.cop.Handler(http.HandlerFunc(s.handleResume)))
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler: it checks the Host, sets the security
+// headers and routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if !s.hostAllowed(r.Host) {
+		s.log.Warn("dashboard: refused a request for an unknown host", zap.String("host", r.Host))
+		http.Error(w, "unknown host: add it to the dashboard's allowed hosts (--allowed-hosts)", http.StatusMisdirectedRequest)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// hostAllowed guards against DNS rebinding: a page on another site whose
+// name resolves to this machine must not be able to read the dashboard.
+func (s *Server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || net.ParseIP(host) != nil {
+		return true
+	}
+	for _, a := range s.opts.AllowedHosts {
+		if strings.EqualFold(strings.TrimSuffix(a, "."), host) {
+			return true
+		}
+	}
+	return false
+}
+
+// call bounds one Temporal call.
+func (s *Server) call(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), s.opts.Timeout)
+}
+
+// status returns a job's status, from the cache when the run is closed.
+func (s *Server) status(ctx context.Context, j ops.Job) (overseer.Status, error) {
+	if !j.Running() && j.RunID != "" {
+		s.mu.Lock()
+		st, ok := s.closed[j.RunID]
+		s.mu.Unlock()
+		if ok {
+			return st, nil
+		}
+	}
+	st, err := s.backend.Status(ctx, j.ID)
+	if err != nil || j.Running() || j.RunID == "" {
+		return st, err
+	}
+	s.mu.Lock()
+	if len(s.closed) >= maxClosedCache {
+		clear(s.closed)
+	}
+	s.closed[j.RunID] = st
+	s.mu.Unlock()
+	return st, nil
+}
+
+func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name string, data any) {
+	var buf strings.Builder
+	if err := s.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
+		s.log.Error("dashboard: render page", zap.String("template", name), zap.String("path", r.URL.Path), zap.Error(err))
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(buf.String()))
+}
+
+func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	s.render(w, r, code, "error.html", errorPage{page: s.page("Error"), Code: code, Message: msg})
+}
+
+// Serve serves the dashboard on ln until ctx is done, then shuts down,
+// waiting up to 5 seconds for requests in flight.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("dashboard: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("dashboard: shut down: %w", err)
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("dashboard: serve: %w", err)
+	}
+	return nil
+}
+
+// IsLoopback reports whether a listen address (host:port) binds to
+// loopback only.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

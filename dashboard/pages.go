@@ -1,0 +1,451 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// page is what every page's layout needs.
+type page struct {
+	Title      string
+	Namespace  string
+	TemporalUI string
+	Refresh    int // seconds
+	Updated    time.Time
+	// NoAutoReload leaves out the meta refresh that reloads the page when
+	// scripts are off (it would wipe a form being filled in).
+	NoAutoReload bool
+}
+
+func (s *Server) page(title string) page {
+	return page{Title: title, Namespace: s.opts.Namespace, TemporalUI: s.opts.TemporalUI,
+		Refresh: max(1, int(s.opts.Refresh/time.Second)), Updated: time.Now().UTC()}
+}
+
+type errorPage struct {
+	page
+	Code    int
+	Message string
+}
+
+// badge is a status badge: the label a person reads and its CSS class.
+type badge struct {
+	Label, Class string
+}
+
+func bandBadge(b overseer.Band) badge {
+	if b == overseer.BandUnknown {
+		return badge{"Not assessed", "none"}
+	}
+	return badge{b.String(), string(b)}
+}
+
+var pausedBadge = badge{"Paused", "paused"}
+
+// stateBadge shows Temporal's execution status.
+func stateBadge(state string) badge {
+	label := strings.ReplaceAll(state, "_", " ")
+	if label != "" {
+		label = strings.ToUpper(label[:1]) + label[1:]
+	}
+	return badge{label, "state-" + state}
+}
+
+// filters of the list page: name → visibility query.
+var filters = []struct{ Name, Label string }{
+	{"", "All"}, {"paused", "Paused"}, {"off_track", "Off track"}, {"needs_a_look", "Needs a look"},
+	{"on_track", "On track"}, {"running", "Running"},
+}
+
+func filterQuery(f string) (string, error) {
+	switch f {
+	case "":
+		return "", nil
+	case "paused":
+		return ops.ListQuery("", true)
+	case "running":
+		return "ExecutionStatus = 'Running'", nil
+	}
+	return ops.ListQuery(f, false)
+}
+
+type filterLink struct {
+	Label, URL string
+	Active     bool
+}
+
+type listPage struct {
+	page
+	Filters []filterLink
+	LiveURL string
+	Rows    []row
+	Error   string
+}
+
+// row is one job in the list.
+type row struct {
+	Job       ops.Job
+	URL       string
+	Badge     badge
+	State     badge
+	HasP      bool
+	P         float64
+	Phase     string
+	Mode      string
+	Age       time.Duration
+	Pauses    int
+	StatusErr string
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	f := r.URL.Query().Get("filter")
+	query, err := filterQuery(f)
+	if err != nil {
+		s.errorPage(w, r, http.StatusBadRequest, "Unknown filter: choose one of the links on the jobs page.")
+		return
+	}
+	p := listPage{page: s.page("Jobs")}
+	for _, fl := range filters {
+		u := "/"
+		if fl.Name != "" {
+			u = "/?filter=" + url.QueryEscape(fl.Name)
+		}
+		p.Filters = append(p.Filters, filterLink{Label: fl.Label, URL: u, Active: fl.Name == f})
+	}
+	p.LiveURL = "/?fragment=rows"
+	if f != "" {
+		p.LiveURL += "&filter=" + url.QueryEscape(f)
+	}
+	ctx, cancel := s.call(r)
+	defer cancel()
+	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: query, Limit: s.opts.Limit})
+	if err != nil {
+		s.log.Warn("dashboard: list jobs", zap.Error(err))
+		p.Error = "Temporal did not list the jobs: " + err.Error()
+	}
+	p.Rows = s.rows(ctx, jobs)
+	name := "list.html"
+	if r.URL.Query().Get("fragment") == "rows" {
+		name = "list_rows"
+	}
+	s.render(w, r, http.StatusOK, name, p)
+}
+
+// rows queries every job's status, a few at a time.
+func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
+	rows := make([]row, len(jobs))
+	now := time.Now()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, j := range jobs {
+		rows[i] = row{Job: j, URL: jobURL(j.ID), State: stateBadge(j.State), Age: now.Sub(j.Started)}
+		if j.Closed != nil {
+			rows[i].Age = j.Closed.Sub(j.Started)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			st, err := s.status(ctx, j)
+			rows[i].fill(j, st, err)
+		}()
+	}
+	wg.Wait()
+	return rows
+}
+
+// fill sets a row's status from the overseer.status query, or from the
+// search attributes when the query failed.
+func (r *row) fill(j ops.Job, st overseer.Status, err error) {
+	if err == nil {
+		r.Phase, r.Mode, r.Pauses = st.Phase, string(st.Mode), st.Counters.Pauses
+		r.Badge, r.HasP, r.P = bandBadge(st.Band), st.Assessed, st.OnObjective
+		if st.Paused {
+			r.Badge = pausedBadge
+		}
+		return
+	}
+	if errors.Is(err, ops.ErrNotOverseen) {
+		r.Badge, r.StatusErr = badge{"Not overseen", "none"}, "this workflow has no overseer.status query"
+		return
+	}
+	r.StatusErr = "status query failed: " + err.Error()
+	switch {
+	case j.Paused:
+		r.Badge = pausedBadge
+	case j.Band != "" && j.Band != "not_assessed":
+		r.Badge, r.HasP, r.P = bandBadge(overseer.Band(j.Band)), true, j.OnObjective
+	default:
+		r.Badge = badge{"Unknown", "none"}
+	}
+}
+
+func jobURL(id string) string { return "/job?id=" + url.QueryEscape(id) }
+
+// jobPage is the page of one job.
+type jobPage struct {
+	page
+	ID         string
+	Job        ops.Job
+	JobErr     string
+	Found      bool
+	Status     overseer.Status
+	HasStatus  bool
+	StatusErr  string
+	Badge      badge
+	State      badge
+	Age        time.Duration
+	PausedFor  time.Duration
+	Chart      chart
+	Phases     []phaseGroup
+	Gates      []overseer.Gate
+	LiveURL    string
+	HistoryURL string
+	Form       resumeForm
+	Flash      string
+	Policy     overseer.Policy
+}
+
+// resumeForm is the resume / abort form with what was typed and the
+// refusal, if any.
+type resumeForm struct {
+	CSRF   string
+	By     string
+	Note   string
+	Action string
+	Error  string
+}
+
+// phaseGroup is a run of consecutive timeline events of one phase.
+type phaseGroup struct {
+	Phase  string
+	Events []event
+}
+
+// event is an assessment, a pause or a resume on the timeline.
+type event struct {
+	At         time.Time
+	Assessment *overseer.Assessment
+	Pause      *overseer.Gate
+	Resume     *overseer.Gate
+	Waited     time.Duration
+	order      int
+}
+
+func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	if id == "" {
+		s.errorPage(w, r, http.StatusBadRequest, "Which job? The address needs ?id=JOB_ID.")
+		return
+	}
+	p := s.jobPage(r, id)
+	if r.URL.Query().Get("fragment") == "live" {
+		s.render(w, r, http.StatusOK, "job_live", p)
+		return
+	}
+	p.Form = resumeForm{CSRF: s.csrf.token(w, r), Action: string(overseer.ActionContinue)}
+	p.NoAutoReload = p.Status.Paused
+	switch r.URL.Query().Get("done") {
+	case "continue":
+		p.Flash = "The job was resumed."
+	case "abort":
+		p.Flash = "The job was aborted."
+	}
+	code := http.StatusOK
+	if !p.Found {
+		code = http.StatusNotFound
+	}
+	s.render(w, r, code, "job.html", p)
+}
+
+func (s *Server) jobPage(r *http.Request, id string) jobPage {
+	p := jobPage{page: s.page("Job " + id), ID: id, LiveURL: jobURL(id) + "&fragment=live", Policy: s.opts.Policy}
+	ctx, cancel := s.call(r)
+	defer cancel()
+	j, err := s.backend.Describe(ctx, id)
+	if err != nil {
+		p.JobErr = err.Error()
+		return p
+	}
+	p.Found, p.Job, p.State = true, j, stateBadge(j.State)
+	p.Age = time.Since(j.Started)
+	if j.Closed != nil {
+		p.Age = j.Closed.Sub(j.Started)
+	}
+	if s.opts.TemporalUI != "" {
+		p.HistoryURL = fmt.Sprintf("%s/namespaces/%s/workflows/%s/%s/history", s.opts.TemporalUI,
+			url.PathEscape(s.opts.Namespace), url.PathEscape(j.ID), url.PathEscape(j.RunID))
+	}
+	st, err := s.status(ctx, j)
+	if err != nil {
+		p.StatusErr = err.Error()
+		var rw row
+		rw.fill(j, st, err)
+		p.Badge = rw.Badge
+		return p
+	}
+	p.Status, p.HasStatus = st, true
+	p.Badge = bandBadge(st.Band)
+	if st.Paused {
+		p.Badge = pausedBadge
+		if st.PausedSince != nil {
+			p.PausedFor = time.Since(*st.PausedSince)
+		}
+	}
+	p.Chart = newChart(s.opts.Policy, st.Assessments, st.Gates, st.Counters.Assessments)
+	p.Phases = timeline(st)
+	p.Gates = st.Gates
+	return p
+}
+
+// timeline merges assessments, pauses and resumes in time order and groups
+// consecutive events by phase.
+func timeline(st overseer.Status) []phaseGroup {
+	var evs []event
+	for i := range st.Assessments {
+		a := &st.Assessments[i]
+		evs = append(evs, event{At: a.At, Assessment: a, order: 0})
+	}
+	for i := range st.Gates {
+		g := &st.Gates[i]
+		evs = append(evs, event{At: g.PausedAt, Pause: g, order: 1})
+		if g.ResumedAt != nil {
+			evs = append(evs, event{At: *g.ResumedAt, Resume: g, Waited: g.ResumedAt.Sub(g.PausedAt), order: 2})
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b event) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return a.order - b.order
+	})
+	var groups []phaseGroup
+	for _, e := range evs {
+		phase := e.phase()
+		if len(groups) == 0 || groups[len(groups)-1].Phase != phase {
+			groups = append(groups, phaseGroup{Phase: phase})
+		}
+		g := &groups[len(groups)-1]
+		g.Events = append(g.Events, e)
+	}
+	return groups
+}
+
+func (e event) phase() string {
+	switch {
+	case e.Assessment != nil:
+		return e.Assessment.Phase
+	case e.Pause != nil:
+		return e.Pause.Phase
+	}
+	return e.Resume.Phase
+}
+
+func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, r, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	if !s.csrf.valid(r) {
+		s.log.Warn("dashboard: refused a resume without a valid CSRF token", zap.String("workflow_id", r.PostFormValue("id")))
+		s.errorPage(w, r, http.StatusForbidden, "The form's security token is missing or stale: reload the job's page and send it again.")
+		return
+	}
+	id := r.PostFormValue("id")
+	if id == "" {
+		s.errorPage(w, r, http.StatusBadRequest, "Which job? The form has no job id.")
+		return
+	}
+	form := resumeForm{
+		By:     strings.TrimSpace(r.PostFormValue("by")),
+		Note:   strings.TrimSpace(r.PostFormValue("note")),
+		Action: r.PostFormValue("action"),
+	}
+	req := overseer.ResumeRequest{By: form.By, Note: form.Note, Action: overseer.Action(form.Action)}
+	ctx, cancel := s.call(r)
+	defer cancel()
+	g, err := s.backend.Resume(ctx, id, req)
+	if err != nil {
+		s.log.Info("dashboard: resume refused", zap.String("workflow_id", id), zap.String("by", req.By), zap.Error(err))
+		p := s.jobPage(r, id)
+		form.CSRF = s.csrf.token(w, r)
+		form.Error = refusal(err)
+		p.Form, p.NoAutoReload = form, true
+		s.render(w, r, http.StatusUnprocessableEntity, "job.html", p)
+		return
+	}
+	s.log.Info("dashboard: job resumed", zap.String("workflow_id", id), zap.String("phase", g.Phase),
+		zap.String("by", g.By), zap.String("action", string(g.Action)))
+	http.Redirect(w, r, jobURL(id)+"&done="+url.QueryEscape(string(g.Action)), http.StatusSeeOther)
+}
+
+// refusal words a resume error for the form.
+func refusal(err error) string {
+	switch {
+	case errors.Is(err, overseer.ErrMissingBy):
+		return "Say who you are: “by” is required."
+	case errors.Is(err, overseer.ErrUnknownAction):
+		return "Choose continue or abort."
+	case errors.Is(err, overseer.ErrNotPaused):
+		return "The job is not paused (any more): there is nothing to resume."
+	case errors.Is(err, ops.ErrFinished):
+		return "The job has already finished."
+	}
+	return "Temporal refused the resume: " + err.Error()
+}
+
+var funcs = template.FuncMap{
+	"pct":         func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
+	"prob":        func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"num":         func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"coord":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"pct100":      func(v float64) string { return fmt.Sprintf("%.1f", clamp01(v)*100) },
+	"age":         humanDuration,
+	"latency":     func(d time.Duration) string { return d.Round(time.Microsecond).String() },
+	"ts":          func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"clock":       func(t time.Time) string { return t.UTC().Format("15:04:05") },
+	"iso":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"band":        func(b overseer.Band) badge { return bandBadge(b) },
+	"pausedBadge": func() badge { return pausedBadge },
+	"plus":        func(a, b float64) float64 { return a + b },
+	"half":        func(a float64) float64 { return a / 2 },
+	"severity": func(v float64) string {
+		labels := []string{"Cosmetic", "Worth a look", "Review", "Stop"}
+		i := min(max(int(v+0.5), 0), len(labels)-1)
+		return fmt.Sprintf("%.1f ≈ %s", v, labels[i])
+	},
+}
+
+// humanDuration says how long, to two units: "45s", "3m 12s", "2h 5m",
+// "3d 4h".
+func humanDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm %ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd %dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
