@@ -30,13 +30,14 @@ type Command interface {
 // Commands lists every subcommand by name.
 func Commands() map[string]Command {
 	return map[string]Command{
-		"demo":   &Demo{},
-		"dev":    &Dev{},
-		"worker": &Worker{},
-		"start":  &Start{},
-		"status": &StatusCmd{},
-		"list":   &List{},
-		"resume": &Resume{},
+		"demo":    &Demo{},
+		"dev":     &Dev{},
+		"worker":  &Worker{},
+		"start":   &Start{},
+		"status":  &StatusCmd{},
+		"list":    &List{},
+		"resume":  &Resume{},
+		"observe": &Observe{},
 	}
 }
 
