@@ -48,6 +48,7 @@ func (r *run) status() Status {
 	s := r.st
 	s.Assessments = slices.Clone(s.Assessments)
 	s.Gates = slices.Clone(s.Gates)
+	s.InPhase = slices.Clone(s.InPhase)
 	s.Digest = r.traj.Digest()
 	if r.note != nil {
 		s.PendingNote = r.note.String()
@@ -112,6 +113,7 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 	r.gate = nil
 	r.st.Paused, r.st.PausedSince, r.st.PauseReason = false, nil, ""
 	r.st.Counters.Resumes++
+	metricResume(ctx, *g)
 	if g.Action == ActionAbort {
 		r.aborted = g
 	} else if r.note != nil && req.Note != "" {
@@ -172,6 +174,7 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 		r.st.Counters.Failures++
 		r.st.Counters.ConsecutiveFailures++
 		r.record(rec)
+		metricAssessment(ctx, r.cfg.Mode, rec, err)
 		r.logger.Warn("overseer: assessment failed", "phase", phase, "error", rec.Error)
 		max := r.cfg.Policy.MaxConsecutiveFailures
 		if r.cfg.Mode == ModeManage && max > 0 && r.st.Counters.ConsecutiveFailures >= max && ctx.Err() == nil {
@@ -186,6 +189,7 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 	v := r.cfg.Policy.Evaluate(out.Answers)
 	rec.Answers, rec.Verdict, rec.Model, rec.Usage, rec.Latency = &out.Answers, &v, out.Model, out.Usage, out.Latency
 	r.record(rec)
+	metricAssessment(ctx, r.cfg.Mode, rec, nil)
 	if seq > r.applied {
 		r.applied = seq
 		r.st.Band, r.st.OnObjective, r.st.Assessed = v.Band, v.OnObjective, true
@@ -238,6 +242,7 @@ func (r *run) pause(ctx workflow.Context, phase, reason string) {
 	r.st.Gates = window(r.st.Gates, *r.gate, maxRecentGates)
 	r.st.Paused, r.st.PausedSince, r.st.PauseReason = true, &now, reason
 	r.st.Counters.Pauses++
+	metricPause(ctx, r.st.Counters.ConsecutiveFailures > 0)
 	r.upsertSearchAttributes(ctx)
 	r.logger.Info("overseer: job paused", "phase", phase, "reason", reason)
 	if err := workflow.Await(ctx, func() bool { return r.gate == nil }); err != nil {

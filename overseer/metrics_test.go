@@ -1,0 +1,154 @@
+package overseer_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// capture is a client.MetricsHandler that keeps what it is given, keyed
+// by "name{tag=value,…}" with the tags sorted.
+type capture struct {
+	mu     *sync.Mutex
+	tags   map[string]string
+	counts map[string]int64
+	timers map[string][]time.Duration
+}
+
+func newCapture() *capture {
+	return &capture{mu: &sync.Mutex{}, tags: map[string]string{}, counts: map[string]int64{}, timers: map[string][]time.Duration{}}
+}
+
+func (c *capture) key(name string) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(c.tags)) {
+		if k == overseer.TagMode || k == overseer.TagBand || k == overseer.TagOutcome || k == overseer.TagKind ||
+			k == overseer.TagCause || k == overseer.TagAction {
+			kv = append(kv, k+"="+c.tags[k])
+		}
+	}
+	return fmt.Sprintf("%s{%s}", name, strings.Join(kv, ","))
+}
+
+func (c *capture) WithTags(tags map[string]string) client.MetricsHandler {
+	n := *c
+	n.tags = maps.Clone(c.tags)
+	maps.Copy(n.tags, tags)
+	return &n
+}
+
+func (c *capture) Counter(name string) client.MetricsCounter {
+	return counterFunc(func(d int64) { c.mu.Lock(); c.counts[c.key(name)] += d; c.mu.Unlock() })
+}
+
+func (c *capture) Gauge(string) client.MetricsGauge { return client.MetricsNopHandler.Gauge("") }
+
+func (c *capture) Timer(name string) client.MetricsTimer {
+	return timerFunc(func(d time.Duration) { c.mu.Lock(); c.timers[c.key(name)] = append(c.timers[c.key(name)], d); c.mu.Unlock() })
+}
+
+type counterFunc func(int64)
+
+func (f counterFunc) Inc(d int64) { f(d) }
+
+type timerFunc func(time.Duration)
+
+func (f timerFunc) Record(d time.Duration) { f(d) }
+
+func TestMetricsFromWorkflowCode(t *testing.T) {
+	slow := answer(0.2, overseer.BreachNone, 0.9, 0.5) // off track: pauses in manage mode
+	slow.Response.Latency = 40 * time.Millisecond
+	invalid := answer(1.5, overseer.BreachNone, 0.9, 0)
+	tests := []struct {
+		name   string
+		mode   overseer.Mode
+		steps  []jev.Step
+		resume *overseer.ResumeRequest
+		counts map[string]int64
+		timers map[string]int
+	}{
+		{
+			name: "manage: a pause, an abort", mode: overseer.ModeManage,
+			steps:  []jev.Step{onTrack(), slow},
+			resume: &overseer.ResumeRequest{By: "alice", Action: overseer.ActionAbort},
+			counts: map[string]int64{
+				"overseer_assessments{band=on_track,mode=manage,outcome=ok}":      1,
+				"overseer_assessments{band=off_track,mode=manage,outcome=flagged}": 1,
+				"overseer_judge_tokens{kind=input}":                                200,
+				"overseer_judge_tokens{kind=output}":                               20,
+				"overseer_pauses{cause=verdict}":                                   1,
+				"overseer_resumes{action=abort}":                                   1,
+			},
+			timers: map[string]int{"overseer_judge_latency{}": 2, "overseer_gate_wait{action=abort}": 1},
+		},
+		{
+			name: "observe: an invalid answer is a judge error", mode: overseer.ModeObserve,
+			steps: []jev.Step{onTrack(), invalid, onTrack()},
+			counts: map[string]int64{
+				"overseer_assessments{band=on_track,mode=observe,outcome=ok}": 2,
+				"overseer_assessments{band=none,mode=observe,outcome=error}":  1,
+				"overseer_judge_errors{kind=invalid_answer}":                  1,
+				"overseer_judge_tokens{kind=input}":                           200,
+				"overseer_judge_tokens{kind=output}":                          20,
+			},
+			timers: map[string]int{"overseer_judge_latency{}": 2},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			m := newCapture()
+			s.SetMetricsHandler(m)
+			env := s.NewTestWorkflowEnvironment()
+			plugin, err := overseer.NewPlugin(overseer.Options{Mode: tt.mode, Judge: jev.NewScripted(tt.steps...)})
+			require.NoError(t, err)
+			env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+			rec := &recorder{}
+			env.RegisterWorkflow(phasesWorkflow)
+			for _, p := range testPhases {
+				env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: p})
+			}
+			if tt.resume != nil {
+				env.RegisterDelayedCallback(func() {
+					env.SignalWorkflow(overseer.ResumeSignalName, *tt.resume)
+				}, 2*time.Hour)
+			}
+			env.ExecuteWorkflow(phasesWorkflow, testPhases)
+			require.True(t, env.IsWorkflowCompleted())
+
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			for k, want := range tt.counts {
+				assert.Equal(t, want, m.counts[k], k)
+			}
+			for k, v := range m.counts {
+				if strings.HasPrefix(k, "overseer_") {
+					assert.Contains(t, tt.counts, k, "unexpected series %s = %d", k, v)
+				}
+			}
+			for k, want := range tt.timers {
+				assert.Len(t, m.timers[k], want, k)
+			}
+			if w := m.timers["overseer_gate_wait{action=abort}"]; len(w) == 1 {
+				assert.Equal(t, 2*time.Hour, w[0].Round(time.Minute), "the gate waited for the delayed resume")
+			}
+			if l := m.timers["overseer_judge_latency{}"]; len(l) == 2 && tt.mode == overseer.ModeManage {
+				assert.Equal(t, 40*time.Millisecond, l[1], "the judge's reported latency")
+			}
+		})
+	}
+}
