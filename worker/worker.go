@@ -58,6 +58,10 @@ type Config struct {
 	AgentWork time.Duration
 	// Logger. If not set, a production zap logger at info level.
 	Logger *zap.Logger
+	// MetricsHandler receives the SDK's metrics and the overseer's (see
+	// NewMetrics). Dial sets it on the client; a worker built with New on
+	// another client uses that client's handler. If not set, no metrics.
+	MetricsHandler client.MetricsHandler
 }
 
 // ErrUnreachable wraps a failure to connect to the Temporal server.
@@ -82,6 +86,9 @@ func (cfg Config) ClientOptions() (client.Options, error) {
 		opts.Namespace = client.DefaultNamespace
 	}
 	opts.Logger = SDKLogger(cfg.logger())
+	if cfg.MetricsHandler != nil {
+		opts.MetricsHandler = cfg.MetricsHandler
+	}
 	return opts, nil
 }
 
