@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
@@ -66,6 +68,24 @@ func (w *workerFlags) apply(cfg *worker.Config) error {
 	return nil
 }
 
+// startMetrics serves the worker's metrics on addr and sets the handler on
+// cfg, so that the client Dial makes feeds them. An empty addr serves none.
+func startMetrics(addr string, cfg *worker.Config) (*worker.MetricsServer, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	m, err := worker.NewMetrics()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := worker.ServeMetrics(addr, m, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("%w (choose another address with --metrics)", err)
+	}
+	cfg.MetricsHandler = m.Handler()
+	return srv, nil
+}
+
 // Worker runs a worker against any Temporal server.
 type Worker struct{}
 
@@ -81,6 +101,7 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	conn.register(fs)
 	var wf workerFlags
 	wf.register(fs)
+	metrics := fs.String("metrics", "", "serve Prometheus metrics on this host:port at /metrics, e.g. 127.0.0.1:9090 (default: none)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -92,7 +113,20 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err := wf.apply(&cfg); err != nil {
 		return err
 	}
-	c, err := conn.dial(ctx)
+	// A worker is a server: it logs JSON lines on stderr, also for the SDK.
+	cfg.Logger = serverLogger(wf.verbose)
+	defer func() { _ = cfg.Logger.Sync() }()
+	ms, err := startMetrics(*metrics, &cfg)
+	if err != nil {
+		return err
+	}
+	if ms != nil {
+		defer ms.Close()
+		fmt.Fprintf(out, "Metrics on %s\n", ms.URL())
+	}
+	dctx, cancel := context.WithTimeout(ctx, conn.timeout)
+	defer cancel()
+	c, err := worker.Dial(dctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -111,12 +145,13 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// Dev runs an embedded Temporal dev server and a worker in one process tree.
+// Dev runs an embedded Temporal dev server, a worker, the dashboard and the
+// metrics endpoint in one process tree.
 type Dev struct{}
 
 // Synopsis implements Command.
 func (*Dev) Synopsis() string {
-	return "run an embedded Temporal dev server (with Web UI) and a worker"
+	return "run an embedded Temporal dev server (with Web UI), a worker, the dashboard and /metrics"
 }
 
 // Run implements Command.
@@ -125,6 +160,10 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	var wf workerFlags
 	wf.register(fs)
 	taskQueue := fs.String("task-queue", worker.DefaultTaskQueue, "task queue of the job workflow")
+	var df dashboardFlags
+	df.register(fs, DefaultDashboardListen)
+	noDashboard := fs.Bool("no-dashboard", false, "do not serve the dashboard")
+	metrics := fs.String("metrics", "127.0.0.1:9090", "serve the worker's Prometheus metrics on this host:port at /metrics (empty: none)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -141,7 +180,23 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer srv.Stop()
-	w, err := worker.New(srv.Client(), cfg)
+	ms, err := startMetrics(*metrics, &cfg)
+	if err != nil {
+		return err
+	}
+	if ms != nil {
+		defer ms.Close()
+	}
+	// The worker's own client, on the dev server's connection, carries the
+	// metrics handler and the logger.
+	c, err := client.NewClientFromExisting(srv.Client(), client.Options{
+		Namespace: srv.Namespace(), Logger: worker.SDKLogger(cfg.Logger), MetricsHandler: cfg.MetricsHandler,
+	})
+	if err != nil {
+		return fmt.Errorf("connect the worker to the dev server: %w", err)
+	}
+	defer c.Close()
+	w, err := worker.New(c, cfg)
 	if err != nil {
 		return err
 	}
@@ -149,9 +204,36 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
+	dashURL := ""
+	if !*noDashboard {
+		opts := df.options()
+		opts.Client, opts.Namespace, opts.Logger = srv.Client(), srv.Namespace(), cfg.Logger
+		if opts.TemporalUI == "" {
+			opts.TemporalUI = srv.UIAddress()
+		}
+		h, err := dashboard.New(opts)
+		if err != nil {
+			return err
+		}
+		ln, err := df.open(cfg.Logger)
+		if err != nil {
+			return fmt.Errorf("%w (choose another address with --listen, or --no-dashboard)", err)
+		}
+		dashURL = "http://" + ln.Addr().String() + "/"
+		served := make(chan error, 1)
+		dctx, stop := context.WithCancel(ctx)
+		go func() { served <- dashboard.Serve(dctx, ln, h) }()
+		defer func() { stop(); <-served }()
+	}
 	fmt.Fprintf(out, "Temporal dev server  %s (namespace %s)\n", srv.FrontendHostPort(), srv.Namespace())
 	fmt.Fprintf(out, "Temporal Web UI      %s\n", srv.UIAddress())
 	fmt.Fprintf(out, "Worker task queue    %s\n", *taskQueue)
+	if dashURL != "" {
+		fmt.Fprintf(out, "Overseer dashboard   %s\n", dashURL)
+	}
+	if ms != nil {
+		fmt.Fprintf(out, "Worker metrics       %s\n", ms.URL())
+	}
 	fmt.Fprintf(out, "Start a job:         overseer start --address %s --scenario looping --objective \"Add CSV export\"\n", srv.FrontendHostPort())
 	fmt.Fprintln(out, "Ctrl-C stops everything (the dev server keeps no data).")
 	<-ctx.Done()
