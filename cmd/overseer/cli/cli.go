@@ -30,14 +30,15 @@ type Command interface {
 // Commands lists every subcommand by name.
 func Commands() map[string]Command {
 	return map[string]Command{
-		"demo":    &Demo{},
-		"dev":     &Dev{},
-		"worker":  &Worker{},
-		"start":   &Start{},
-		"status":  &StatusCmd{},
-		"list":    &List{},
-		"resume":  &Resume{},
-		"observe": &Observe{},
+		"demo":      &Demo{},
+		"dashboard": &Dashboard{},
+		"dev":       &Dev{},
+		"worker":    &Worker{},
+		"start":     &Start{},
+		"status":    &StatusCmd{},
+		"list":      &List{},
+		"resume":    &Resume{},
+		"observe":   &Observe{},
 	}
 }
 
