@@ -8,12 +8,14 @@ package activities
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/supervision"
 )
 
 // Scenario names how a simulated job behaves.
@@ -85,6 +87,12 @@ type PhaseInput struct {
 // SetProcessNote implements overseer.NoteReceiver.
 func (in *PhaseInput) SetProcessNote(n overseer.Note) { in.Note = &n }
 
+// SupervisionTask implements supervision.Tasker: the task the in-phase
+// supervisor judges the phase's progress against.
+func (in *PhaseInput) SupervisionTask() string {
+	return fmt.Sprintf("Phase %q of the job %q.", in.Phase, in.Objective)
+}
+
 // PhaseOutput is what a phase agent returns.
 type PhaseOutput struct {
 	overseer.ReportCarrier
@@ -120,13 +128,29 @@ func (a *Agents) Register(r Registry) {
 // Run does one phase. The phase comes from the input, so that one function
 // serves every phase activity.
 func (a *Agents) Run(ctx context.Context, in *PhaseInput) (PhaseOutput, error) {
-	if a.Work > 0 {
-		select {
-		case <-time.After(a.Work):
-		case <-ctx.Done():
-			return PhaseOutput{}, ctx.Err()
-		}
+	if in.Phase == PhaseCode {
+		return a.codeLoop(ctx, in)
 	}
+	if err := a.wait(ctx, a.Work); err != nil {
+		return PhaseOutput{}, err
+	}
+	return a.finish(ctx, in)
+}
+
+func (a *Agents) wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// finish produces the phase's result.
+func (a *Agents) finish(ctx context.Context, in *PhaseInput) (PhaseOutput, error) {
 	out := PhaseOutput{Phase: in.Phase, Passed: true}
 	report := &overseer.PhaseReport{Turns: 6 + 2*in.Run, CostUSD: 0.15 * float64(3+in.Run)}
 	out.OverseerReport = report
@@ -143,6 +167,7 @@ func (a *Agents) Run(ctx context.Context, in *PhaseInput) (PhaseOutput, error) {
 		out.WorkItems = map[string]string{"W-1": "todo", "W-2": "todo", "W-3": "todo"}
 	case PhaseCode:
 		return a.code(in, out, report, noted)
+
 	case PhaseTest:
 		return a.test(in, out, report, noted)
 	case PhaseReview:
@@ -207,4 +232,90 @@ func (a *Agents) test(in *PhaseInput, out PhaseOutput, report *overseer.PhaseRep
 	report.FailedToolCategories = []string{"test"}
 	out.WorkItems = map[string]string{"W-2": "in_progress"}
 	return out, nil
+}
+
+// codeSteps is how many agent steps a code phase takes.
+const codeSteps = 4
+
+// codeLoop is the long phase: an agent loop that edits a workspace step by
+// step, reports each step as supervision events and heartbeats, runs its
+// own checks at the end and gives the in-phase supervisor a trusted
+// evidence source (the workspace's revision and the check's receipt).
+func (a *Agents) codeLoop(ctx context.Context, in *PhaseInput) (PhaseOutput, error) {
+	ws := &workspace{}
+	supervision.SetEvidenceSource(ctx, ws)
+	for i := range codeSteps {
+		if err := a.wait(ctx, a.Work/codeSteps); err != nil {
+			return PhaseOutput{}, err
+		}
+		file := fmt.Sprintf("reports/export_%d.go", i)
+		supervision.RecordEvent(ctx, supervision.Event{Type: "TOOL_CALL"})
+		supervision.RecordEvent(ctx, supervision.Event{Type: supervision.EventTextDelta, Text: fmt.Sprintf("Edited %s. ", file)})
+		ws.edit(file)
+		activity.RecordHeartbeat(ctx, i)
+	}
+	out, err := a.finish(ctx, in)
+	if err != nil {
+		supervision.RecordEvent(ctx, supervision.Event{Type: supervision.EventTextDelta, Text: "I need credentials for the package registry."})
+		return out, err
+	}
+	noted := in.Noted || in.Note != nil
+	passed := in.Scenario != Looping || noted
+	ws.verify(passed)
+	summary := "Done: implemented the work items; go test ./... passes."
+	if !passed {
+		summary = "Done: implemented the work items, but go test ./... still fails."
+	}
+	supervision.RecordEvent(ctx, supervision.Event{Type: supervision.EventFinalResult, Text: summary})
+	return out, nil
+}
+
+// workspace is the code phase's simulated repository and the host's
+// trusted evidence about it.
+type workspace struct {
+	mu       sync.Mutex
+	files    []string
+	edits    int
+	verified *receipt
+}
+
+type receipt struct {
+	revision string
+	passed   bool
+}
+
+func (w *workspace) revision() string { return fmt.Sprintf("sim:%d", w.edits) }
+
+func (w *workspace) edit(file string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.edits++
+	w.files = append(w.files, file)
+}
+
+func (w *workspace) verify(passed bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.verified = &receipt{revision: w.revision(), passed: passed}
+}
+
+// Evidence implements supervision.EvidenceSource. The receipt is bound to
+// the requesting scope because this host ran the check itself, in this
+// invocation, against this revision.
+func (w *workspace) Evidence(_ context.Context, req supervision.EvidenceRequest) (supervision.Evidence, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ev := supervision.Evidence{
+		Revision: w.revision(), RepositoryStatus: fmt.Sprintf("%d files changed", len(w.files)),
+		ChangedFiles: append([]string{}, w.files...), Instructions: "Run go test ./... before you finish.",
+	}
+	if w.verified != nil {
+		summary := "go test ./...: ok"
+		if !w.verified.passed {
+			summary = "go test ./...: 2 failures"
+		}
+		ev.Verification = &supervision.Verification{UserID: req.Scope.UserID, SessionID: req.Scope.SessionID, RunID: req.Scope.RunID,
+			Revision: w.verified.revision, Source: "coro.test-runner", Passed: w.verified.passed, Summary: summary}
+	}
+	return ev, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/supervision"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
@@ -296,4 +297,31 @@ func TestE2EStartFromSpecAndStatusJSON(t *testing.T) {
 	code, stdout, _ = overseerCLI(srv, "status", id)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "Recent assessments:")
+}
+
+func TestE2EInPhaseSupervisionAdviceShowsInStatus(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	cfg := supervision.Config{Mode: supervision.Shadow, Version: "e2e", Budget: 3 * time.Second,
+		Thresholds: supervision.Thresholds{No: 0.2, Yes: 0.8}, Limits: supervision.DefaultLimits(),
+		Schedule: supervision.Schedule{MinInterval: 50 * time.Millisecond, Period: 200 * time.Millisecond, MaxAssessments: 60, MaxConsecutiveFailures: 3}}
+	tq := startWorker(t, srv, worker.Config{Mode: overseer.ModeObserve, AgentWork: 800 * time.Millisecond,
+		Supervision: worker.SupervisionConfig{Config: &cfg}})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack})
+	res, err := finish(t, c, run, "e2e")
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", res.Outcome)
+
+	s := status(t, c, run.GetID())
+	require.NotEmpty(t, s.InPhase, "in-phase advice reaches overseer.status")
+	var finals int
+	for _, a := range s.InPhase {
+		assert.Equal(t, "coro.code", a.ActivityType)
+		if a.Final {
+			finals++
+			assert.Equal(t, string(supervision.ReviewCompletion), a.Advice, "verified, current receipt from the workspace")
+			assert.True(t, a.VerifiedRevision)
+		}
+	}
+	assert.Equal(t, 2, finals, "one final advice per code run (the tests loop back once)")
 }

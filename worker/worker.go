@@ -54,6 +54,10 @@ type Config struct {
 	// NoSearchAttributes turns off the overseer's search attributes (they
 	// must be registered on the server when on). If not set, they are on.
 	NoSearchAttributes bool
+	// Supervision configures the in-phase supervisor of long phases. If not
+	// set, it follows the code phase in SHADOW mode with the heuristic
+	// judge.
+	Supervision SupervisionConfig
 	// AgentWork is how long each simulated phase agent pretends to work.
 	AgentWork time.Duration
 	// Logger. If not set, a production zap logger at info level.
@@ -156,7 +160,11 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	if tq == "" {
 		tq = DefaultTaskQueue
 	}
-	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: []sdkworker.Plugin{plugin}})
+	supervisors, err := cfg.supervisionInterceptors()
+	if err != nil {
+		return nil, err
+	}
+	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: []sdkworker.Plugin{plugin}, Interceptors: supervisors})
 	workflows.Register(w)
 	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
 	return w, nil

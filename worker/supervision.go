@@ -1,0 +1,57 @@
+package worker
+
+import (
+	"go.temporal.io/sdk/interceptor"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/supervision"
+)
+
+// SupervisionConfig configures the in-phase supervisor of long phases.
+type SupervisionConfig struct {
+	// Off turns the in-phase supervisor off.
+	Off bool
+	// Activities are the long phase activities to follow. If not set, the
+	// reference job's code phase.
+	Activities []string
+	// Judge answers the supervision checks. If not set, the supervision
+	// heuristic judge (rules, not a model).
+	Judge jev.Judge
+	// Config holds thresholds, budget, schedule and limits, as parsed by
+	// supervision.ParseConfig. If not set (mode OFF there), SHADOW with the
+	// seed's example thresholds 0.2 / 0.8 and the default schedule, budget
+	// and limits.
+	Config *supervision.Config
+}
+
+func (cfg Config) supervisionInterceptors() ([]interceptor.WorkerInterceptor, error) {
+	sc := cfg.Supervision
+	if sc.Off {
+		return nil, nil
+	}
+	c := supervision.Config{Mode: supervision.Shadow, Version: supervision.DefaultVersion, Budget: supervision.DefaultBudget,
+		Thresholds: supervision.Thresholds{No: 0.2, Yes: 0.8}, Schedule: supervision.DefaultSchedule(), Limits: supervision.DefaultLimits()}
+	if sc.Config != nil {
+		c = *sc.Config
+	}
+	judge := sc.Judge
+	if judge == nil {
+		judge = supervision.HeuristicJudge{}
+	}
+	sup, err := c.Supervisor(judge, nil)
+	if err != nil || sup == nil {
+		return nil, err
+	}
+	acts := sc.Activities
+	if len(acts) == 0 {
+		acts = []string{activities.ActivityName(activities.PhaseCode)}
+	}
+	icpt, err := supervision.NewInterceptor(supervision.InterceptorOptions{
+		Supervisor: sup, Schedule: c.Schedule, Activities: acts, Logger: cfg.logger(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []interceptor.WorkerInterceptor{icpt}, nil
+}
