@@ -2,6 +2,7 @@ package worker
 
 import (
 	"go.temporal.io/sdk/interceptor"
+	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/overseer/jev"
@@ -39,7 +40,12 @@ func (cfg Config) supervisionInterceptors() ([]interceptor.WorkerInterceptor, er
 	if judge == nil {
 		judge = supervision.HeuristicJudge{}
 	}
-	sup, err := c.Supervisor(judge, nil)
+	logger := cfg.logger()
+	logRecord := func(r supervision.Record) {
+		logger.Info("supervision record", zap.String("purpose", r.Purpose), zap.String("status", string(r.Status)),
+			zap.String("reason", r.Reason), zap.Duration("elapsed", r.Elapsed), zap.Any("recommendation", r.Recommendation))
+	}
+	sup, err := c.Supervisor(judge, logRecord)
 	if err != nil || sup == nil {
 		return nil, err
 	}
@@ -48,7 +54,7 @@ func (cfg Config) supervisionInterceptors() ([]interceptor.WorkerInterceptor, er
 		acts = []string{activities.ActivityName(activities.PhaseCode)}
 	}
 	icpt, err := supervision.NewInterceptor(supervision.InterceptorOptions{
-		Supervisor: sup, Schedule: c.Schedule, Activities: acts, Logger: cfg.logger(),
+		Supervisor: sup, Schedule: c.Schedule, Activities: acts, Logger: logger, OnRecord: logRecord,
 	})
 	if err != nil {
 		return nil, err
