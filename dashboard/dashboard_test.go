@@ -188,7 +188,7 @@ func TestJobPage(t *testing.T) {
 		`<svg class="chart"`, `class="point needs_a_look flagged"`, `class="point failed"`, `class="gate-marker"`, // the chart
 		"<h3>spec</h3>", "<h3>plan</h3>", "<h3>code</h3>", "judge failed", "judge timed out", // the timeline per phase
 		"obligation[2] — “The phase made progress.”", "1.8 ≈ Review", "P(the agent is blocked) 0.10", // answers
-		"Trajectory digest", "The next phase will receive:", "⏸", // digest, note, pause
+		"Trajectory digest", "The next phase will receive:", "the gate opened", // digest, note, pause
 		"http://127.0.0.1:8233/namespaces/default/workflows/job-paused/r1/history",
 		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;",
 	} {

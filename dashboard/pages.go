@@ -152,9 +152,6 @@ func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
 	sem := make(chan struct{}, 8)
 	for i, j := range jobs {
 		rows[i] = row{Job: j, URL: jobURL(j.ID), State: stateBadge(j.State), Age: now.Sub(j.Started)}
-		if j.Closed != nil {
-			rows[i].Age = j.Closed.Sub(j.Started)
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
