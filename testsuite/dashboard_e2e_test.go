@@ -1,0 +1,363 @@
+package testsuite_test
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/dashboard"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/testsuite"
+	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+var screenshots = flag.Bool("screenshots", false, "write the dashboard screenshots into docs/ (TestDashboardInChromium)")
+
+// ChromiumEnv overrides the Chromium binary the browser test drives.
+const ChromiumEnv = "OVERSEER_CHROMIUM"
+
+// requireChromium returns Debian's chromium (or $OVERSEER_CHROMIUM); the
+// test fails without it under CI=true and is skipped elsewhere.
+func requireChromium(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv(ChromiumEnv)
+	if p == "" {
+		p = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and Chromium is missing (%v): .ci/run installs Debian's chromium", err)
+		}
+		t.Skipf("skipping: no Chromium at %s (apt-get install chromium, or set %s)", p, ChromiumEnv)
+	}
+	return p
+}
+
+// browser starts headless Chromium with a fresh profile and no network
+// beyond this machine's loopback servers.
+func browser(t *testing.T, exe string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	// The first call starts the browser and binds it to ctx; the steps run
+	// under a deadline derived from it.
+	require.NoError(t, chromedp.Do(ctx), "start Chromium")
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// tokenJudge is the heuristic judge reporting token usage, whose first
+// answer is invalid (so the judge-error series has a sample).
+func tokenJudge() jev.Judge {
+	var calls atomic.Int64
+	return jev.JudgeFunc(func(ctx context.Context, req jev.Request) (*jev.Response, error) {
+		if calls.Add(1) == 1 {
+			return nil, fmt.Errorf("%w: scripted first answer for the metrics test", jev.ErrInvalidAnswer)
+		}
+		resp, err := overseer.HeuristicJudge{}.Decide(ctx, req)
+		if resp != nil {
+			resp.Usage = jev.Usage{InputTokens: 850, OutputTokens: 42}
+		}
+		return resp, err
+	})
+}
+
+// meteredWorker runs a worker whose client feeds a fresh Metrics, and
+// serves them; it returns the task queue and the /metrics URL.
+func meteredWorker(t *testing.T, srv *testsuite.DevServer, cfg worker.Config) (string, string) {
+	t.Helper()
+	m, err := worker.NewMetrics()
+	require.NoError(t, err)
+	ms, err := worker.ServeMetrics("127.0.0.1:0", m, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ms.Close() })
+	cfg.Address, cfg.Namespace, cfg.MetricsHandler = srv.FrontendHostPort(), srv.Namespace(), m.Handler()
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := worker.Dial(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	w, err := worker.New(c, cfg)
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return cfg.TaskQueue, ms.URL()
+}
+
+func startDashboard(t *testing.T, srv *testsuite.DevServer) string {
+	t.Helper()
+	d, err := dashboard.New(dashboard.Options{Client: srv.Client(), Namespace: srv.Namespace(), Refresh: time.Second,
+		TemporalUI: "http://127.0.0.1:8233"})
+	require.NoError(t, err)
+	hs := httptest.NewServer(d)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+func startJobWithMemo(t *testing.T, c client.Client, taskQueue string, in workflows.JobInput, mode overseer.Mode) client.WorkflowRun {
+	t.Helper()
+	opts := client.StartWorkflowOptions{ID: fmt.Sprintf("demo-%s-%d", in.Scenario, time.Now().UnixNano()), TaskQueue: taskQueue}
+	if mode != "" {
+		opts.Memo = map[string]any{overseer.ModeMemoKey: string(mode)}
+	}
+	run, err := c.ExecuteWorkflow(context.Background(), opts, workflows.JobWorkflowName, in)
+	require.NoError(t, err)
+	return run
+}
+
+// TestDashboardInChromium drives the dashboard in headless Chromium: the
+// list shows a paused looping job with the Paused badge, its page shows the
+// timeline, the resume form resumes it, and Temporal shows it completed.
+// With -screenshots it writes docs/dashboard-list.png and
+// docs/dashboard-job.png.
+func TestDashboardInChromium(t *testing.T) {
+	exe := requireChromium(t)
+	srv := devServer(t)
+	c := srv.Client()
+	tq, _ := meteredWorker(t, srv, worker.Config{})
+	url := startDashboard(t, srv)
+
+	if *screenshots {
+		// Neighbours for the list: observed jobs never pause.
+		for _, sc := range []activities.Scenario{activities.OnTrack, activities.Drifting, activities.Blocked} {
+			startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: sc}, overseer.ModeObserve)
+		}
+	}
+	run := startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export to the reports page", Scenario: activities.Looping}, "")
+	id := run.GetID()
+	eventually(t, "the looping job to pause", 30*time.Second, func() bool { return status(t, c, id).Paused })
+
+	ctx := browser(t, exe)
+	row := fmt.Sprintf(`tr[data-job=%q]`, id)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(url+"/"),
+		chromedp.WaitVisible(chromedp.CSS(row+` .badge.paused`)),
+	))
+	badge, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+` .badge.paused`)))
+	require.NoError(t, err)
+	assert.Equal(t, "Paused", badge)
+	if *screenshots {
+		eventually(t, "the neighbours to be assessed", 30*time.Second, func() bool {
+			n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("tbody svg.bar").length`))
+			return n >= 4
+		})
+		shoot(t, ctx, "dashboard-list.png")
+	}
+
+	// The job page: the timeline per phase, the chart and the form.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(row+` td a`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.resume`)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.chart circle.point`)),
+	))
+	phases, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".phase h3")].map(e => e.textContent)`))
+	require.NoError(t, err)
+	assert.Contains(t, phases, "code", "the timeline groups assessments by phase")
+	gate, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.panel.gate`)))
+	require.NoError(t, err)
+	assert.Contains(t, gate, "Paused after code")
+	assert.Contains(t, gate, "obligation[2]")
+
+	// Resume through the form; the dashboard sends the overseer.resume update.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`input[name=by]`), "browser-reviewer"),
+		chromedp.SendKeys(chromedp.CSS(`textarea[name=note]`), "Stop patching the same tests; find the root cause first."),
+		chromedp.Click(chromedp.CSS(`form.resume button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	))
+	flash, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.flash`)))
+	require.NoError(t, err)
+	assert.Equal(t, "The job was resumed.", flash)
+	s := status(t, c, id)
+	require.NotEmpty(t, s.Gates)
+	assert.Equal(t, "browser-reviewer", s.Gates[0].By)
+	assert.Equal(t, "Stop patching the same tests; find the root cause first.", s.Gates[0].Note)
+	assert.Equal(t, overseer.ActionContinue, s.Gates[0].Action)
+
+	if *screenshots {
+		// The looping job pauses again: the page reloads itself to show the
+		// form, with the first gate resumed on the timeline.
+		eventually(t, "the second pause on the page", 30*time.Second, func() bool {
+			n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".event.pause").length`))
+			return n >= 2
+		})
+		require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`form.resume`))))
+		shoot(t, ctx, "dashboard-job.png")
+	}
+
+	// Later pauses are resumed through the client; Temporal shows the job
+	// completed, and so does the dashboard.
+	res, err := finish(t, c, run, "e2e-reviewer")
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", res.Outcome)
+	_ = chromedp.Do(ctx, chromedp.Navigate("about:blank")) // stop the page's polling
+	d, err := c.DescribeWorkflow(context.Background(), id, "")
+	require.NoError(t, err)
+	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, d.RawResponse.GetWorkflowExecutionInfo().GetStatus())
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(url+"/job?id="+id),
+		chromedp.WaitVisible(chromedp.CSS(`.badge.state-completed`)),
+	))
+	state, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.badge.state-completed`)))
+	require.NoError(t, err)
+	assert.Equal(t, "Completed", state)
+}
+
+// shoot writes a full-page PNG screenshot into docs/.
+func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	root, err := testsuite.RepoRoot()
+	require.NoError(t, err)
+	p := filepath.Join(root, "docs", name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, png, 0o644))
+	t.Logf("wrote %s (%d bytes)", p, len(png))
+}
+
+var sample = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$`)
+
+// scrape sums each series name's samples whose labels contain every one
+// of the given label pairs.
+func scrape(t *testing.T, url string) map[string][]labeled {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	out := map[string][]labeled{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := sample.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[3], 64)
+		require.NoError(t, err, sc.Text())
+		out[m[1]] = append(out[m[1]], labeled{labels: m[2], value: v})
+	}
+	require.NoError(t, sc.Err())
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return out
+}
+
+type labeled struct {
+	labels string
+	value  float64
+}
+
+func sum(series []labeled, labels ...string) float64 {
+	var total float64
+next:
+	for _, s := range series {
+		for _, l := range labels {
+			if !strings.Contains(s.labels, l) {
+				continue next
+			}
+		}
+		total += s.value
+	}
+	return total
+}
+
+// TestMetricsAfterDemoJobs runs demo jobs on a worker with metrics and
+// checks that /metrics exposes the overseer's series and the SDK's with
+// non-zero counts.
+func TestMetricsAfterDemoJobs(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	tq, metricsURL := meteredWorker(t, srv, worker.Config{Judge: tokenJudge()})
+
+	looping := startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping}, "")
+	onTrack := startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack}, overseer.ModeObserve)
+	_, err := finish(t, c, looping, "metrics-reviewer")
+	require.NoError(t, err)
+	_, err = finish(t, c, onTrack, "metrics-reviewer")
+	require.NoError(t, err)
+
+	tests := []struct {
+		series string
+		labels []string
+	}{
+		{"overseer_assessments_total", []string{`mode="manage"`, `outcome="flagged"`}},
+		{"overseer_assessments_total", []string{`outcome="error"`, `band="none"`}},
+		{"overseer_assessments_total", []string{`mode="observe"`, `band="on_track"`, `outcome="ok"`}},
+		{"overseer_assessments_total", []string{`workflow_type="CoroJob"`, `task_queue="` + tq + `"`}},
+		{"overseer_judge_latency_seconds_count", nil},
+		{"overseer_judge_latency_seconds_bucket", []string{`le="+Inf"`}},
+		{"overseer_judge_tokens_total", []string{`kind="input"`}},
+		{"overseer_judge_tokens_total", []string{`kind="output"`}},
+		{"overseer_judge_errors_total", []string{`kind="invalid_answer"`}},
+		{"overseer_pauses_total", []string{`cause="verdict"`}},
+		{"overseer_resumes_total", []string{`action="continue"`}},
+		{"overseer_gate_wait_seconds_count", []string{`action="continue"`}},
+		// The SDK's own metrics, through the same handler.
+		{"temporal_workflow_completed_total", []string{`workflow_type="CoroJob"`}},
+		{"temporal_request_total", nil},
+		{"temporal_workflow_task_execution_latency_seconds_count", nil},
+		{"temporal_activity_execution_latency_seconds_count", nil},
+		{"temporal_local_activity_total", nil},
+	}
+	var got map[string][]labeled
+	// The meter reads on scrape; the last workflow task's metrics land
+	// just after the run completes.
+	eventually(t, "the workflow completions to be counted", 10*time.Second, func() bool {
+		got = scrape(t, metricsURL)
+		return sum(got["temporal_workflow_completed_total"]) >= 2
+	})
+	for _, tt := range tests {
+		t.Run(tt.series+" "+strings.Join(tt.labels, ","), func(t *testing.T) {
+			require.Contains(t, got, tt.series)
+			assert.Positive(t, sum(got[tt.series], tt.labels...), "%s%v: %v", tt.series, tt.labels, got[tt.series])
+		})
+	}
+	assert.Equal(t, 850*sum(got["overseer_judge_latency_seconds_count"]), sum(got["overseer_judge_tokens_total"], `kind="input"`),
+		"every answered assessment reports its tokens once")
+}
