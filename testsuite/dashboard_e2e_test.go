@@ -23,6 +23,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/dashboard"
@@ -313,7 +314,8 @@ next:
 func TestMetricsAfterDemoJobs(t *testing.T) {
 	srv := devServer(t)
 	c := srv.Client()
-	tq, metricsURL := meteredWorker(t, srv, worker.Config{Judge: tokenJudge()})
+	core, logs := observer.New(zap.InfoLevel)
+	tq, metricsURL := meteredWorker(t, srv, worker.Config{Judge: tokenJudge(), Logger: zap.New(core)})
 
 	looping := startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping}, "")
 	onTrack := startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack}, overseer.ModeObserve)
@@ -360,4 +362,13 @@ func TestMetricsAfterDemoJobs(t *testing.T) {
 	}
 	assert.Equal(t, 850*sum(got["overseer_judge_latency_seconds_count"]), sum(got["overseer_judge_tokens_total"], `kind="input"`),
 		"every answered assessment reports its tokens once")
+
+	// The worker logs through zap, the SDK included, with structured fields.
+	assessed := logs.FilterMessage("overseer: phase assessed").All()
+	require.NotEmpty(t, assessed)
+	fields := assessed[0].ContextMap()
+	for _, k := range []string{"WorkflowID", "RunID", "WorkflowType", "phase", "band", "on_objective"} {
+		assert.Contains(t, fields, k, "structured field %s", k)
+	}
+	assert.Equal(t, looping.GetID(), logs.FilterMessage("overseer: job paused").All()[0].ContextMap()["WorkflowID"])
 }
