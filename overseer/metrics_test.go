@@ -58,7 +58,11 @@ func (c *capture) Counter(name string) client.MetricsCounter {
 func (c *capture) Gauge(string) client.MetricsGauge { return client.MetricsNopHandler.Gauge("") }
 
 func (c *capture) Timer(name string) client.MetricsTimer {
-	return timerFunc(func(d time.Duration) { c.mu.Lock(); c.timers[c.key(name)] = append(c.timers[c.key(name)], d); c.mu.Unlock() })
+	return timerFunc(func(d time.Duration) {
+		c.mu.Lock()
+		c.timers[c.key(name)] = append(c.timers[c.key(name)], d)
+		c.mu.Unlock()
+	})
 }
 
 type counterFunc func(int64)
@@ -86,7 +90,7 @@ func TestMetricsFromWorkflowCode(t *testing.T) {
 			steps:  []jev.Step{onTrack(), slow},
 			resume: &overseer.ResumeRequest{By: "alice", Action: overseer.ActionAbort},
 			counts: map[string]int64{
-				"overseer_assessments{band=on_track,mode=manage,outcome=ok}":      1,
+				"overseer_assessments{band=on_track,mode=manage,outcome=ok}":       1,
 				"overseer_assessments{band=off_track,mode=manage,outcome=flagged}": 1,
 				"overseer_judge_tokens{kind=input}":                                200,
 				"overseer_judge_tokens{kind=output}":                               20,
