@@ -1,0 +1,74 @@
+package ops_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+func TestListQuery(t *testing.T) {
+	tests := []struct {
+		band   string
+		paused bool
+		want   string
+		err    error
+	}{
+		{"", false, "", nil},
+		{"", true, "OverseerPaused = true", nil},
+		{"off_track", false, "OverseerStatus = 'off_track'", nil},
+		{"needs_a_look", true, "OverseerStatus = 'needs_a_look' AND OverseerPaused = true", nil},
+		{"on_track' OR 1=1 --", false, "", ops.ErrInvalidFilter},
+	}
+	for _, tt := range tests {
+		t.Run(tt.band, func(t *testing.T) {
+			got, err := ops.ListQuery(tt.band, tt.paused)
+			assert.ErrorIs(t, err, tt.err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestResumeValidatesBeforeCallingTemporal(t *testing.T) {
+	tests := []struct {
+		req  overseer.ResumeRequest
+		want error
+	}{
+		{overseer.ResumeRequest{By: " "}, overseer.ErrMissingBy},
+		{overseer.ResumeRequest{By: "alice", Action: "pause"}, overseer.ErrUnknownAction},
+	}
+	for _, tt := range tests {
+		// A nil client would panic if it were called.
+		_, err := ops.Resume(context.Background(), nil, "job-1", tt.req)
+		assert.ErrorIs(t, err, tt.want)
+		assert.ErrorContains(t, err, `"job-1"`)
+	}
+}
+
+func TestJobError(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		is   error
+		msg  string
+	}{
+		{"unknown", serviceerror.NewNotFound("workflow not found"), ops.ErrNoJob, `no job with id "j"`},
+		{"finished", serviceerror.NewNotFound("workflow execution already completed"), ops.ErrFinished, `job "j" has already finished`},
+		{"deadline", context.DeadlineExceeded, nil, "did not answer in time"},
+		{"other", errors.New("boom"), nil, `job "j": boom`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ops.JobError("j", tt.err)
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			}
+			assert.ErrorContains(t, err, tt.msg)
+		})
+	}
+}
