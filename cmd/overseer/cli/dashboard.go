@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/corohq/temporal-overseer/dashboard"
+	"github.com/corohq/temporal-overseer/worker"
 )
 
 // DefaultDashboardListen is where the dashboard listens unless told
@@ -78,7 +79,7 @@ func (*Dashboard) Run(ctx context.Context, args []string, out io.Writer) error {
 	conn.register(fs)
 	var df dashboardFlags
 	df.register(fs, DefaultDashboardListen)
-	verbose := fs.Bool("v", false, "log every refused request and resume at debug level too")
+	verbose := fs.Bool("v", false, "log at debug level")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -88,14 +89,18 @@ func (*Dashboard) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	log := serverLogger(*verbose)
 	defer func() { _ = log.Sync() }()
-	c, err := conn.dial(ctx)
+	cfg := conn.config()
+	cfg.Logger = log // the SDK client logs through zap too
+	dctx, cancel := context.WithTimeout(ctx, conn.timeout)
+	defer cancel()
+	c, err := worker.Dial(dctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	opts := df.options()
 	opts.Client, opts.Logger, opts.Timeout = c, log, conn.timeout
-	if o, err := conn.config().ClientOptions(); err == nil {
+	if o, err := cfg.ClientOptions(); err == nil {
 		opts.Namespace = o.Namespace
 	}
 	h, err := dashboard.New(opts)
