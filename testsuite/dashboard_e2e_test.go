@@ -363,6 +363,17 @@ func TestMetricsAfterDemoJobs(t *testing.T) {
 	assert.Equal(t, 850*sum(got["overseer_judge_latency_seconds_count"]), sum(got["overseer_judge_tokens_total"], `kind="input"`),
 		"every answered assessment reports its tokens once")
 
+	// Replay does not count again: a query on a closed job makes the worker
+	// replay its whole history.
+	before := sum(got["overseer_assessments_total"]) + sum(got["overseer_pauses_total"]) + sum(got["overseer_resumes_total"])
+	replays := sum(got["temporal_workflow_task_replay_latency_seconds_count"])
+	s := status(t, c, looping.GetID())
+	require.Positive(t, s.Counters.Assessments)
+	got = scrape(t, metricsURL)
+	require.Greater(t, sum(got["temporal_workflow_task_replay_latency_seconds_count"]), replays, "the query replayed the job")
+	after := sum(got["overseer_assessments_total"]) + sum(got["overseer_pauses_total"]) + sum(got["overseer_resumes_total"])
+	assert.Equal(t, before, after, "metrics are not emitted again on replay")
+
 	// The worker logs through zap, the SDK included, with structured fields.
 	assessed := logs.FilterMessage("overseer: phase assessed").All()
 	require.NotEmpty(t, assessed)
