@@ -17,6 +17,11 @@ import (
 // activity whose judge answered something invalid. It is not retried.
 const InvalidAnswerErrorType = "OverseerInvalidAnswer"
 
+// RejectedErrorType is the application error type of an Overseer activity
+// whose judge refused the request for good (jev.ErrRejected: a 4xx such as
+// a wrong key or an unknown model). It is not retried.
+const RejectedErrorType = "OverseerJudgeRejected"
+
 // AssessInput is the Overseer activity's input. It carries no credentials.
 type AssessInput struct {
 	WorkflowType string     `json:"workflow_type"`
@@ -49,8 +54,10 @@ func NewAssessor(opts Options) (*Assessor, error) {
 }
 
 // Assess asks the judge the four questions about one boundary. An invalid
-// answer is a non-retryable error of type InvalidAnswerErrorType; a judge
-// error is returned as is and retried by the activity's retry policy.
+// answer is a non-retryable error of type InvalidAnswerErrorType, a
+// rejected request (jev.ErrRejected) one of type RejectedErrorType; any
+// other judge error is returned as is and retried by the activity's retry
+// policy.
 func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, error) {
 	req, err := NewRequest(in.Obligations, in.Trajectory)
 	if err != nil {
@@ -68,6 +75,9 @@ func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 		log.Warn("overseer judge failed", zap.Duration("latency", latency), zap.Error(err))
 		if errors.Is(err, jev.ErrInvalidAnswer) {
 			return AssessOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidAnswerErrorType, err)
+		}
+		if errors.Is(err, jev.ErrRejected) {
+			return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: judge: "+err.Error(), RejectedErrorType, err)
 		}
 		return AssessOutput{}, fmt.Errorf("overseer.assess: judge: %w", err)
 	}

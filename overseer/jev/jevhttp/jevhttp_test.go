@@ -576,3 +576,25 @@ func golden(t *testing.T, name string, got []byte) {
 	require.NoError(t, err, "run go test -update to create %s", path)
 	assert.Equal(t, string(want), buf.String(), "%s changed; run go test -update if that is intended", path)
 }
+
+// TestServedJudgeIsCancelledWhenTheCallerHangsUp: a caller whose budget
+// runs out hangs up, and the server cancels its judge's context instead of
+// letting it run to the server's own budget, whatever the body's size.
+func TestServedJudgeIsCancelledWhenTheCallerHangsUp(t *testing.T) {
+	cancelled := make(chan struct{})
+	backend := jev.JudgeFunc(func(ctx context.Context, _ jev.Request) (*jev.Response, error) {
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	})
+	url := serve(t, backend, jevhttp.ServerOptions{})
+	req := judgetest.BoundaryRequest()
+	req.State = json.RawMessage(`{"padding":"` + strings.Repeat("x", 200_000) + `"}`)
+	_, err := newJudge(t, jevhttp.Options{URL: url, Budget: 200 * time.Millisecond}).Decide(context.Background(), req)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second): // far below the server's own 30 s budget
+		t.Fatal("the served judge was not cancelled when its caller hung up")
+	}
+}

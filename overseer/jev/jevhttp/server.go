@@ -1,11 +1,13 @@
 package jevhttp
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -138,16 +140,23 @@ func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request) (int, stri
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return writeError(w, http.StatusUnsupportedMediaType, CodeInvalidRequest, "Content-Type must be application/json"), ""
 	}
-	var req jev.Request
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.maxBytes))
-	if err := dec.Decode(&req); err != nil {
+	// The whole body is read, up to the limit, before the judge is asked:
+	// only then does the server notice a caller that hangs up (its budget
+	// ran out) and cancel the judge's context.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
+	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			return writeError(w, http.StatusRequestEntityTooLarge, CodeRequestTooLarge, fmt.Sprintf("request body larger than %d bytes", h.maxBytes)), ""
 		}
+		return writeError(w, http.StatusBadRequest, CodeInvalidRequest, "cannot read the body: "+cut(err.Error(), maxMessage)), ""
+	}
+	var req jev.Request
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&req); err != nil {
 		return writeError(w, http.StatusBadRequest, CodeInvalidRequest, "body is not a Jev request: "+cut(err.Error(), maxMessage)), ""
 	}
-	if dec.More() {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return writeError(w, http.StatusBadRequest, CodeInvalidRequest, "data after the request object"), ""
 	}
 	if len(req.State) == 0 || string(req.State) == "null" {
