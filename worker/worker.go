@@ -43,9 +43,13 @@ type Config struct {
 	// (TEMPORAL_TLS*, TEMPORAL_API_KEY or a profile), so they never appear
 	// on a command line.
 
-	// Judge answers the overseer's questions. If not set, the heuristic
-	// judge (rules, not a model).
+	// Judge answers the overseer's questions. If not set, the judge that
+	// JudgeConfig selects.
 	Judge jev.Judge
+	// JudgeConfig selects the judge when Judge is not set: heuristic, Jev
+	// HTTP or OpenAI-compatible (see judge.go and JudgeConfigFromEnv). If
+	// not set, the heuristic judge (rules, not a model).
+	JudgeConfig JudgeConfig
 	// Mode for workflow types not in Modes. If not set, manage for the
 	// reference job and observe for anything else.
 	Mode overseer.Mode
@@ -145,6 +149,7 @@ func (cfg Config) PluginOptions() overseer.Options {
 		Mode:             mode,
 		Modes:            modes,
 		SearchAttributes: !cfg.NoSearchAttributes,
+		AssessTimeout:    cfg.JudgeConfig.assessTimeout(),
 		Logger:           cfg.logger(),
 	}
 }
@@ -152,7 +157,16 @@ func (cfg Config) PluginOptions() overseer.Options {
 // New builds a worker on c with the overseer plugin, the job workflow and
 // the phase agents registered. Run it with Run or Start.
 func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
-	plugin, err := overseer.NewPlugin(cfg.PluginOptions())
+	opts := cfg.PluginOptions()
+	if opts.Judge == nil {
+		judge, err := cfg.JudgeConfig.NewJudge()
+		if err != nil {
+			return nil, err
+		}
+		opts.Judge = judge
+		opts.Logger.Info("overseer judge", zap.String("judge", cfg.JudgeConfig.String()))
+	}
+	plugin, err := overseer.NewPlugin(opts)
 	if err != nil {
 		return nil, err
 	}
