@@ -38,6 +38,7 @@ func Commands() map[string]Command {
 		"status":    &StatusCmd{},
 		"list":      &List{},
 		"resume":    &Resume{},
+		"judge":     &JudgeCmd{},
 		"observe":   &Observe{},
 	}
 }

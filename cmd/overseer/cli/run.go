@@ -23,6 +23,7 @@ type workerFlags struct {
 	agentWork time.Duration
 	noSA      bool
 	verbose   bool
+	judge     judgeFlags
 }
 
 func (w *workerFlags) register(fs interface {
@@ -35,9 +36,13 @@ func (w *workerFlags) register(fs interface {
 	fs.DurationVar(&w.agentWork, "agent-work", 500*time.Millisecond, "how long each simulated phase agent works")
 	fs.BoolVar(&w.noSA, "no-search-attributes", false, "do not upsert the overseer search attributes")
 	fs.BoolVar(&w.verbose, "v", false, "log the worker's activity")
+	w.judge.register(fs)
 }
 
 func (w *workerFlags) apply(cfg *worker.Config) error {
+	if err := w.judge.apply(cfg); err != nil {
+		return err
+	}
 	if w.mode != "" {
 		m, err := overseer.ParseMode(w.mode)
 		if err != nil {
