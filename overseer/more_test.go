@@ -1,6 +1,7 @@
 package overseer_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -119,4 +121,23 @@ func TestIgnoredResumeSignalIsCountedNotApplied(t *testing.T) {
 	assert.Equal(t, 1, s.Counters.IgnoredResumes)
 	require.Len(t, s.Gates, 1)
 	assert.Equal(t, "frank", s.Gates[0].By)
+}
+
+func TestAssessAsRegularActivity(t *testing.T) {
+	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage, AssessAsActivity: true}, onTrack(), answer(0.1, overseer.BreachNone, 0.9, 3), onTrack())
+	var assessQueue []string
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == overseer.AssessActivityName {
+			assessQueue = append(assessQueue, info.TaskQueue)
+		}
+	})
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "ivan"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+	assert.Len(t, assessQueue, 3, "overseer.assess ran as a regular activity at every boundary")
+	s := h.status(t)
+	assert.Equal(t, 1, s.Counters.Pauses)
+	assert.Equal(t, 3, s.Counters.Assessments)
 }

@@ -20,7 +20,9 @@ func TestGitRevisionCoversUncommittedAndUntrackedChanges(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
-	write := func(name, content string) { require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)) }
+	write := func(name, content string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
 	rev := func() string {
 		r, err := supervision.GitRevision(context.Background(), dir)
 		require.NoError(t, err)

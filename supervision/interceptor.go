@@ -132,7 +132,7 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 	}
 	// Scope: namespace / workflow id, and a fresh id per activity attempt:
 	// the host takes it from EvidenceRequest.Scope for its receipts.
-	scope := Scope{UserID: info.WorkflowNamespace, SessionID: info.WorkflowExecution.ID, RunID: newRunID()}
+	scope := Scope{UserID: info.Namespace, SessionID: info.WorkflowExecution.ID, RunID: newRunID()}
 	n := &notifier{w: a.w, info: info, client: activityClient(ctx), scope: scope}
 	l := newLoop(ctx, &loop{
 		sup: o.Supervisor, sched: o.Schedule, clock: o.Clock, scope: scope, cap: inv.cap,

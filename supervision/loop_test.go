@@ -121,7 +121,6 @@ type harness struct {
 	judge *gateJudge
 	loop  *loop
 	obs   chan Observation
-	reads chan EvidenceRequest
 }
 
 func newHarness(t *testing.T, sched Schedule, src EvidenceSource) *harness {

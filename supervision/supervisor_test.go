@@ -190,7 +190,7 @@ func TestTruncationFlagsAndAbstention(t *testing.T) {
 			require.NotNil(t, d.Report)
 			assert.Equal(t, tc.status == supervision.Inconclusive, d.Report.Truncated)
 			var st struct {
-				Output string `json:"latest_worker_output"`
+				Output string   `json:"latest_worker_output"`
 				Events []string `json:"recent_events"`
 			}
 			require.NoError(t, jsonUnmarshal(j.last.State, &st))
@@ -255,7 +255,10 @@ func TestBudgetTimeoutAndCancellation(t *testing.T) {
 	assert.Equal(t, supervision.ReasonTimeout, d.Reason)
 
 	// An evidence read that exceeds the budget is a timeout, never evidence.
-	d = s.Observe(context.Background(), func(ctx context.Context) (supervision.Snapshot, error) { <-ctx.Done(); return supervision.Snapshot{}, ctx.Err() })
+	d = s.Observe(context.Background(), func(ctx context.Context) (supervision.Snapshot, error) {
+		<-ctx.Done()
+		return supervision.Snapshot{}, ctx.Err()
+	})
 	assert.Equal(t, supervision.ReasonTimeout, d.Reason)
 
 	ctx, cancel := context.WithCancel(context.Background())

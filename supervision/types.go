@@ -179,18 +179,18 @@ type Proposal struct {
 
 // Report is everything one assessment found.
 type Report struct {
-	Scope    Scope      `json:"scope"`
-	Sequence int64      `json:"sequence"`
-	Findings []Finding  `json:"findings"`
+	Scope     Scope      `json:"scope"`
+	Sequence  int64      `json:"sequence"`
+	Findings  []Finding  `json:"findings"`
 	Proposals []Proposal `json:"proposals"`
-	Selected Proposal   `json:"selected"`
+	Selected  Proposal   `json:"selected"`
 	// MeaningfulProgress is the informational progress signal, kept
 	// separately: it never affects proposals.
-	MeaningfulProgress *Finding   `json:"meaningful_progress,omitempty"`
-	Truncated          bool       `json:"truncated"`
-	VerifiedRevision   bool       `json:"verified_revision"`
-	Model              string     `json:"model"`
-	Usage              jev.Usage  `json:"usage"`
+	MeaningfulProgress *Finding  `json:"meaningful_progress,omitempty"`
+	Truncated          bool      `json:"truncated"`
+	VerifiedRevision   bool      `json:"verified_revision"`
+	Model              string    `json:"model"`
+	Usage              jev.Usage `json:"usage"`
 }
 
 // Finding returns the finding of a check key.

@@ -103,9 +103,9 @@ func finish(t *testing.T, c client.Client, run client.WorkflowRun, reviewer stri
 				Args: []any{overseer.ResumeRequest{By: reviewer}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 		}
-		d, err := c.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
+		d, err := c.DescribeWorkflow(context.Background(), run.GetID(), "")
 		require.NoError(t, err)
-		return d.GetWorkflowExecutionInfo().GetCloseTime() != nil
+		return d.RawResponse.GetWorkflowExecutionInfo().GetCloseTime() != nil
 	})
 	var res workflows.JobResult
 	err := run.Get(context.Background(), &res)

@@ -175,11 +175,11 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 		}
 		fmt.Fprintf(out, "%-10s ▶  resumed by demo-reviewer: %q\n", j.scenario, note)
 	}
-	desc, err := c.DescribeWorkflowExecution(qctx, j.id, "")
+	desc, err := c.DescribeWorkflow(qctx, j.id, "")
 	if err != nil {
 		return jobError(j.id, err)
 	}
-	if desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+	if desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return nil
 	}
 	var res workflows.JobResult
