@@ -55,7 +55,7 @@ workflowcheck: tools
 	echo "$(TOOLS_BIN)/workflowcheck -config $(WORKFLOWCHECK_CONFIG)$$pkgs"; \
 	$(TOOLS_BIN)/workflowcheck -config $(WORKFLOWCHECK_CONFIG) $$pkgs
 
-demo:
+demo: tools
 	$(GO) run ./cmd/overseer demo
 
 bench:
