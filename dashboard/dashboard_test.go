@@ -117,6 +117,8 @@ func newBackend() *fakeBackend {
 		},
 		Gates:    []overseer.Gate{{Phase: "code", Reason: "obligation[2] appears unmet", PausedAt: since}},
 		Counters: overseer.Counters{Phases: 3, Assessments: 4, Failures: 1, Flags: 1, Pauses: 1},
+		InPhase: []overseer.InPhaseAdvice{{ActivityType: "coro.code", ActivityID: "7", Assessment: 3, Advice: "REQUEST_VERIFICATION",
+			Status: "DECIDED", Reason: "CURRENT_VERIFICATION_REQUIRED " + evil, Final: true, At: t0.Add(4 * time.Minute)}},
 	}
 	return &fakeBackend{
 		jobs: []ops.Job{
@@ -189,6 +191,7 @@ func TestJobPage(t *testing.T) {
 		"<h3>spec</h3>", "<h3>plan</h3>", "<h3>code</h3>", "judge failed", "judge timed out", // the timeline per phase
 		"obligation[2] — “The phase made progress.”", "1.8 ≈ Review", "P(the agent is blocked) 0.10", // answers
 		"Trajectory digest", "The next phase will receive:", "the gate opened", // digest, note, pause
+		"In-phase supervision", "<b>REQUEST_VERIFICATION</b>", "CURRENT_VERIFICATION_REQUIRED", // in-phase advice
 		"http://127.0.0.1:8233/namespaces/default/workflows/job-paused/r1/history",
 		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;",
 	} {
