@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
@@ -144,7 +145,7 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 	}
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := queryStatus(qctx, c, j.id)
+	s, err := ops.Status(qctx, c, j.id)
 	if err != nil {
 		return err
 	}
@@ -170,14 +171,14 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 			return ctx.Err()
 		}
 		note := reviewerNotes[j.scenario]
-		if _, err := resume(qctx, c, j.id, overseer.ResumeRequest{By: "demo-reviewer", Note: note}); err != nil {
+		if _, err := ops.Resume(qctx, c, j.id, overseer.ResumeRequest{By: "demo-reviewer", Note: note}); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%-10s ▶  resumed by demo-reviewer: %q\n", j.scenario, note)
 	}
 	desc, err := c.DescribeWorkflow(qctx, j.id, "")
 	if err != nil {
-		return jobError(j.id, err)
+		return ops.JobError(j.id, err)
 	}
 	if desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return nil
@@ -190,7 +191,7 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 	}
 	// One last status read: the final assessment is recorded before the
 	// run completes.
-	if s, err := queryStatus(qctx, c, j.id); err == nil {
+	if s, err := ops.Status(qctx, c, j.id); err == nil {
 		j.status = s
 		for _, a := range s.Assessments {
 			if a.Seq > j.seen {

@@ -9,22 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 )
-
-// ErrNoJob is returned when the job id is unknown.
-var ErrNoJob = ops.ErrNoJob
-
-// jobError turns server errors about one job into one clear sentence.
-func jobError(id string, err error) error { return ops.JobError(id, err) }
-
-// queryStatus asks a job for its overseer status.
-func queryStatus(ctx context.Context, c client.Client, id string) (overseer.Status, error) {
-	return ops.Status(ctx, c, id)
-}
 
 // StatusCmd prints a job's overseer status.
 type StatusCmd struct{}
@@ -53,7 +40,7 @@ func (*StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	defer c.Close()
 	qctx, cancel := context.WithTimeout(ctx, conn.timeout)
 	defer cancel()
-	s, err := queryStatus(qctx, c, id)
+	s, err := ops.Status(qctx, c, id)
 	if err != nil {
 		return err
 	}
@@ -152,7 +139,7 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	defer c.Close()
 	uctx, cancel := context.WithTimeout(ctx, conn.timeout)
 	defer cancel()
-	g, err := resume(uctx, c, id, req)
+	g, err := ops.Resume(uctx, c, id, req)
 	if err != nil {
 		return err
 	}
@@ -162,11 +149,6 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Job %s %s by %s (paused after %s: %s)\n", id, verb, g.By, g.Phase, g.Reason)
 	return nil
-}
-
-// resume sends the overseer.resume update and waits for its result.
-func resume(ctx context.Context, c client.Client, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
-	return ops.Resume(ctx, c, id, req)
 }
 
 // List lists jobs with their overseer band, through the search attributes.
