@@ -55,7 +55,7 @@ func judgeServe(t *testing.T, args ...string) (string, *lockedBuffer) {
 	out, errOut := &lockedBuffer{}, &lockedBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- cli.Main(ctx, append([]string{"judge", "serve", "--addr", "127.0.0.1:0"}, args...), out, errOut)
+		done <- cli.Main(ctx, append([]string{"judge", "serve", "--listen", "127.0.0.1:0"}, args...), out, errOut)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -27,7 +27,19 @@
 //
 // [Judge] is the one interface every backend implements. [Scripted] replays
 // canned steps for tests. The deterministic heuristic judge lives in package
-// overseer because it reads the overseer's trajectory.
+// overseer because it reads the overseer's trajectory. Remote backends live
+// in subpackages: jevhttp (a Jev HTTP endpoint, and a server for any Judge)
+// and jevopenai (any OpenAI-compatible chat-completions endpoint). Package
+// testsuite/judgetest is the conformance suite every backend passes.
+//
+// # Errors, budgets and retries
+//
+// A Judge never retries: the Temporal retry policy of the Overseer activity
+// is the only retry layer. Its errors say whether retrying can help: an
+// error wrapping [ErrInvalidAnswer] (a malformed answer) or [ErrRejected]
+// (the backend refused the request for good, e.g. an HTTP 4xx) is not
+// retried; any other error is. Remote backends bound each call with a
+// budget ([DefaultBudget] 3 s, at most [MaxBudget] 30 s; [CheckBudget]).
 //
 // This package imports no other package of the project.
 package jev

@@ -92,7 +92,7 @@ func (*JudgeCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: the judge command has one subcommand: overseer judge serve", ErrUsage)
 	}
 	fs := newFlags("judge serve", out)
-	addr := fs.String("addr", jevhttp.DefaultAddr, "address to listen on (host:port; port 0 picks a free one)")
+	addr := fs.String("listen", jevhttp.DefaultAddr, "address to listen on (host:port; port 0 picks a free one)")
 	jf := judgeFlags{kindFlag: "backend"}
 	jf.register(fs)
 	maxBody := fs.Int64("max-request-bytes", jevhttp.DefaultMaxBodyBytes, "largest request body accepted (413 above)")
@@ -137,7 +137,7 @@ func (*JudgeCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %v (choose another address with --addr)", *addr, err)
+		return fmt.Errorf("cannot listen on %s: %v (choose another address with --listen)", *addr, err)
 	}
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(out, "Serving the %s over the Jev HTTP protocol\n", jc)

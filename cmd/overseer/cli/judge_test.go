@@ -51,7 +51,7 @@ func serveJudge(t *testing.T, args ...string) (url string, out *syncBuffer) {
 	var errOut syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- cli.Main(ctx, append([]string{"judge", "serve", "--addr", "127.0.0.1:0"}, args...), out, &errOut)
+		done <- cli.Main(ctx, append([]string{"judge", "serve", "--listen", "127.0.0.1:0"}, args...), out, &errOut)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -138,7 +138,7 @@ func TestJudgeBadConfigIsOneSentence(t *testing.T) {
 func TestJudgeServeRefusesABusyAddress(t *testing.T) {
 	url, _ := serveJudge(t)
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), jevhttp.DecidePath)
-	code, _, stderr := run("judge", "serve", "--addr", addr)
+	code, _, stderr := run("judge", "serve", "--listen", addr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "cannot listen on "+addr)
 }
