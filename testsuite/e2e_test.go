@@ -241,7 +241,6 @@ func TestE2EContinueAsNewKeepsOverseerState(t *testing.T) {
 func TestE2EBadInputsGiveOneClearSentence(t *testing.T) {
 	srv := devServer(t)
 	c := srv.Client()
-	tq := startWorker(t, srv, worker.Config{})
 
 	code, _, stderr := overseerCLI(srv, "status", "no-such-job")
 	assert.Equal(t, 1, code)
@@ -255,13 +254,17 @@ func TestE2EBadInputsGiveOneClearSentence(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--by")
 
-	run := startJob(t, c, tq, workflows.JobInput{Objective: "x", Scenario: activities.OnTrack, PhaseTimeout: time.Minute})
-	eventually(t, "the first assessment", 30*time.Second, func() bool { return status(t, c, run.GetID()).Assessed })
-	if !status(t, c, run.GetID()).Paused {
-		code, _, stderr = overseerCLI(srv, "resume", run.GetID(), "--by", "x")
-		assert.Equal(t, 1, code)
-		assert.Regexp(t, `is not paused|has already finished`, stderr)
-	}
+	// A running job that is not paused: its agents work slowly.
+	slow := startWorker(t, srv, worker.Config{TaskQueue: "e2e-slow-agents", AgentWork: 20 * time.Second})
+	run := startJob(t, c, slow, workflows.JobInput{Objective: "x", Scenario: activities.OnTrack})
+	eventually(t, "the job to start", 30*time.Second, func() bool {
+		d, err := c.DescribeWorkflow(context.Background(), run.GetID(), "")
+		return err == nil && d.RawResponse.GetPendingActivities() != nil
+	})
+	code, _, stderr = overseerCLI(srv, "resume", run.GetID(), "--by", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "is not paused; nothing to resume")
+	require.NoError(t, c.TerminateWorkflow(context.Background(), run.GetID(), "", "test done"))
 
 	spec := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte("objective: x\nscenario: on_track\ncolour: blue\n"), 0o600))
