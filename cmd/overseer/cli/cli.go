@@ -81,8 +81,12 @@ func usage(out io.Writer, cmds map[string]Command) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(out, "  %-8s %s\n", n, cmds[n].Synopsis())
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(out, "  %-*s  %s\n", width, n, cmds[n].Synopsis())
 	}
 	fmt.Fprintln(out, "\nRun `overseer <command> -h` for a command's flags.")
 }
