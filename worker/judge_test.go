@@ -85,3 +85,8 @@ func TestJudgeConfigNeverRendersKeys(t *testing.T) {
 		assert.Contains(t, c.String(), "API key set")
 	}
 }
+
+func TestAssessTimeoutFitsTheBudget(t *testing.T) {
+	assert.Zero(t, worker.Config{}.PluginOptions().AssessTimeout, "the overseer's default of 10s fits the default budget")
+	assert.Equal(t, 22*time.Second, worker.Config{JudgeConfig: worker.JudgeConfig{Kind: "jev", Budget: 20 * time.Second}}.PluginOptions().AssessTimeout)
+}

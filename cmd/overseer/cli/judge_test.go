@@ -142,3 +142,15 @@ func TestJudgeServeRefusesABusyAddress(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "cannot listen on "+addr)
 }
+
+// TestConformanceJudgeServe runs the judge conformance suite against the
+// Jev HTTP judge talking to `overseer judge serve` (heuristic backend), as
+// started from the command line.
+func TestConformanceJudgeServe(t *testing.T) {
+	judgetest.Run(t, func(t *testing.T) *judgetest.Harness {
+		url, _ := serveJudge(t)
+		j, err := jevhttp.New(jevhttp.Options{URL: url})
+		require.NoError(t, err)
+		return &judgetest.Harness{Judge: j, ValidatesAnswers: true}
+	})
+}
