@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -109,6 +110,8 @@ func New(opts Options) (*Judge, error) {
 	}
 	if opts.APIKey != "" {
 		ropts = append(ropts, option.WithAPIKey(opts.APIKey))
+	} else {
+		j.key = os.Getenv("OPENAI_API_KEY") // what the library sends: scrub it too
 	}
 	j.client = openai.NewClient(ropts...)
 	return j, nil
