@@ -59,9 +59,11 @@
 // # Failures: fail-open, then manual review
 //
 // A judge error, timeout or invalid answer is recorded as a failed
-// [Assessment] and never becomes a verdict. Invalid answers are not retried
-// (error type [InvalidAnswerErrorType]); other judge errors are retried by
-// the activity's retry policy (3 attempts), the only retry layer. Observe
+// [Assessment] and never becomes a verdict. Invalid answers (error type
+// [InvalidAnswerErrorType]) and requests the judge rejected for good
+// ([RejectedErrorType], e.g. an HTTP 4xx) are not retried; other judge
+// errors are retried by the activity's retry policy (3 attempts), the only
+// retry layer. Observe
 // mode changes nothing. Manage mode fails open (the job continues) until
 // Policy.MaxConsecutiveFailures failures in a row (default 3), then pauses
 // for manual review.
