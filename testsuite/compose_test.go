@@ -20,7 +20,9 @@ import (
 
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev/jevhttp"
 	"github.com/corohq/temporal-overseer/testsuite"
+	"github.com/corohq/temporal-overseer/worker"
 )
 
 // No Docker engine runs here: these tests check docker-compose.yml, its
@@ -175,9 +177,12 @@ func TestComposeAddressesAgree(t *testing.T) {
 
 	t.Run("worker → judge", func(t *testing.T) {
 		judge := c.Services["judge"]
-		u, err := url.Parse(env(c.Services["worker"], "OVERSEER_JUDGE_URL"))
+		w := c.Services["worker"]
+		assert.Equal(t, "jev", env(w, worker.EnvJudge), "the worker asks the judge service, not its own heuristic")
+		u, err := url.Parse(env(w, worker.EnvJevURL))
 		require.NoError(t, err)
 		assert.Equal(t, "judge", u.Hostname())
+		assert.Equal(t, jevhttp.DecidePath, u.Path)
 		_, listen := splitHostPort(t, flagValue(judge.Command, "listen"))
 		assert.Equal(t, listen, u.Port())
 		assert.Contains(t, containerPorts(judge), listen)
