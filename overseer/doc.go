@@ -18,7 +18,9 @@
 //   - Thresholds and the pause rule: policy.go ([Policy], [DefaultPolicy]).
 //   - The bounded trajectory and its digest: trajectory.go ([Trajectory],
 //     [PhaseReport], [ReportCarrier]); workflow-side calls in api.go
-//     ([SetObjective], [SetLane], [SetWorkItem], [SetPullRequests]).
+//     ([SetObjective], [SetLane], [SetWorkItem], [SetPullRequests]); the
+//     same rules outside a workflow, to replay recorded runs offline:
+//     recorder.go ([TrajectoryRecorder]).
 //   - The Overseer activity: assess.go ([Assessor]).
 //   - The deterministic rules-based judge: heuristic.go ([HeuristicJudge]).
 //   - Plugin, interceptor, gate, note, query, search attributes:

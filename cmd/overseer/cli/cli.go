@@ -40,6 +40,8 @@ func Commands() map[string]Command {
 		"resume":    &Resume{},
 		"judge":     &JudgeCmd{},
 		"observe":   &Observe{},
+
+		"eval-traces": &EvalTraces{},
 	}
 }
 
