@@ -61,7 +61,7 @@ func New(opts Options) (*Judge, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("jevhttp: endpoint URL %q is not an absolute http or https URL", redactURL(raw))
+		return nil, fmt.Errorf("jevhttp: endpoint URL %q is not an absolute http or https URL", jev.RedactURL(raw))
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = DecidePath
@@ -150,7 +150,7 @@ func (j *Judge) Decide(ctx context.Context, req jev.Request) (*jev.Response, err
 	}
 	resp, err := ParseResponse(req, data)
 	if err != nil {
-		return nil, fmt.Errorf("jevhttp: POST %s: %w", j.safeURL, scrubError(err, j.key))
+		return nil, fmt.Errorf("jevhttp: POST %s: %w", j.safeURL, jev.RedactError(err, j.key))
 	}
 	resp.Latency = latency
 	return resp, nil
@@ -171,36 +171,5 @@ func (j *Judge) transportError(ctx context.Context, err error) error {
 	if errors.As(err, &nerr) {
 		return fmt.Errorf("jevhttp: POST %s: %w", j.safeURL, nerr)
 	}
-	return fmt.Errorf("jevhttp: POST %s: %s", j.safeURL, scrub(err.Error(), j.key))
-}
-
-// scrubError keeps err's classification (the sentinels) and replaces its
-// text with a scrubbed copy.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (s scrubbed) Error() string { return s.msg }
-func (s scrubbed) Unwrap() error { return s.err }
-
-// scrubError returns an error that wraps jev.ErrInvalidAnswer (when err
-// does) with err's message scrubbed of secret. The original err, whose
-// text may quote the body, is not kept in the chain.
-func scrubError(err error, secret string) error {
-	var sentinel error
-	switch {
-	case errors.Is(err, jev.ErrInvalidAnswer):
-		sentinel = jev.ErrInvalidAnswer
-	case errors.Is(err, jev.ErrRejected):
-		sentinel = jev.ErrRejected
-	}
-	return scrubbed{msg: scrub(err.Error(), secret), err: sentinel}
-}
-
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable)"
+	return fmt.Errorf("jevhttp: POST %s: %s", j.safeURL, jev.Redact(err.Error(), j.key))
 }

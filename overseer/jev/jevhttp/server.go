@@ -149,12 +149,12 @@ func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request) (int, stri
 		if errors.As(err, &tooLarge) {
 			return writeError(w, http.StatusRequestEntityTooLarge, CodeRequestTooLarge, fmt.Sprintf("request body larger than %d bytes", h.maxBytes)), ""
 		}
-		return writeError(w, http.StatusBadRequest, CodeInvalidRequest, "cannot read the body: "+cut(err.Error(), maxMessage)), ""
+		return writeError(w, http.StatusBadRequest, CodeInvalidRequest, "cannot read the body: "+jev.Clip(err.Error(), maxMessage)), ""
 	}
 	var req jev.Request
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&req); err != nil {
-		return writeError(w, http.StatusBadRequest, CodeInvalidRequest, "body is not a Jev request: "+cut(err.Error(), maxMessage)), ""
+		return writeError(w, http.StatusBadRequest, CodeInvalidRequest, "body is not a Jev request: "+jev.Clip(err.Error(), maxMessage)), ""
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return writeError(w, http.StatusBadRequest, CodeInvalidRequest, "data after the request object"), ""
@@ -217,7 +217,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) int {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) int {
-	return writeJSON(w, status, ErrorBody{ErrorDetail{Code: code, Message: cut(msg, 2*maxMessage)}})
+	return writeJSON(w, status, ErrorBody{ErrorDetail{Code: code, Message: jev.Clip(msg, 2*maxMessage)}})
 }
 
 // ServerOptions configure a Server. The zero value works: see

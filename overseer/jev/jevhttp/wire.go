@@ -124,27 +124,12 @@ func newStatusError(url string, status int, body []byte, secret string) *StatusE
 	e := &StatusError{URL: url, StatusCode: status}
 	var eb ErrorBody
 	if json.Unmarshal(body, &eb) == nil && eb.Error.Code != "" {
-		e.Code = scrub(cut(eb.Error.Code, 64), secret)
-		e.Message = scrub(cut(eb.Error.Message, maxMessage), secret)
+		e.Code = jev.Redact(jev.Clip(eb.Error.Code, 64), secret)
+		e.Message = jev.Redact(jev.Clip(eb.Error.Message, maxMessage), secret)
 	} else if text := strings.TrimSpace(string(body)); text != "" {
-		e.Message = scrub(cut(text, maxMessage), secret)
+		e.Message = jev.Redact(jev.Clip(text, maxMessage), secret)
 	}
 	return e
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
-}
-
-// scrub removes every occurrence of secret from s.
-func scrub(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "[REDACTED]")
 }
 
 // ParseResponse decodes and validates a decide endpoint's 200 body against
@@ -163,7 +148,7 @@ func ParseResponse(req jev.Request, body []byte) (*jev.Response, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var resp jev.Response
 	if err := dec.Decode(&resp); err != nil {
-		return nil, fmt.Errorf("%w: body is not a response: %s", jev.ErrInvalidAnswer, cut(err.Error(), maxMessage))
+		return nil, fmt.Errorf("%w: body is not a response: %s", jev.ErrInvalidAnswer, jev.Clip(err.Error(), maxMessage))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: data after the response object", jev.ErrInvalidAnswer)

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,7 +104,7 @@ func New(opts Options) (*Judge, error) {
 	if opts.BaseURL != "" {
 		u, err := url.Parse(opts.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("jevopenai: base URL %q is not an absolute http or https URL", redact(opts.BaseURL))
+			return nil, fmt.Errorf("jevopenai: base URL %q is not an absolute http or https URL", jev.RedactURL(opts.BaseURL))
 		}
 		ropts = append(ropts, option.WithBaseURL(opts.BaseURL))
 		j.where = u.Redacted()
@@ -186,7 +187,7 @@ func (j *Judge) Decide(ctx context.Context, req jev.Request) (*jev.Response, err
 	}
 	resp, err := ParseCompletion(req, raw)
 	if err != nil {
-		return nil, fmt.Errorf("jevopenai: chat completion from %s: %w", j.where, scrubError(err, j.key))
+		return nil, fmt.Errorf("jevopenai: chat completion from %s: %w", j.where, jev.RedactError(err, j.key))
 	}
 	if resp.ModelVersion == "" {
 		resp.ModelVersion = j.model
@@ -212,7 +213,7 @@ func (j *Judge) callError(ctx context.Context, status int, err error) error {
 				msg = apiErr.Code + ": " + msg
 			}
 		}
-		msg = scrub(cut(msg, 300), j.key)
+		msg = jev.Redact(jev.Clip(msg, 300), j.key)
 		text := fmt.Sprintf("%s: %d %s", prefix, status, http.StatusText(status))
 		if msg != "" {
 			text += ": " + msg
@@ -230,7 +231,7 @@ func (j *Judge) callError(ctx context.Context, status int, err error) error {
 		}
 		return fmt.Errorf("%s: %w", prefix, nerr)
 	}
-	return fmt.Errorf("%s: %s", prefix, scrub(cut(err.Error(), 300), j.key))
+	return fmt.Errorf("%s: %s", prefix, jev.Redact(jev.Clip(err.Error(), 300), j.key))
 }
 
 // Schema derives the structured-output JSON Schema of the answers to req:
@@ -238,7 +239,7 @@ func (j *Judge) callError(ctx context.Context, status int, err error) error {
 // documentation). It follows the strict-mode subset: every property is
 // required and no additional properties are allowed.
 func Schema(req jev.Request) map[string]any {
-	names := sortedKeys(req.Questions)
+	names := slices.Sorted(maps.Keys(req.Questions))
 	props := make(map[string]any, len(names))
 	for _, name := range names {
 		props[name] = questionSchema(req.Questions[name])
@@ -305,7 +306,7 @@ func object(props map[string]any, desc string) map[string]any {
 		"type":                 "object",
 		"description":          desc,
 		"properties":           props,
-		"required":             sortedKeys(props),
+		"required":             slices.Sorted(maps.Keys(props)),
 		"additionalProperties": false,
 	}
 }
@@ -349,14 +350,14 @@ func ParseCompletion(req jev.Request, body []byte) (*jev.Response, error) {
 	}
 	var c completion
 	if err := strictDecode(body, &c); err != nil {
-		return nil, fmt.Errorf("%w: body is not a chat completion: %s", jev.ErrInvalidAnswer, cut(err.Error(), 200))
+		return nil, fmt.Errorf("%w: body is not a chat completion: %s", jev.ErrInvalidAnswer, jev.Clip(err.Error(), 200))
 	}
 	if len(c.Choices) == 0 {
 		return nil, fmt.Errorf("%w: chat completion without choices", jev.ErrInvalidAnswer)
 	}
 	ch := c.Choices[0]
 	if r := ch.Message.Refusal; r != nil && *r != "" {
-		return nil, fmt.Errorf("%w: the model refused: %s", jev.ErrInvalidAnswer, cut(*r, 200))
+		return nil, fmt.Errorf("%w: the model refused: %s", jev.ErrInvalidAnswer, jev.Clip(*r, 200))
 	}
 	switch ch.FinishReason {
 	case "length":
@@ -370,7 +371,7 @@ func ParseCompletion(req jev.Request, body []byte) (*jev.Response, error) {
 	content := unfence(strings.TrimSpace(*ch.Message.Content))
 	var raw map[string]json.RawMessage
 	if err := strictDecode([]byte(content), &raw); err != nil || raw == nil {
-		return nil, fmt.Errorf("%w: content is not a JSON object of answers: %s", jev.ErrInvalidAnswer, cut(content, 120))
+		return nil, fmt.Errorf("%w: content is not a JSON object of answers: %s", jev.ErrInvalidAnswer, jev.Clip(content, 120))
 	}
 	resp := &jev.Response{
 		ModelVersion: c.Model,
@@ -378,10 +379,10 @@ func ParseCompletion(req jev.Request, body []byte) (*jev.Response, error) {
 		Answers:      make(map[string]jev.Answer, len(raw)),
 	}
 	var errs []error
-	for _, name := range sortedKeys(raw) {
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
 		var s structured
 		if err := strictDecode(raw[name], &s); err != nil {
-			errs = append(errs, fmt.Errorf("answer %q: %s", name, cut(err.Error(), 120)))
+			errs = append(errs, fmt.Errorf("answer %q: %s", name, jev.Clip(err.Error(), 120)))
 			continue
 		}
 		a := jev.Answer{Type: req.Questions[name].Type, Probability: s.Probability, Score: s.Score, Confidence: s.Confidence, Probabilities: s.Probabilities}
@@ -421,51 +422,4 @@ func unfence(s string) string {
 		s = s[i+1:]
 	}
 	return strings.TrimSpace(s)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
-}
-
-func scrub(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "[REDACTED]")
-}
-
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (s scrubbed) Error() string { return s.msg }
-func (s scrubbed) Unwrap() error { return s.err }
-
-// scrubError keeps only err's classification and its scrubbed text.
-func scrubError(err error, secret string) error {
-	var sentinel error
-	if errors.Is(err, jev.ErrInvalidAnswer) {
-		sentinel = jev.ErrInvalidAnswer
-	}
-	return scrubbed{msg: scrub(err.Error(), secret), err: sentinel}
-}
-
-func redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable)"
 }
