@@ -1,16 +1,13 @@
 package testsuite_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,61 +17,12 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/corohq/temporal-overseer/activities"
-	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/cmd/overseer/cli/clitest"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
 )
-
-// lockedBuffer is written by a running command while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var decideEndpoint = regexp.MustCompile(`POST (http://\S+)`)
-
-// judgeServe runs `overseer judge serve` in-process (the CLI's own code)
-// on a free loopback port and returns its decide URL and its output.
-func judgeServe(t *testing.T, args ...string) (string, *lockedBuffer) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &lockedBuffer{}, &lockedBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Main(ctx, append([]string{"judge", "serve", "--listen", "127.0.0.1:0"}, args...), out, errOut)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		assert.Equal(t, 0, <-done, errOut.String())
-	})
-	var url string
-	eventually(t, "judge serve to print its endpoint", 10*time.Second, func() bool {
-		select {
-		case code := <-done:
-			t.Fatalf("judge serve exited with %d: %s", code, errOut.String())
-		default:
-		}
-		if m := decideEndpoint.FindStringSubmatch(out.String()); m != nil {
-			url = m[1]
-		}
-		return url != ""
-	})
-	return url, out
-}
 
 // base64Field matches the bytes fields of a protojson event (payload data
 // and metadata values), which protojson writes in base64.
@@ -118,7 +66,7 @@ func TestE2EJudgeJevHTTPAgainstJudgeServe(t *testing.T) {
 	c := srv.Client()
 	const key = "jev-e2e-KEY-7f3c9a1b5d-DISTINCTIVE"
 	t.Setenv(worker.EnvServeAPIKey, key)
-	url, served := judgeServe(t, "-v")
+	url, served := clitest.ServeJudge(t, "-v")
 
 	// The worker is configured the way an operator configures it: from the
 	// environment, the key in OVERSEER_JEV_API_KEY only.
@@ -157,7 +105,7 @@ func TestE2EJudgeWrongKeyIsRecordedNeverAVerdict(t *testing.T) {
 	const key = "jev-e2e-RIGHT-KEY-0c1d2e3f"
 	const wrong = "jev-e2e-WRONG-KEY-9a8b7c6d"
 	t.Setenv(worker.EnvServeAPIKey, key)
-	url, served := judgeServe(t, "-v")
+	url, served := clitest.ServeJudge(t, "-v")
 	core, logs := observer.New(zap.DebugLevel)
 	tq := startWorker(t, srv, worker.Config{Mode: overseer.ModeObserve, Logger: zap.New(core),
 		JudgeConfig: worker.JudgeConfig{Kind: worker.JudgeJev, JevURL: url, JevAPIKey: wrong}})
@@ -180,7 +128,7 @@ func TestE2EJudgeWrongKeyIsRecordedNeverAVerdict(t *testing.T) {
 
 // assertNoKey checks that key appears in no event of the workflow's
 // history, no worker log entry and no line the judge service printed.
-func assertNoKey(t *testing.T, srv *testsuite.DevServer, id string, logs *observer.ObservedLogs, served *lockedBuffer, key string) {
+func assertNoKey(t *testing.T, srv *testsuite.DevServer, id string, logs *observer.ObservedLogs, served *clitest.SyncBuffer, key string) {
 	t.Helper()
 	events := historyJSON(t, srv, id)
 	assert.Contains(t, strings.Join(events, "\n"), "Add CSV export", "the scan reads the decoded payloads (the objective is only in them)")

@@ -1,84 +1,26 @@
 package cli_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/cmd/overseer/cli/clitest"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer/jev/jevhttp"
 	"github.com/corohq/temporal-overseer/testsuite/judgetest"
 	"github.com/corohq/temporal-overseer/worker"
 )
 
-// syncBuffer is a bytes.Buffer that a running command writes to while the
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var endpointLine = regexp.MustCompile(`POST (http://\S+)`)
-
-// serveJudge runs `overseer judge serve` in-process on a free port and
-// returns its decide URL; the service stops when the test ends.
-func serveJudge(t *testing.T, args ...string) (url string, out *syncBuffer) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	out = &syncBuffer{}
-	var errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Main(ctx, append([]string{"judge", "serve", "--listen", "127.0.0.1:0"}, args...), out, &errOut)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		assert.Equal(t, 0, <-done, errOut.String())
-		assert.Contains(t, out.String(), "Judge service stopped.")
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if m := endpointLine.FindStringSubmatch(out.String()); m != nil {
-			return m[1], out
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("judge serve exited with %d: %s", code, errOut.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("judge serve printed no endpoint: %q", out.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval
-	}
-}
-
 func TestJudgeServeAnswersTheJevHTTPJudge(t *testing.T) {
 	const key = "serve-key-DISTINCTIVE"
 	t.Setenv(worker.EnvServeAPIKey, key)
-	url, out := serveJudge(t, "-v")
+	url, out := clitest.ServeJudge(t, "-v")
 	assert.Contains(t, out.String(), "Serving the heuristic judge")
 	assert.Contains(t, out.String(), "API key          required")
 
@@ -136,7 +78,7 @@ func TestJudgeBadConfigIsOneSentence(t *testing.T) {
 }
 
 func TestJudgeServeRefusesABusyAddress(t *testing.T) {
-	url, _ := serveJudge(t)
+	url, _ := clitest.ServeJudge(t)
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), jevhttp.DecidePath)
 	code, _, stderr := run("judge", "serve", "--listen", addr)
 	assert.Equal(t, 1, code)
@@ -148,7 +90,7 @@ func TestJudgeServeRefusesABusyAddress(t *testing.T) {
 // started from the command line.
 func TestConformanceJudgeServe(t *testing.T) {
 	judgetest.Run(t, func(t *testing.T) *judgetest.Harness {
-		url, _ := serveJudge(t)
+		url, _ := clitest.ServeJudge(t)
 		j, err := jevhttp.New(jevhttp.Options{URL: url})
 		require.NoError(t, err)
 		return &judgetest.Harness{Judge: j, ValidatesAnswers: true}
