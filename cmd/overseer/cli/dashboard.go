@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -37,11 +38,7 @@ type dashboardFlags struct {
 	limit        int
 }
 
-func (d *dashboardFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-	IntVar(*int, string, int, string)
-}, listen string) {
+func (d *dashboardFlags) register(fs *flag.FlagSet, listen string) {
 	fs.StringVar(&d.listen, "listen", listen, "host:port the dashboard listens on; loopback unless you give another address (it has no login: put it behind your proxy's authentication)")
 	fs.DurationVar(&d.refresh, "refresh", 5*time.Second, "how often pages update themselves")
 	fs.StringVar(&d.temporalUI, "temporal-ui", "", "base URL of the Temporal Web UI, for links to a job's history")

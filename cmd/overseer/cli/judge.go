@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -25,10 +26,7 @@ type judgeFlags struct {
 	openaiBase, openaiMd string
 }
 
-func (j *judgeFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-}) {
+func (j *judgeFlags) register(fs *flag.FlagSet) {
 	if j.kindFlag == "" {
 		j.kindFlag = "judge"
 		fs.StringVar(&j.kind, j.kindFlag, "", "judge: heuristic, jev or openai (default: $"+worker.EnvJudge+", else heuristic)")

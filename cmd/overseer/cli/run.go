@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -26,11 +27,7 @@ type workerFlags struct {
 	judge     judgeFlags
 }
 
-func (w *workerFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-	BoolVar(*bool, string, bool, string)
-}) {
+func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.mode, "mode", "", "overseer mode for workflow types not in --modes: off, observe, manage (default: manage for CoroJob, observe otherwise)")
 	fs.StringVar(&w.modes, "modes", "", "modes per workflow type, e.g. CoroJob=manage,Other=observe")
 	fs.DurationVar(&w.agentWork, "agent-work", 500*time.Millisecond, "how long each simulated phase agent works")
