@@ -110,7 +110,7 @@ const (
 	maxRecentGates           = 10
 )
 
-// validate checks the options and returns them with defaults filled in.
+// withDefaults validates the options and returns them with defaults filled in.
 func (o Options) withDefaults() (Options, error) {
 	if o.Judge == nil {
 		o.Judge = HeuristicJudge{}

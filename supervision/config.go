@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,8 +67,8 @@ func ParseConfig(data []byte) (Config, error) {
 			return Config{}, fmt.Errorf("%w: jev must be an object", ErrInvalidConfig)
 		}
 	}
-	for _, k := range sortedKeys(jevObj) {
-		if !contains(purposes, k) {
+	for _, k := range slices.Sorted(maps.Keys(jevObj)) {
+		if !slices.Contains(purposes, k) {
 			return Config{}, fmt.Errorf("%w: unknown jev purpose %q", ErrInvalidConfig, k)
 		}
 	}
@@ -77,8 +78,8 @@ func ParseConfig(data []byte) (Config, error) {
 			return Config{}, fmt.Errorf("%w: jev.supervision must be an object", ErrInvalidConfig)
 		}
 	}
-	for _, k := range sortedKeys(sup) {
-		if !contains(configKeys, k) {
+	for _, k := range slices.Sorted(maps.Keys(sup)) {
+		if !slices.Contains(configKeys, k) {
 			return Config{}, fmt.Errorf("%w: Unknown supervision setting %q (keys, secrets and endpoint overrides are never accepted)", ErrInvalidConfig, k)
 		}
 	}
@@ -175,22 +176,4 @@ func strictDecode(data []byte, v any) error {
 		return fmt.Errorf("trailing data")
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

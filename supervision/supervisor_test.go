@@ -270,10 +270,9 @@ func TestBudgetTimeoutAndCancellation(t *testing.T) {
 }
 
 func TestArbitration(t *testing.T) {
-	active := func(over map[string]float64) supervision.Snapshot {
+	active := func() supervision.Snapshot {
 		s := idle(verifiedEvidence())
 		s.WorkerActive = true
-		_ = over
 		return s
 	}
 	for _, tc := range []struct {
@@ -284,12 +283,12 @@ func TestArbitration(t *testing.T) {
 		reason string
 		status supervision.Status
 	}{
-		{"needs human beats everything", active(nil), map[string]float64{supervision.NeedsHuman: 0.9, supervision.WorkerStuck: 0.99}, supervision.ManualReview, supervision.ReasonNeedsHuman, supervision.Decided},
-		{"drift before off-track before stuck at equal probability", active(nil), map[string]float64{supervision.AgentsMDDrift: 0.9, supervision.WorkOffTrack: 0.9, supervision.WorkerStuck: 0.9}, supervision.ReviewDirection, supervision.ReasonAgentsMDDrift, supervision.Decided},
-		{"higher confidence wins the tie", active(nil), map[string]float64{supervision.AgentsMDDrift: 0.85, supervision.WorkOffTrack: 0.95}, supervision.ReviewDirection, supervision.ReasonWorkOffTrack, supervision.Decided},
-		{"active worker continues", active(nil), map[string]float64{supervision.ImplementationComplete: 0.5}, supervision.Continue, supervision.ReasonWorkerMayContinue, supervision.Decided},
-		{"active: unknown health is uncertain", active(nil), map[string]float64{supervision.WorkerStuck: 0.5}, supervision.ManualReview, supervision.ReasonUncertainChecks, supervision.Inconclusive},
-		{"active: informational checks never count", active(nil), map[string]float64{supervision.MeaningfulProgress: 0.5, supervision.NeedsVerification: 0.5}, supervision.Continue, supervision.ReasonWorkerMayContinue, supervision.Decided},
+		{"needs human beats everything", active(), map[string]float64{supervision.NeedsHuman: 0.9, supervision.WorkerStuck: 0.99}, supervision.ManualReview, supervision.ReasonNeedsHuman, supervision.Decided},
+		{"drift before off-track before stuck at equal probability", active(), map[string]float64{supervision.AgentsMDDrift: 0.9, supervision.WorkOffTrack: 0.9, supervision.WorkerStuck: 0.9}, supervision.ReviewDirection, supervision.ReasonAgentsMDDrift, supervision.Decided},
+		{"higher confidence wins the tie", active(), map[string]float64{supervision.AgentsMDDrift: 0.85, supervision.WorkOffTrack: 0.95}, supervision.ReviewDirection, supervision.ReasonWorkOffTrack, supervision.Decided},
+		{"active worker continues", active(), map[string]float64{supervision.ImplementationComplete: 0.5}, supervision.Continue, supervision.ReasonWorkerMayContinue, supervision.Decided},
+		{"active: unknown health is uncertain", active(), map[string]float64{supervision.WorkerStuck: 0.5}, supervision.ManualReview, supervision.ReasonUncertainChecks, supervision.Inconclusive},
+		{"active: informational checks never count", active(), map[string]float64{supervision.MeaningfulProgress: 0.5, supervision.NeedsVerification: 0.5}, supervision.Continue, supervision.ReasonWorkerMayContinue, supervision.Decided},
 		{"idle: unknown completion is uncertain", idle(verifiedEvidence()), map[string]float64{supervision.ImplementationComplete: 0.5}, supervision.ManualReview, supervision.ReasonUncertainChecks, supervision.Inconclusive},
 		{"idle: health checks are ignored", idle(verifiedEvidence()), map[string]float64{supervision.WorkerStuck: 0.99}, supervision.ReviewCompletion, supervision.ReasonCompletionReviewReady, supervision.Decided},
 		{"idle: work remains", idle(verifiedEvidence()), map[string]float64{supervision.ImplementationComplete: 0.1}, supervision.Continue, supervision.ReasonWorkRemains, supervision.Decided},

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -195,7 +196,7 @@ func Validate(req Request, resp *Response) error {
 		return fmt.Errorf("%w: empty response", ErrInvalidAnswer)
 	}
 	var errs []error
-	for _, name := range sortedKeys(req.Questions) {
+	for _, name := range slices.Sorted(maps.Keys(req.Questions)) {
 		a, ok := resp.Answers[name]
 		if !ok {
 			errs = append(errs, fmt.Errorf("question %q: missing answer", name))
@@ -205,7 +206,7 @@ func Validate(req Request, resp *Response) error {
 			errs = append(errs, fmt.Errorf("question %q: %w", name, err))
 		}
 	}
-	for _, name := range sortedKeys(resp.Answers) {
+	for _, name := range slices.Sorted(maps.Keys(resp.Answers)) {
 		if _, ok := req.Questions[name]; !ok {
 			errs = append(errs, fmt.Errorf("answer %q: no such question", name))
 		}
@@ -277,7 +278,7 @@ func validProbability(p float64) bool { return !math.IsNaN(p) && p >= 0 && p <= 
 // checkDistribution accepts an absent distribution (it is optional on the
 // wire) but rejects unknown keys and values outside [0,1].
 func checkDistribution(probs map[string]float64, names map[string]bool) error {
-	for _, k := range sortedKeys(probs) {
+	for _, k := range slices.Sorted(maps.Keys(probs)) {
 		if !names[k] {
 			return fmt.Errorf("probability for unknown option %q", k)
 		}
@@ -286,13 +287,4 @@ func checkDistribution(probs map[string]float64, names map[string]bool) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

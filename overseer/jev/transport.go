@@ -3,6 +3,8 @@ package jev
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -50,7 +52,7 @@ func ValidateRequest(req Request) error {
 		return fmt.Errorf("%w: no questions", ErrInvalidRequest)
 	}
 	var errs []error
-	for _, name := range sortedKeys(req.Questions) {
+	for _, name := range slices.Sorted(maps.Keys(req.Questions)) {
 		if err := validateQuestion(req.Questions[name]); err != nil {
 			errs = append(errs, fmt.Errorf("question %q: %w", name, err))
 		}

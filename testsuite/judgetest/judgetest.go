@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -339,7 +340,7 @@ func GenericRequest() jev.Request {
 // 321/45 tokens.
 func ValidResponse(req jev.Request) *jev.Response {
 	resp := &jev.Response{ModelVersion: "judgetest-model-1", Usage: jev.Usage{InputTokens: 321, OutputTokens: 45}, Answers: map[string]jev.Answer{}}
-	for _, name := range sortedKeys(req.Questions) {
+	for _, name := range slices.Sorted(maps.Keys(req.Questions)) {
 		q := req.Questions[name]
 		switch q.Type {
 		case jev.Noul:
@@ -410,15 +411,6 @@ func invalidCases() []invalidCase {
 		{"no-answers", mutate(func(m map[string]jev.Answer) { clear(m) })},
 		{"empty-body", func() Reply { return Reply{Kind: Empty} }},
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // MarshalLoose encodes v like encoding/json, except that NaN and ±Inf are
