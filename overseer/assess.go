@@ -22,6 +22,11 @@ const InvalidAnswerErrorType = "OverseerInvalidAnswer"
 // a wrong key or an unknown model). It is not retried.
 const RejectedErrorType = "OverseerJudgeRejected"
 
+// InvalidRequestErrorType is the application error type of an Overseer
+// activity that could not build the judge's request (the trajectory does
+// not encode as JSON). The judge was never asked; it is not retried.
+const InvalidRequestErrorType = "OverseerInvalidRequest"
+
 // AssessInput is the Overseer activity's input. It carries no credentials.
 type AssessInput struct {
 	WorkflowType string     `json:"workflow_type"`
@@ -55,13 +60,14 @@ func NewAssessor(opts Options) (*Assessor, error) {
 
 // Assess asks the judge the four questions about one boundary. An invalid
 // answer is a non-retryable error of type InvalidAnswerErrorType, a
-// rejected request (jev.ErrRejected) one of type RejectedErrorType; any
+// rejected request (jev.ErrRejected) one of type RejectedErrorType, a
+// request that cannot be encoded one of type InvalidRequestErrorType; any
 // other judge error is returned as is and retried by the activity's retry
 // policy.
 func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, error) {
 	req, err := NewRequest(in.Obligations, in.Trajectory)
 	if err != nil {
-		return AssessOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidAnswerErrorType, err)
+		return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidRequestErrorType, err)
 	}
 	start := time.Now()
 	resp, err := a.judge.Decide(ctx, req)

@@ -3,6 +3,7 @@ package overseer
 import (
 	"errors"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -15,8 +16,8 @@ import (
 // timers as histograms in seconds (_seconds).
 const (
 	// MetricAssessments counts phase-boundary assessments, tagged mode
-	// (observe, manage), band (on_track, needs_a_look, off_track, none when
-	// the judge failed) and outcome (ok, flagged, error).
+	// (observe, manage), outcome (ok, flagged, error) and, when the judge
+	// answered, band (on_track, needs_a_look, off_track).
 	MetricAssessments = "overseer_assessments"
 	// MetricJudgeLatency times the judge's answers (successful ones).
 	MetricJudgeLatency = "overseer_judge_latency"
@@ -24,7 +25,7 @@ const (
 	// (input, output).
 	MetricJudgeTokens = "overseer_judge_tokens"
 	// MetricJudgeErrors counts failed assessments (after retries), tagged
-	// kind (invalid_answer, timeout, error).
+	// kind (invalid_answer, rejected, invalid_request, timeout, error).
 	MetricJudgeErrors = "overseer_judge_errors"
 	// MetricPauses counts gates opened, tagged cause (verdict,
 	// judge_failures).
@@ -34,7 +35,26 @@ const (
 	MetricResumes = "overseer_resumes"
 	// MetricGateWait times how long a job waited at a gate, tagged action.
 	MetricGateWait = "overseer_gate_wait"
+	// MetricOpenGates is a gauge of the running jobs paused at a gate. Workflow
+	// code cannot keep a gauge across workers, so the worker package sets it
+	// from visibility (OverseerPaused = true), by workflow type.
+	MetricOpenGates = "overseer_open_gates"
 )
+
+// MetricHelp returns the one-line description of an overseer metric (the
+// Prometheus HELP text), or "" for any other name.
+func MetricHelp(name string) string { return metricHelp[name] }
+
+var metricHelp = map[string]string{
+	MetricAssessments:  "Phase-boundary assessments by mode, band (when the judge answered) and outcome (ok, flagged, error).",
+	MetricJudgeLatency: "Time the judge took to answer an assessment.",
+	MetricJudgeTokens:  "Tokens the judge reported, by kind (input, output).",
+	MetricJudgeErrors:  "Assessments that failed after retries, by kind (invalid_answer, rejected, invalid_request, timeout, error).",
+	MetricPauses:       "Gates opened in manage mode, by cause (verdict, judge_failures).",
+	MetricResumes:      "Gates closed by a human, by action (continue, abort).",
+	MetricGateWait:     "Time a job waited at a gate before a human resumed it, by action.",
+	MetricOpenGates:    "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
+}
 
 // Metric tag names and values.
 const (
@@ -51,20 +71,59 @@ const (
 
 	CauseVerdict       = "verdict"
 	CauseJudgeFailures = "judge_failures"
+
+	// Kinds of MetricJudgeErrors.
+	ErrorKindInvalidAnswer  = "invalid_answer"
+	ErrorKindRejected       = "rejected"
+	ErrorKindInvalidRequest = "invalid_request"
+	ErrorKindTimeout        = "timeout"
+	ErrorKindOther          = "error"
 )
+
+// ZeroMetrics emits every overseer counter at zero for each of its tag
+// values, through h (tag it with the namespace, task queue and workflow
+// type the workflow code's handler will carry). A series that exists from
+// the start makes rate() and absent-series alerts work before the first
+// event. Timers (histograms) have no zero value and appear with their first
+// observation.
+func ZeroMetrics(h client.MetricsHandler) {
+	zero := func(name string, tags map[string]string) { h.WithTags(tags).Counter(name).Inc(0) }
+	for _, mode := range []Mode{ModeObserve, ModeManage} {
+		for _, band := range []Band{BandOnTrack, BandNeedsALook, BandOffTrack} {
+			for _, outcome := range []string{OutcomeOK, OutcomeFlagged} {
+				zero(MetricAssessments, map[string]string{TagMode: string(mode), TagBand: string(band), TagOutcome: outcome})
+			}
+		}
+		zero(MetricAssessments, map[string]string{TagMode: string(mode), TagOutcome: OutcomeError})
+	}
+	for _, kind := range []string{ErrorKindInvalidAnswer, ErrorKindRejected, ErrorKindInvalidRequest, ErrorKindTimeout, ErrorKindOther} {
+		zero(MetricJudgeErrors, map[string]string{TagKind: kind})
+	}
+	for _, kind := range []string{"input", "output"} {
+		zero(MetricJudgeTokens, map[string]string{TagKind: kind})
+	}
+	for _, cause := range []string{CauseVerdict, CauseJudgeFailures} {
+		zero(MetricPauses, map[string]string{TagCause: cause})
+	}
+	for _, action := range []Action{ActionContinue, ActionAbort} {
+		zero(MetricResumes, map[string]string{TagAction: string(action)})
+	}
+}
 
 // metricAssessment records one assessment: its outcome, and the judge's
 // latency and tokens or its error.
 func metricAssessment(ctx workflow.Context, mode Mode, a Assessment, err error) {
 	m := workflow.GetMetricsHandler(ctx)
-	band, outcome := "none", OutcomeError
+	// A failed assessment has no band: its series carries none rather
+	// than a made-up value.
+	tags := map[string]string{TagMode: string(mode), TagOutcome: OutcomeError}
 	if a.Verdict != nil {
-		band, outcome = string(a.Verdict.Band), OutcomeOK
+		tags[TagBand], tags[TagOutcome] = string(a.Verdict.Band), OutcomeOK
 		if a.Verdict.Flagged {
-			outcome = OutcomeFlagged
+			tags[TagOutcome] = OutcomeFlagged
 		}
 	}
-	m.WithTags(map[string]string{TagMode: string(mode), TagBand: band, TagOutcome: outcome}).Counter(MetricAssessments).Inc(1)
+	m.WithTags(tags).Counter(MetricAssessments).Inc(1)
 	if err != nil {
 		m.WithTags(map[string]string{TagKind: judgeErrorKind(err)}).Counter(MetricJudgeErrors).Inc(1)
 		return
@@ -77,13 +136,20 @@ func metricAssessment(ctx workflow.Context, mode Mode, a Assessment, err error) 
 func judgeErrorKind(err error) string {
 	var app *temporal.ApplicationError
 	var timeout *temporal.TimeoutError
-	switch {
-	case errors.As(err, &app) && app.Type() == InvalidAnswerErrorType:
-		return "invalid_answer"
-	case errors.As(err, &timeout):
-		return "timeout"
+	if errors.As(err, &app) {
+		switch app.Type() {
+		case InvalidAnswerErrorType:
+			return ErrorKindInvalidAnswer
+		case RejectedErrorType:
+			return ErrorKindRejected
+		case InvalidRequestErrorType:
+			return ErrorKindInvalidRequest
+		}
 	}
-	return "error"
+	if errors.As(err, &timeout) {
+		return ErrorKindTimeout
+	}
+	return ErrorKindOther
 }
 
 // metricPause records a gate opening.

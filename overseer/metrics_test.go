@@ -3,6 +3,7 @@ package overseer_test
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
@@ -104,8 +106,20 @@ func TestMetricsFromWorkflowCode(t *testing.T) {
 			steps: []jev.Step{onTrack(), invalid, onTrack()},
 			counts: map[string]int64{
 				"overseer_assessments{band=on_track,mode=observe,outcome=ok}": 2,
-				"overseer_assessments{band=none,mode=observe,outcome=error}":  1,
+				"overseer_assessments{mode=observe,outcome=error}":            1,
 				"overseer_judge_errors{kind=invalid_answer}":                  1,
+				"overseer_judge_tokens{kind=input}":                           200,
+				"overseer_judge_tokens{kind=output}":                          20,
+			},
+			timers: map[string]int{"overseer_judge_latency{}": 2},
+		},
+		{
+			name: "observe: a rejected call is its own kind", mode: overseer.ModeObserve,
+			steps: []jev.Step{{Err: fmt.Errorf("%w: HTTP 401: wrong key", jev.ErrRejected)}, onTrack(), onTrack()},
+			counts: map[string]int64{
+				"overseer_assessments{band=on_track,mode=observe,outcome=ok}": 2,
+				"overseer_assessments{mode=observe,outcome=error}":            1,
+				"overseer_judge_errors{kind=rejected}":                        1,
 				"overseer_judge_tokens{kind=input}":                           200,
 				"overseer_judge_tokens{kind=output}":                          20,
 			},
@@ -155,4 +169,39 @@ func TestMetricsFromWorkflowCode(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestZeroMetricsCoversEveryCounterWithoutNone(t *testing.T) {
+	m := newCapture()
+	overseer.ZeroMetrics(m)
+	for _, k := range []string{
+		"overseer_judge_errors{kind=rejected}", "overseer_judge_errors{kind=invalid_request}",
+		"overseer_judge_errors{kind=invalid_answer}", "overseer_judge_errors{kind=timeout}", "overseer_judge_errors{kind=error}",
+		"overseer_assessments{mode=manage,outcome=error}", "overseer_assessments{band=off_track,mode=manage,outcome=flagged}",
+		"overseer_pauses{cause=judge_failures}", "overseer_resumes{action=abort}", "overseer_judge_tokens{kind=output}",
+	} {
+		v, ok := m.counts[k]
+		assert.True(t, ok, "%s is emitted at start", k)
+		assert.Zero(t, v, k)
+	}
+	assert.Len(t, m.counts, 14+5+2+2+2)
+	for k := range m.counts {
+		assert.NotContains(t, k, "none", "no series carries a none value")
+	}
+	for _, name := range []string{overseer.MetricAssessments, overseer.MetricJudgeLatency, overseer.MetricJudgeTokens,
+		overseer.MetricJudgeErrors, overseer.MetricPauses, overseer.MetricResumes, overseer.MetricGateWait, overseer.MetricOpenGates} {
+		assert.NotEmpty(t, overseer.MetricHelp(name), "HELP text of %s", name)
+	}
+}
+
+func TestUnencodableRequestIsAnInvalidRequestNotAnInvalidAnswer(t *testing.T) {
+	judge := jev.NewScripted(onTrack())
+	a, err := overseer.NewAssessor(overseer.Options{Judge: judge})
+	require.NoError(t, err)
+	_, err = a.Assess(t.Context(), overseer.AssessInput{Phase: "code", Trajectory: overseer.Trajectory{CostUSD: math.NaN()}})
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, err, &app)
+	assert.Equal(t, overseer.InvalidRequestErrorType, app.Type())
+	assert.True(t, app.NonRetryable())
+	assert.Empty(t, judge.Requests(), "the judge is never asked")
 }

@@ -4,8 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,8 +19,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/opentelemetry"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/overseer"
@@ -54,7 +63,7 @@ func NewMetrics() (*Metrics, error) {
 		UseMonotonicCounters: true,
 		OnError:              func(error) {}, // a bad instrument must not crash a worker
 	})
-	return &Metrics{registry: reg, provider: provider, handler: handler}, nil
+	return &Metrics{registry: reg, provider: provider, handler: overseerTags{base: handler}}, nil
 }
 
 // Handler is the SDK metrics handler: set it as Config.MetricsHandler (or
@@ -79,18 +88,63 @@ func (m *Metrics) Shutdown(ctx context.Context) error {
 
 // histogramBuckets sets the buckets of every histogram (the SDK's timers
 // are histograms in seconds): gate waits get hours and days, the rest
-// milliseconds to minutes.
+// milliseconds to minutes. It also gives the overseer's series their HELP
+// text: the SDK's handler creates instruments without a description, and
+// one view has to do both (two matching views would export two streams).
 func histogramBuckets(i sdkmetric.Instrument) (sdkmetric.Stream, bool) {
-	if i.Kind != sdkmetric.InstrumentKindHistogram {
+	help := overseer.MetricHelp(i.Name)
+	if i.Kind != sdkmetric.InstrumentKindHistogram && help == "" {
 		return sdkmetric.Stream{}, false
 	}
-	b := latencyBuckets
-	if i.Name == overseer.MetricGateWait {
-		b = gateWaitBuckets
+	st := sdkmetric.Stream{Name: i.Name, Description: i.Description, Unit: i.Unit}
+	if help != "" {
+		st.Description = help
 	}
-	return sdkmetric.Stream{Name: i.Name, Description: i.Description, Unit: i.Unit,
-		Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: b}}, true
+	if i.Kind == sdkmetric.InstrumentKindHistogram {
+		b := latencyBuckets
+		if i.Name == overseer.MetricGateWait {
+			b = gateWaitBuckets
+		}
+		st.Aggregation = sdkmetric.AggregationExplicitBucketHistogram{Boundaries: b}
+	}
+	return st, true
 }
+
+// sdkOnlyTags are tags the SDK puts on every metric (client_name, and
+// worker_type / activity_type, which are "none" in workflow code). The
+// overseer's series drop them: they carry namespace, task_queue and
+// workflow_type plus their own tags, and never a "none" value.
+var sdkOnlyTags = map[string]bool{"client_name": true, "worker_type": true, "activity_type": true}
+
+// overseerTags is the metrics handler the SDK gets: it passes everything
+// through, except that overseer_* series leave out sdkOnlyTags.
+type overseerTags struct {
+	base client.MetricsHandler
+	tags map[string]string
+}
+
+func (h overseerTags) WithTags(tags map[string]string) client.MetricsHandler {
+	merged := make(map[string]string, len(h.tags)+len(tags))
+	maps.Copy(merged, h.tags)
+	maps.Copy(merged, tags)
+	return overseerTags{base: h.base, tags: merged}
+}
+
+func (h overseerTags) handler(name string) client.MetricsHandler {
+	tags := h.tags
+	if strings.HasPrefix(name, "overseer_") {
+		tags = maps.Clone(tags)
+		maps.DeleteFunc(tags, func(k, _ string) bool { return sdkOnlyTags[k] })
+	}
+	if len(tags) == 0 {
+		return h.base
+	}
+	return h.base.WithTags(tags)
+}
+
+func (h overseerTags) Counter(name string) client.MetricsCounter { return h.handler(name).Counter(name) }
+func (h overseerTags) Gauge(name string) client.MetricsGauge     { return h.handler(name).Gauge(name) }
+func (h overseerTags) Timer(name string) client.MetricsTimer     { return h.handler(name).Timer(name) }
 
 // MetricsServer serves /metrics over HTTP.
 type MetricsServer struct {
@@ -145,4 +199,178 @@ func (s *MetricsServer) Close() error {
 		return fmt.Errorf("metrics: stop server: %w", err)
 	}
 	return <-s.done
+}
+
+// MetricsPluginOptions configure NewMetricsPlugin.
+type MetricsPluginOptions struct {
+	// Handler is the metrics handler the worker's client was given (e.g.
+	// Metrics.Handler). Required.
+	Handler client.MetricsHandler
+	// Namespace of the worker's client, as a tag. Required.
+	Namespace string
+	// Client counts the jobs paused at a gate through visibility, for the
+	// overseer_open_gates gauge. If not set, there is no gauge (the
+	// OverseerPaused search attribute must be registered and upserted).
+	Client client.Client
+	// OpenGatesEvery is how often the gauge is refreshed. If not set, 15 s.
+	OpenGatesEvery time.Duration
+	// Logger reports failed counts. If not set, nothing is logged.
+	Logger *zap.Logger
+}
+
+// NewMetricsPlugin returns a worker plugin that gives the overseer's metrics
+// a worker lifecycle: when the worker starts it emits every overseer counter
+// at zero for each workflow type registered on the worker, and until the
+// worker stops it keeps the overseer_open_gates gauge (running jobs of that
+// type and task queue paused at a gate) current from visibility. Every
+// worker on a task queue reports the same count: aggregate with max, not sum.
+func NewMetricsPlugin(o MetricsPluginOptions) (sdkworker.Plugin, error) {
+	if o.Handler == nil || o.Namespace == "" {
+		return nil, errors.New("metrics plugin: Handler and Namespace are required")
+	}
+	if o.OpenGatesEvery <= 0 {
+		o.OpenGatesEvery = 15 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return &metricsPlugin{o: o, workers: map[string]*metricsWorker{}}, nil
+}
+
+type metricsPlugin struct {
+	sdkworker.PluginBase
+	o MetricsPluginOptions
+
+	mu      sync.Mutex
+	workers map[string]*metricsWorker // by worker instance key
+}
+
+// metricsWorker is the plugin's state for one worker.
+type metricsWorker struct {
+	taskQueue string
+	types     []string
+	stop      context.CancelFunc
+	done      chan struct{}
+}
+
+func (p *metricsPlugin) Name() string { return "overseer.metrics" }
+
+func (p *metricsPlugin) ConfigureWorker(_ context.Context, o sdkworker.PluginConfigureWorkerOptions) error {
+	mw := &metricsWorker{taskQueue: o.TaskQueue}
+	p.mu.Lock()
+	p.workers[o.WorkerInstanceKey] = mw
+	p.mu.Unlock()
+	reg := o.WorkerRegistryOptions
+	prev := reg.OnRegisterWorkflow
+	reg.OnRegisterWorkflow = func(w any, ro workflow.RegisterOptions) {
+		if prev != nil {
+			prev(w, ro)
+		}
+		name := ro.Name
+		if name == "" {
+			name = functionName(w)
+		}
+		p.mu.Lock()
+		if name != "" && !slices.Contains(mw.types, name) {
+			mw.types = append(mw.types, name)
+		}
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+func (p *metricsPlugin) StartWorker(ctx context.Context, o sdkworker.PluginStartWorkerOptions,
+	next func(context.Context, sdkworker.PluginStartWorkerOptions) error) error {
+	if err := next(ctx, o); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mw := p.workers[o.WorkerInstanceKey]
+	if mw == nil {
+		return nil
+	}
+	gauges := map[string]client.MetricsGauge{}
+	for _, wt := range mw.types {
+		h := p.o.Handler.WithTags(map[string]string{"namespace": p.o.Namespace, "task_queue": mw.taskQueue, "workflow_type": wt})
+		overseer.ZeroMetrics(h)
+		if p.o.Client != nil {
+			gauges[wt] = h.Gauge(overseer.MetricOpenGates)
+			gauges[wt].Update(0)
+		}
+	}
+	if len(gauges) == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	mw.stop, mw.done = cancel, make(chan struct{})
+	go func() {
+		defer close(mw.done)
+		t := time.NewTicker(p.o.OpenGatesEvery)
+		defer t.Stop()
+		for {
+			p.countOpenGates(wctx, mw.taskQueue, gauges)
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return nil
+}
+
+func (p *metricsPlugin) StopWorker(ctx context.Context, o sdkworker.PluginStopWorkerOptions,
+	next func(context.Context, sdkworker.PluginStopWorkerOptions)) {
+	next(ctx, o)
+	p.mu.Lock()
+	mw := p.workers[o.WorkerInstanceKey]
+	delete(p.workers, o.WorkerInstanceKey)
+	p.mu.Unlock()
+	if mw != nil && mw.stop != nil {
+		mw.stop()
+		<-mw.done
+	}
+}
+
+// countOpenGates sets each workflow type's gauge to its number of running
+// jobs paused at a gate. A failed count leaves the gauge as it was.
+func (p *metricsPlugin) countOpenGates(ctx context.Context, taskQueue string, gauges map[string]client.MetricsGauge) {
+	for wt, g := range gauges {
+		q := fmt.Sprintf("WorkflowType = %s AND TaskQueue = %s AND ExecutionStatus = 'Running' AND OverseerPaused = true",
+			quoteQuery(wt), quoteQuery(taskQueue))
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := p.o.Client.CountWorkflow(cctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: p.o.Namespace, Query: q})
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				p.o.Logger.Warn("metrics: cannot count the jobs paused at a gate", zap.String("workflow_type", wt), zap.Error(err))
+			}
+			continue
+		}
+		g.Update(float64(resp.GetCount()))
+	}
+}
+
+// quoteQuery quotes a value for a visibility query.
+func quoteQuery(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// functionName is the workflow type the SDK gives a function registered
+// without a name: its name after the last dot, without a method value's -fm.
+func functionName(w any) string {
+	v := reflect.ValueOf(w)
+	if v.Kind() != reflect.Func {
+		return ""
+	}
+	fn := runtime.FuncForPC(v.Pointer())
+	if fn == nil {
+		return ""
+	}
+	name := fn.Name()
+	if i := strings.LastIndex(name, "."); i >= 0 {
+		name = name[i+1:]
+	}
+	return strings.TrimSuffix(name, "-fm")
 }

@@ -178,10 +178,36 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: []sdkworker.Plugin{plugin}, Interceptors: supervisors})
+	plugins := []sdkworker.Plugin{plugin}
+	if cfg.MetricsHandler != nil {
+		mp, err := cfg.metricsPlugin(c)
+		if err != nil {
+			return nil, err
+		}
+		plugins = append(plugins, mp)
+	}
+	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins, Interceptors: supervisors})
 	workflows.Register(w)
 	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
 	return w, nil
+}
+
+// metricsPlugin zeroes the overseer's counters when the worker starts and,
+// with the search attributes on, keeps the open-gates gauge current.
+func (cfg Config) metricsPlugin(c client.Client) (sdkworker.Plugin, error) {
+	ns := cfg.Namespace
+	if ns == "" {
+		opts, err := cfg.ClientOptions()
+		if err != nil {
+			return nil, err
+		}
+		ns = opts.Namespace
+	}
+	o := MetricsPluginOptions{Handler: cfg.MetricsHandler, Namespace: ns, Logger: cfg.logger()}
+	if !cfg.NoSearchAttributes {
+		o.Client = c
+	}
+	return NewMetricsPlugin(o)
 }
 
 func (cfg Config) logger() *zap.Logger {
