@@ -142,9 +142,11 @@ func (h overseerTags) handler(name string) client.MetricsHandler {
 	return h.base.WithTags(tags)
 }
 
-func (h overseerTags) Counter(name string) client.MetricsCounter { return h.handler(name).Counter(name) }
-func (h overseerTags) Gauge(name string) client.MetricsGauge     { return h.handler(name).Gauge(name) }
-func (h overseerTags) Timer(name string) client.MetricsTimer     { return h.handler(name).Timer(name) }
+func (h overseerTags) Counter(name string) client.MetricsCounter {
+	return h.handler(name).Counter(name)
+}
+func (h overseerTags) Gauge(name string) client.MetricsGauge { return h.handler(name).Gauge(name) }
+func (h overseerTags) Timer(name string) client.MetricsTimer { return h.handler(name).Timer(name) }
 
 // MetricsServer serves /metrics over HTTP.
 type MetricsServer struct {
