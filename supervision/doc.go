@@ -24,7 +24,8 @@
 //     cancellation, budgets): loop.go ([Schedule], [Observation]).
 //   - Temporal activity interceptor, events, observers, workflow advice:
 //     interceptor.go ([NewInterceptor], [RecordEvent], [SetTask],
-//     [SetEvidenceSource], [AdviceRecords]).
+//     [SetEvidenceSource], [AdviceRecords]); the worker plugin that ties
+//     the interceptor to the worker's lifecycle: plugin.go ([NewPlugin]).
 //   - Service configuration block with its caps: config.go ([ParseConfig]).
 //   - A rules-based judge for offline use: heuristic.go ([HeuristicJudge]).
 //
@@ -42,8 +43,10 @@
 //     Heartbeats still reach the server unchanged.
 //   - The task is the activity input's [Tasker] text, or [SetTask].
 //   - Scope: user = the namespace, session = the workflow id, run = a fresh
-//     random id per activity attempt. The host's evidence source receives it
-//     in [EvidenceRequest.Scope] and must bind its receipts to it.
+//     random id per activity attempt; a user or session that is blank or
+//     longer than [MaxScopeChars] becomes "unscoped-<run id>". The host's
+//     evidence source receives it in [EvidenceRequest.Scope] and must bind
+//     its receipts to it.
 //   - The evidence source is the interceptor's default or the one the
 //     activity sets for itself with [SetEvidenceSource] — host code, never
 //     the model or tool arguments.
@@ -56,7 +59,8 @@
 //     Cancellation of the activity cancels ticks, evidence reads and the
 //     judgment in flight; nothing more is published.
 //   - Advice reaches the host through [InterceptorOptions.Observers] (a
-//     bounded queue of 256 callbacks on their own goroutine: a slow or
+//     bounded queue of 256 callbacks on their own goroutine, started with
+//     the first observation and stopped when the worker stops: a slow or
 //     panicking observer never affects the activity) and the workflow: an
 //     overseer.supervision signal ([SignalName]) whenever the consumable
 //     advice changes and for the final observation; the overseer plugin

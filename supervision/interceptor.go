@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
@@ -66,15 +68,20 @@ type InterceptorOptions struct {
 	Logger *zap.Logger
 }
 
-type workerInterceptor struct {
+// Interceptor is the worker interceptor that supervises designated long
+// activities. Its observers run on a goroutine of their own, started with
+// the first observation; Close stops it. NewPlugin does both for you.
+type Interceptor struct {
 	interceptor.WorkerInterceptorBase
 	o InterceptorOptions
 	q *dispatcher
 }
 
 // NewInterceptor returns the worker interceptor that supervises designated
-// long activities. Add it to worker.Options.Interceptors.
-func NewInterceptor(o InterceptorOptions) (interceptor.WorkerInterceptor, error) {
+// long activities. Prefer NewPlugin, which ties it to the worker's
+// lifecycle; with worker.Options.Interceptors, call Close after the worker
+// stopped.
+func NewInterceptor(o InterceptorOptions) (*Interceptor, error) {
 	if o.Supervisor == nil {
 		return nil, fmt.Errorf("%w: InterceptorOptions.Supervisor is required", ErrInvalidConfig)
 	}
@@ -93,16 +100,22 @@ func NewInterceptor(o InterceptorOptions) (interceptor.WorkerInterceptor, error)
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	return &workerInterceptor{o: o, q: newDispatcher(recordQueueSize, o.Logger)}, nil
+	return &Interceptor{o: o, q: newDispatcher(recordQueueSize, o.Logger)}, nil
 }
 
-func (w *workerInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+// Close stops the observer goroutine after the callbacks already queued
+// have run (waiting at most 10 s for them); observations after Close reach
+// the workflow but no longer the observers. Call it once the worker has
+// stopped. Safe to call more than once.
+func (w *Interceptor) Close() { w.q.close(10 * time.Second) }
+
+func (w *Interceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
 	return &activityInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, w: w}
 }
 
 type activityInbound struct {
 	interceptor.ActivityInboundInterceptorBase
-	w *workerInterceptor
+	w *Interceptor
 }
 
 func (a *activityInbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
@@ -132,7 +145,7 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 	}
 	// Scope: namespace / workflow id, and a fresh id per activity attempt:
 	// the host takes it from EvidenceRequest.Scope for its receipts.
-	scope := Scope{UserID: info.Namespace, SessionID: info.WorkflowExecution.ID, RunID: newRunID()}
+	scope := activityScope(info.Namespace, info.WorkflowExecution.ID, newRunID())
 	n := &notifier{w: a.w, info: info, client: activityClient(ctx), scope: scope}
 	l := newLoop(ctx, &loop{
 		sup: o.Supervisor, sched: o.Schedule, clock: o.Clock, scope: scope, cap: inv.cap,
@@ -203,7 +216,7 @@ func SetEvidenceSource(ctx context.Context, src EvidenceSource) {
 
 // notifier hands observations to the observers and the workflow.
 type notifier struct {
-	w      *workerInterceptor
+	w      *Interceptor
 	info   activity.Info
 	client signaler
 	scope  Scope
@@ -242,7 +255,7 @@ func (n *notifier) publish(obs Observation) {
 	n.last = obs.Advice
 	sig := AdviceSignal{ActivityType: n.info.ActivityType.Name, ActivityID: n.info.ActivityID, RunID: n.scope.RunID,
 		Assessment: obs.Assessment, Advice: obs.Advice, Status: obs.Decision.Status, Reason: obs.Decision.Reason,
-		Superseded: obs.Superseded, ConsecutiveFailures: obs.ConsecutiveFailures, Final: obs.Final, At: time.Now().UTC()}
+		Superseded: obs.Superseded, ConsecutiveFailures: obs.ConsecutiveFailures, Final: obs.Final, At: o.Clock.Now().UTC()}
 	if obs.Decision.Report != nil {
 		sig.VerifiedRevision = obs.Decision.Report.VerifiedRevision
 	}
@@ -280,6 +293,21 @@ func AdviceRecords(version string, obs Observation) []Record {
 	return recs
 }
 
+// activityScope builds the scope of one activity attempt as the
+// specification says: a user or session that is blank or longer than
+// MaxScopeChars (Temporal allows longer workflow ids; an activity run
+// outside a workflow has none) becomes "unscoped-<run id>" instead of
+// failing every assessment.
+func activityScope(namespace, workflowID, runID string) Scope {
+	orUnscoped := func(v string) string {
+		if strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > MaxScopeChars {
+			return "unscoped-" + runID
+		}
+		return v
+	}
+	return Scope{UserID: orUnscoped(namespace), SessionID: orUnscoped(workflowID), RunID: runID}
+}
+
 func newRunID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -291,35 +319,78 @@ func newRunID() string {
 // recordQueueSize bounds the observer queue, as the seed's service does.
 const recordQueueSize = 256
 
-// dispatcher runs callbacks one at a time on its own goroutine. A full
-// queue drops the callback with a log line instead of blocking the worker;
-// a panicking callback is swallowed.
+// dispatcher runs callbacks one at a time on its own goroutine, started
+// with the first callback and stopped by close. A full queue drops the
+// callback with a log line instead of blocking the worker; a panicking
+// callback is swallowed.
 type dispatcher struct {
-	ch     chan func()
+	size   int
 	logger *zap.Logger
+
+	mu     sync.Mutex
+	ch     chan func()
+	closed bool
+	done   chan struct{}
 }
 
 func newDispatcher(size int, logger *zap.Logger) *dispatcher {
-	d := &dispatcher{ch: make(chan func(), size), logger: logger}
-	go func() {
-		for f := range d.ch {
-			func() {
-				defer func() {
-					if p := recover(); p != nil {
-						d.logger.Warn("supervision: observer panicked", zap.Any("panic", p))
-					}
-				}()
-				f()
+	return &dispatcher{size: size, logger: logger}
+}
+
+func (d *dispatcher) run(ch <-chan func(), done chan<- struct{}) {
+	defer close(done)
+	for f := range ch {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					d.logger.Warn("supervision: observer panicked", zap.Any("panic", p))
+				}
 			}()
-		}
-	}()
-	return d
+			f()
+		}()
+	}
 }
 
 func (d *dispatcher) submit(f func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		d.logger.Warn("supervision: the worker has stopped; dropping an observation callback")
+		return
+	}
+	if d.ch == nil {
+		d.ch, d.done = make(chan func(), d.size), make(chan struct{})
+		go d.run(d.ch, d.done)
+	}
 	select {
 	case d.ch <- f:
 	default:
 		d.logger.Warn("supervision: observer queue full; dropping an observation callback")
+	}
+}
+
+// close lets the queued callbacks run, then stops the goroutine. It waits
+// at most wait for them: a stuck observer must not hang the worker's stop.
+func (d *dispatcher) close(wait time.Duration) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.closed = true
+	done := d.done
+	if d.ch != nil {
+		close(d.ch)
+	}
+	d.mu.Unlock()
+	if done == nil {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		d.logger.Warn("supervision: observers still busy after the worker stopped; not waiting for them")
 	}
 }

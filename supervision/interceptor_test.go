@@ -3,6 +3,7 @@ package supervision_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,10 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/supervision"
@@ -188,4 +191,38 @@ func TestAdviceRecordsAndSignalName(t *testing.T) {
 	assert.Equal(t, "NO", recs[1].Reason)
 	assert.Equal(t, "0.05", recs[1].Recommendation["probability"])
 	assert.Zero(t, recs[1].Elapsed)
+}
+
+func agentWorkflow(ctx workflow.Context, in agentInput) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	var out string
+	err := workflow.ExecuteActivity(ctx, "agent.run", in).Get(ctx, &out)
+	return out, err
+}
+
+func TestOverLongWorkflowIDIsUnscopedNotAnError(t *testing.T) {
+	obs := make(chan supervision.Observation, 10)
+	icpt, err := supervision.NewInterceptor(supervision.InterceptorOptions{
+		Supervisor: shadow(t, &judgeFor{p: probs(nil)}, nil), Activities: []string{"agent.run"}, NoWorkflowAdvice: true,
+		Observers: []func(supervision.Observation){func(o supervision.Observation) { obs <- o }},
+	})
+	require.NoError(t, err)
+	defer icpt.Close()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{icpt}})
+	env.RegisterWorkflow(agentWorkflow)
+	env.RegisterActivityWithOptions(agent, activity.RegisterOptions{Name: "agent.run"})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: strings.Repeat("w", supervision.MaxScopeChars+88)})
+	env.ExecuteWorkflow(agentWorkflow, agentInput{Task: "Fix the export", Steps: 2})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	select {
+	case o := <-obs:
+		assert.NotEqual(t, supervision.Error, o.Decision.Status, o.Decision.Reason)
+		require.NotNil(t, o.Decision.Report, "the judge was asked")
+		assert.Equal(t, "unscoped-"+o.Scope.RunID, o.Scope.SessionID)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no observation")
+	}
 }

@@ -1,7 +1,7 @@
 package worker
 
 import (
-	"go.temporal.io/sdk/interceptor"
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/activities"
@@ -26,7 +26,9 @@ type SupervisionConfig struct {
 	Config *supervision.Config
 }
 
-func (cfg Config) supervisionInterceptors() ([]interceptor.WorkerInterceptor, error) {
+// supervisionPlugins returns the supervision plugin, which stops its
+// observer goroutine when the worker stops, or none when supervision is off.
+func (cfg Config) supervisionPlugins() ([]sdkworker.Plugin, error) {
 	sc := cfg.Supervision
 	if sc.Off {
 		return nil, nil
@@ -53,11 +55,11 @@ func (cfg Config) supervisionInterceptors() ([]interceptor.WorkerInterceptor, er
 	if len(acts) == 0 {
 		acts = []string{activities.ActivityName(activities.PhaseCode)}
 	}
-	icpt, err := supervision.NewInterceptor(supervision.InterceptorOptions{
+	p, err := supervision.NewPlugin(supervision.InterceptorOptions{
 		Supervisor: sup, Schedule: c.Schedule, Activities: acts, Logger: logger, OnRecord: logRecord,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return []interceptor.WorkerInterceptor{icpt}, nil
+	return []sdkworker.Plugin{p}, nil
 }

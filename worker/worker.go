@@ -174,11 +174,12 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	if tq == "" {
 		tq = DefaultTaskQueue
 	}
-	supervisors, err := cfg.supervisionInterceptors()
+	supervisors, err := cfg.supervisionPlugins()
 	if err != nil {
 		return nil, err
 	}
-	plugins := []sdkworker.Plugin{plugin}
+	// Supervision first: its interceptor stays the outermost, as before.
+	plugins := append(supervisors, plugin)
 	if cfg.MetricsHandler != nil {
 		mp, err := cfg.metricsPlugin(c)
 		if err != nil {
@@ -186,7 +187,7 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 		}
 		plugins = append(plugins, mp)
 	}
-	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins, Interceptors: supervisors})
+	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins})
 	workflows.Register(w)
 	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
 	return w, nil

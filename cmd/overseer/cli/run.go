@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/supervision"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
 )
@@ -25,6 +27,8 @@ type workerFlags struct {
 	noSA      bool
 	verbose   bool
 	judge     judgeFlags
+	// supervisionConfig is a file with seed 003's {"jev":{"supervision":…}}.
+	supervisionConfig string
 }
 
 func (w *workerFlags) register(fs *flag.FlagSet) {
@@ -33,6 +37,7 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&w.agentWork, "agent-work", 500*time.Millisecond, "how long each simulated phase agent works")
 	fs.BoolVar(&w.noSA, "no-search-attributes", false, "do not upsert the overseer search attributes")
 	fs.BoolVar(&w.verbose, "v", false, "log the worker's activity")
+	fs.StringVar(&w.supervisionConfig, "supervision-config", "", `in-phase supervision settings: a JSON file {"jev":{"supervision":{…}}} (default: SHADOW on the code phase)`)
 	w.judge.register(fs)
 }
 
@@ -57,6 +62,17 @@ func (w *workerFlags) apply(cfg *worker.Config) error {
 			}
 			cfg.Modes[wt] = mode
 		}
+	}
+	if w.supervisionConfig != "" {
+		data, err := os.ReadFile(w.supervisionConfig)
+		if err != nil {
+			return fmt.Errorf("%w: --supervision-config: %v", ErrUsage, err)
+		}
+		sc, err := supervision.ParseConfig(data)
+		if err != nil {
+			return fmt.Errorf("%w: --supervision-config %s: %v", ErrUsage, w.supervisionConfig, err)
+		}
+		cfg.Supervision.Config = &sc
 	}
 	cfg.AgentWork = w.agentWork
 	cfg.NoSearchAttributes = w.noSA
