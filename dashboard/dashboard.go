@@ -27,7 +27,8 @@ import (
 type Backend interface {
 	List(ctx context.Context, opts ops.ListOptions) ([]ops.Job, error)
 	Describe(ctx context.Context, id string) (ops.Job, error)
-	Status(ctx context.Context, id string) (overseer.Status, error)
+	// Status is the status of run runID of job id ("" is the latest run).
+	Status(ctx context.Context, id, runID string) (overseer.Status, error)
 	Resume(ctx context.Context, id string, req overseer.ResumeRequest) (overseer.Gate, error)
 }
 
@@ -45,8 +46,8 @@ func (b TemporalBackend) Describe(ctx context.Context, id string) (ops.Job, erro
 }
 
 // Status implements Backend.
-func (b TemporalBackend) Status(ctx context.Context, id string) (overseer.Status, error) {
-	return ops.Status(ctx, b.Client, id)
+func (b TemporalBackend) Status(ctx context.Context, id, runID string) (overseer.Status, error) {
+	return ops.RunStatus(ctx, b.Client, id, runID)
 }
 
 // Resume implements Backend.
@@ -232,7 +233,9 @@ func (s *Server) call(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), s.opts.Timeout)
 }
 
-// status returns a job's status, from the cache when the run is closed.
+// status returns the status of the job's run j.RunID, from the cache when
+// the run is closed. It queries that run, not the latest run of the id:
+// after continue-as-new the latest run is the successor.
 func (s *Server) status(ctx context.Context, j ops.Job) (overseer.Status, error) {
 	if !j.Running() && j.RunID != "" {
 		s.mu.Lock()
@@ -242,7 +245,7 @@ func (s *Server) status(ctx context.Context, j ops.Job) (overseer.Status, error)
 			return st, nil
 		}
 	}
-	st, err := s.backend.Status(ctx, j.ID)
+	st, err := s.backend.Status(ctx, j.ID, j.RunID)
 	if err != nil || j.Running() || j.RunID == "" {
 		return st, err
 	}

@@ -29,6 +29,8 @@ type fakeBackend struct {
 	jobs     []ops.Job
 	statuses map[string]overseer.Status
 	resumed  []overseer.ResumeRequest
+	// statusCalls are the "id@run" of every Status call.
+	statusCalls []string
 }
 
 func (f *fakeBackend) List(_ context.Context, opts ops.ListOptions) ([]ops.Job, error) {
@@ -55,9 +57,15 @@ func (f *fakeBackend) Describe(_ context.Context, id string) (ops.Job, error) {
 	return ops.Job{}, fmt.Errorf("%w: no job with id %q in this namespace", ops.ErrNoJob, id)
 }
 
-func (f *fakeBackend) Status(_ context.Context, id string) (overseer.Status, error) {
+// Status answers a run's own status (key "id@run") when it has one, else
+// the job's latest (key "id").
+func (f *fakeBackend) Status(_ context.Context, id, runID string) (overseer.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.statusCalls = append(f.statusCalls, id+"@"+runID)
+	if s, ok := f.statuses[id+"@"+runID]; ok && runID != "" {
+		return s, nil
+	}
 	s, ok := f.statuses[id]
 	if !ok {
 		return s, fmt.Errorf("%w: job %q has no overseer.status query", ops.ErrNotOverseen, id)
@@ -394,4 +402,34 @@ func TestIsLoopback(t *testing.T) {
 	} {
 		assert.Equal(t, want, dashboard.IsLoopback(addr), addr)
 	}
+}
+
+func TestListShowsEachRunsOwnStatusAfterContinueAsNew(t *testing.T) {
+	b := &fakeBackend{
+		jobs: []ops.Job{
+			{ID: "long-job", RunID: "run-2", Type: "CoroJob", State: "running", Started: t0.Add(time.Hour)},
+			{ID: "long-job", RunID: "run-1", Type: "CoroJob", State: "continued_as_new", Started: t0},
+		},
+		statuses: map[string]overseer.Status{
+			"long-job":       {Mode: overseer.ModeObserve, Phase: "review-by-successor", Assessments: []overseer.Assessment{}},
+			"long-job@run-2": {Mode: overseer.ModeObserve, Phase: "review-by-successor", Assessments: []overseer.Assessment{}},
+			"long-job@run-1": {Mode: overseer.ModeObserve, Phase: "plan-by-predecessor", Assessments: []overseer.Assessment{}},
+		},
+	}
+	srv := newServer(t, b, dashboard.Options{})
+	for range 2 { // the second list comes from the closed run's cache
+		code, body := get(t, srv.Client(), srv.URL+"/")
+		require.Equal(t, http.StatusOK, code, body)
+		assert.Contains(t, body, "plan-by-predecessor", "the closed run shows its own status")
+		assert.Equal(t, 1, strings.Count(body, "review-by-successor"), "the successor's status only on its own row")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, c := range b.statusCalls {
+		if c == "long-job@run-1" {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "the closed run is queried by its run id once, then cached")
 }

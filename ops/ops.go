@@ -48,7 +48,14 @@ func JobError(id string, err error) error {
 // Status asks a job for its overseer status (the overseer.status query).
 // A closed job answers too, as long as a worker can replay it.
 func Status(ctx context.Context, c client.Client, id string) (overseer.Status, error) {
-	v, err := c.QueryWorkflow(ctx, id, "", overseer.StatusQueryName)
+	return RunStatus(ctx, c, id, "")
+}
+
+// RunStatus queries one run of a job; runID "" is the latest run. A closed
+// run answers too (from its history): after continue-as-new, the
+// predecessor's run id gives the predecessor's status, not the successor's.
+func RunStatus(ctx context.Context, c client.Client, id, runID string) (overseer.Status, error) {
+	v, err := c.QueryWorkflow(ctx, id, runID, overseer.StatusQueryName)
 	if err != nil {
 		var qf *serviceerror.QueryFailed
 		if errors.As(err, &qf) && strings.Contains(qf.Error(), "unknown queryType") {
