@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/ops"
@@ -81,7 +82,10 @@ func (f *fakeBackend) Resume(_ context.Context, id string, req overseer.ResumeRe
 	}
 	s := f.statuses[id]
 	if !s.Paused {
-		return overseer.Gate{}, overseer.ErrNotPaused
+		return overseer.Gate{}, temporal.NewNonRetryableApplicationError("overseer: the job is not paused", overseer.NotPausedErrorType, nil)
+	}
+	if req.Gate != "" && req.Gate != s.GateID {
+		return overseer.Gate{}, temporal.NewNonRetryableApplicationError("overseer: gate is not open", overseer.WrongGateErrorType, nil)
 	}
 	f.resumed = append(f.resumed, req)
 	g := s.Gates[len(s.Gates)-1]
@@ -115,7 +119,7 @@ func newBackend() *fakeBackend {
 	since := t0.Add(4 * time.Minute)
 	paused := overseer.Status{
 		Mode: overseer.ModeManage, Band: overseer.BandNeedsALook, OnObjective: 0.56, Assessed: true, Phase: "code",
-		Paused: true, PausedSince: &since, PauseReason: "obligation[2] appears unmet " + evil,
+		Paused: true, GateID: "code-1", PausedSince: &since, PauseReason: "obligation[2] appears unmet " + evil,
 		PendingNote: "Process note " + evil, Digest: "objective: " + evil,
 		Assessments: []overseer.Assessment{
 			assessment(1, "spec", 0.9, overseer.BandOnTrack, false),
@@ -123,7 +127,7 @@ func newBackend() *fakeBackend {
 			{Seq: 3, Phase: "code", At: t0.Add(150 * time.Second), Error: "judge timed out"},
 			assessment(4, "code", 0.56, overseer.BandNeedsALook, true),
 		},
-		Gates:    []overseer.Gate{{Phase: "code", Reason: "obligation[2] appears unmet", PausedAt: since}},
+		Gates:    []overseer.Gate{{ID: "code-1", Phase: "code", Reason: "obligation[2] appears unmet", PausedAt: since}},
 		Counters: overseer.Counters{Phases: 3, Assessments: 4, Failures: 1, Flags: 1, Pauses: 1},
 		InPhase: []overseer.InPhaseAdvice{{ActivityType: "coro.code", ActivityID: "7", Assessment: 3, Advice: "REQUEST_VERIFICATION",
 			Status: "DECIDED", Reason: "CURRENT_VERIFICATION_REQUIRED " + evil, Final: true, At: t0.Add(4 * time.Minute)}},
@@ -260,8 +264,12 @@ func TestResumeForm(t *testing.T) {
 		{"resumes", url.Values{"by": {"alice"}, "note": {"root cause first"}, "action": {"continue"}}, "valid", true,
 			map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusSeeOther, "", true},
 		{"aborts", url.Values{"by": {"alice"}, "action": {"abort"}}, "valid", true, nil, http.StatusSeeOther, "", true},
-		{"missing by", url.Values{"by": {"  "}}, "valid", true, nil, http.StatusUnprocessableEntity, "“by” is required", false},
-		{"unknown action", url.Values{"by": {"alice"}, "action": {"pause"}}, "valid", true, nil, http.StatusUnprocessableEntity, "Choose continue or abort", false},
+		{"missing by", url.Values{"by": {"  "}}, "valid", true, nil, http.StatusUnprocessableEntity, "who resumes the job", false},
+		{"unknown action", url.Values{"by": {"alice"}, "action": {"pause"}}, "valid", true, nil, http.StatusUnprocessableEntity, "must be &#34;continue&#34; or &#34;abort&#34;", false},
+		{"note too long", url.Values{"by": {"alice"}, "note": {strings.Repeat("x", overseer.MaxResumeNoteBytes+1)}}, "valid", true, nil,
+			http.StatusUnprocessableEntity, "keep it to 4096 bytes", false},
+		// A form loaded at an earlier gate, posted after the job paused again.
+		{"other gate", url.Values{"by": {"alice"}, "gate": {"spec-0"}}, "valid", true, nil, http.StatusUnprocessableEntity, "now paused at another one", false},
 		{"no token", url.Values{"by": {"alice"}}, "", true, nil, http.StatusForbidden, "security token", false},
 		{"forged token", url.Values{"by": {"alice"}}, "forged", true, nil, http.StatusForbidden, "security token", false},
 		{"no cookie", url.Values{"by": {"alice"}}, "valid", false, nil, http.StatusForbidden, "security token", false},
@@ -314,6 +322,34 @@ func TestResumeForm(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestJobPageFormNamesTheOpenGate(t *testing.T) {
+	srv := newServer(t, newBackend(), dashboard.Options{})
+	resp, err := srv.Client().Get(srv.URL + "/job?id=job-paused")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	assert.Contains(t, string(body), `<input type="hidden" name="gate" value="code-1">`, "the form resumes only the gate it shows")
+	assert.Contains(t, string(body), "at gate code-1")
+}
+
+func TestClosedJobIsNotShownPaused(t *testing.T) {
+	// Terminated at a gate: the status still replays as paused, and the
+	// search attributes were never cleared.
+	b := newBackend()
+	for i, j := range b.jobs {
+		if j.ID == "job-paused" {
+			b.jobs[i].State = "terminated"
+		}
+	}
+	srv := newServer(t, b, dashboard.Options{})
+	resp, err := srv.Client().Get(srv.URL + "/job?id=job-paused")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	assert.NotContains(t, string(body), `action="/job/resume"`, "no resume form for a closed job")
+	assert.Contains(t, string(body), `data-paused="false"`)
 }
 
 func TestResumeRefusedWhenNotPaused(t *testing.T) {

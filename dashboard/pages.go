@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/ops"
@@ -171,7 +172,8 @@ func (r *row) fill(j ops.Job, st overseer.Status, err error) {
 	if err == nil {
 		r.Phase, r.Mode, r.Pauses = st.Phase, string(st.Mode), st.Counters.Pauses
 		r.Badge, r.HasP, r.P = bandBadge(st.Band), st.Assessed, st.OnObjective
-		if st.Paused {
+		// A job terminated or timed out at a gate still replays as paused.
+		if st.Paused && j.Running() {
 			r.Badge = pausedBadge
 		}
 		return
@@ -224,7 +226,10 @@ type resumeForm struct {
 	By     string
 	Note   string
 	Action string
-	Error  string
+	// Gate is the gate the page showed: a resume posted after the job
+	// paused again elsewhere is refused instead of closing the new gate.
+	Gate  string
+	Error string
 }
 
 // phaseGroup is a run of consecutive timeline events of one phase.
@@ -254,7 +259,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "job_live", p)
 		return
 	}
-	p.Form = resumeForm{CSRF: s.csrf.token(w, r), Action: string(overseer.ActionContinue)}
+	p.Form = resumeForm{CSRF: s.csrf.token(w, r), Action: string(overseer.ActionContinue), Gate: p.Status.GateID}
 	p.NoAutoReload = p.Status.Paused
 	switch r.URL.Query().Get("done") {
 	case "continue":
@@ -295,6 +300,7 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 		p.Badge = rw.Badge
 		return p
 	}
+	st.Paused = st.Paused && j.Running() // terminated or timed out at a gate: closed, not paused
 	p.Status, p.HasStatus = st, true
 	p.Badge = bandBadge(st.Band)
 	if st.Paused {
@@ -373,7 +379,7 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		Note:   strings.TrimSpace(r.PostFormValue("note")),
 		Action: r.PostFormValue("action"),
 	}
-	req := overseer.ResumeRequest{By: form.By, Note: form.Note, Action: overseer.Action(form.Action)}
+	req := overseer.ResumeRequest{By: form.By, Note: form.Note, Action: overseer.Action(form.Action), Gate: r.PostFormValue("gate")}
 	ctx, cancel := s.call(r)
 	defer cancel()
 	g, err := s.backend.Resume(ctx, id, req)
@@ -382,6 +388,7 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		p := s.jobPage(r, id)
 		form.CSRF = s.csrf.token(w, r)
 		form.Error = refusal(err)
+		form.Gate = p.Status.GateID // the gate the page now shows
 		p.Form, p.NoAutoReload = form, true
 		s.render(w, r, http.StatusUnprocessableEntity, "job.html", p)
 		return
@@ -393,13 +400,14 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 
 // refusal words a resume error for the form.
 func refusal(err error) string {
+	var app *temporal.ApplicationError
 	switch {
-	case errors.Is(err, overseer.ErrMissingBy):
-		return "Say who you are: “by” is required."
-	case errors.Is(err, overseer.ErrUnknownAction):
-		return "Choose continue or abort."
-	case errors.Is(err, overseer.ErrNotPaused):
+	case overseer.IsInvalidResume(err) && errors.As(err, &app):
+		return "The request was refused: " + strings.TrimPrefix(app.Message(), "overseer: ") + "."
+	case overseer.IsNotPaused(err):
 		return "The job is not paused (any more): there is nothing to resume."
+	case overseer.IsWrongGate(err):
+		return "The job was resumed from this gate already and is now paused at another one: read its reason above, then send the form again."
 	case errors.Is(err, ops.ErrFinished):
 		return "The job has already finished."
 	}

@@ -10,10 +10,12 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -35,8 +37,6 @@ var (
 func JobError(id string, err error) error {
 	var notFound *serviceerror.NotFound
 	switch {
-	case errors.As(err, &notFound) && strings.Contains(notFound.Error(), "completed"):
-		return wordedError{fmt.Sprintf("job %q has already finished", id), errors.Join(ErrFinished, err)}
 	case errors.As(err, &notFound):
 		return fmt.Errorf("%w: no job with id %q in this namespace", ErrNoJob, id)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -58,7 +58,7 @@ func RunStatus(ctx context.Context, c client.Client, id, runID string) (overseer
 	v, err := c.QueryWorkflow(ctx, id, runID, overseer.StatusQueryName)
 	if err != nil {
 		var qf *serviceerror.QueryFailed
-		if errors.As(err, &qf) && strings.Contains(qf.Error(), "unknown queryType") {
+		if errors.As(err, &qf) && !hasQuery(ctx, c, id, runID, overseer.StatusQueryName) {
 			return overseer.Status{}, fmt.Errorf("%w: job %q has no %s query", ErrNotOverseen, id, overseer.StatusQueryName)
 		}
 		return overseer.Status{}, JobError(id, err)
@@ -70,13 +70,36 @@ func RunStatus(ctx context.Context, c client.Client, id, runID string) (overseer
 	return s, nil
 }
 
+// hasQuery asks the workflow which queries it answers (the SDK's built-in
+// metadata query), rather than reading a failed query's error text. If
+// even that fails, it assumes the query exists.
+func hasQuery(ctx context.Context, c client.Client, id, runID, name string) bool {
+	v, err := c.QueryWorkflow(ctx, id, runID, metadataQueryName)
+	var md sdkpb.WorkflowMetadata
+	if err != nil || v.Get(&md) != nil {
+		return true
+	}
+	for _, q := range md.GetDefinition().GetQueryDefinitions() {
+		if q.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// metadataQueryName is the query every workflow of a recent SDK answers
+// with its handlers and current details.
+const metadataQueryName = "__temporal_workflow_metadata"
+
 // Resume sends the overseer.resume update and waits for its result: the
 // closed gate. The request is validated first, here and again by the
-// workflow's update validator; a refusal wraps overseer.ErrMissingBy,
-// overseer.ErrUnknownAction or overseer.ErrNotPaused.
+// workflow's update validator. A refusal is one sentence that names the
+// job and keeps the workflow's typed error: test it with
+// overseer.IsInvalidResume, IsNotPaused or IsWrongGate; a finished job
+// wraps ErrFinished.
 func Resume(ctx context.Context, c client.Client, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
 	if err := req.Validate(); err != nil {
-		return overseer.Gate{}, fmt.Errorf("resume job %q: %w", id, err)
+		return overseer.Gate{}, wordedError{fmt.Sprintf("resume job %q: %s", id, message(err)), err}
 	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   id,
@@ -91,15 +114,29 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	if err == nil {
 		return g, nil
 	}
-	for _, refusal := range []error{overseer.ErrNotPaused, overseer.ErrMissingBy, overseer.ErrUnknownAction} {
-		if strings.Contains(err.Error(), refusal.Error()) {
-			if refusal == overseer.ErrNotPaused {
-				return g, wordedError{fmt.Sprintf("job %q is not paused; nothing to resume", id), refusal}
-			}
-			return g, fmt.Errorf("resume job %q: %w", id, refusal)
+	var notFound *serviceerror.NotFound
+	switch {
+	case overseer.IsNotPaused(err):
+		return g, wordedError{fmt.Sprintf("job %q is not paused; nothing to resume", id), err}
+	case overseer.IsWrongGate(err), overseer.IsInvalidResume(err):
+		return g, wordedError{fmt.Sprintf("resume job %q: %s", id, message(err)), err}
+	case errors.As(err, &notFound):
+		// An update to a closed workflow is "not found" too: ask whether
+		// the job exists.
+		if d, derr := c.DescribeWorkflow(ctx, id, ""); derr == nil && d.RawResponse.GetWorkflowExecutionInfo().GetCloseTime() != nil {
+			return g, wordedError{fmt.Sprintf("job %q has already finished", id), errors.Join(ErrFinished, err)}
 		}
 	}
 	return g, JobError(id, err)
+}
+
+// message is an error's own sentence, without the SDK's "(type: …)" suffix.
+func message(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return strings.TrimPrefix(app.Message(), "overseer: ")
+	}
+	return err.Error()
 }
 
 // Job is one workflow as the list and the dashboard show it: what Temporal
@@ -138,7 +175,9 @@ func ListQuery(band string, paused bool) (string, error) {
 		parts = append(parts, fmt.Sprintf("%s = '%s'", overseer.SearchAttributeStatus.GetName(), band))
 	}
 	if paused {
-		parts = append(parts, overseer.SearchAttributePaused.GetName()+" = true")
+		// A job terminated or timed out at a gate cannot clear its search
+		// attributes (no workflow code runs), so only running jobs count.
+		parts = append(parts, overseer.SearchAttributePaused.GetName()+" = true", "ExecutionStatus = 'Running'")
 	}
 	return strings.Join(parts, " AND "), nil
 }
@@ -205,6 +244,9 @@ func jobOf(e *workflowpb.WorkflowExecutionInfo) Job {
 		j.Closed = &t
 	}
 	decodeSearchAttributes(e.GetSearchAttributes(), &j)
+	// A closed job is not paused, whatever its last search attributes say
+	// (terminate and timeout run no workflow code to clear them).
+	j.Paused = j.Paused && j.Running()
 	return j
 }
 

@@ -3,6 +3,7 @@ package ops_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,9 +21,9 @@ func TestListQuery(t *testing.T) {
 		err    error
 	}{
 		{"", false, "", nil},
-		{"", true, "OverseerPaused = true", nil},
+		{"", true, "OverseerPaused = true AND ExecutionStatus = 'Running'", nil},
 		{"off_track", false, "OverseerStatus = 'off_track'", nil},
-		{"needs_a_look", true, "OverseerStatus = 'needs_a_look' AND OverseerPaused = true", nil},
+		{"needs_a_look", true, "OverseerStatus = 'needs_a_look' AND OverseerPaused = true AND ExecutionStatus = 'Running'", nil},
 		{"on_track' OR 1=1 --", false, "", ops.ErrInvalidFilter},
 	}
 	for _, tt := range tests {
@@ -37,16 +38,18 @@ func TestListQuery(t *testing.T) {
 func TestResumeValidatesBeforeCallingTemporal(t *testing.T) {
 	tests := []struct {
 		req  overseer.ResumeRequest
-		want error
+		want string
 	}{
-		{overseer.ResumeRequest{By: " "}, overseer.ErrMissingBy},
-		{overseer.ResumeRequest{By: "alice", Action: "pause"}, overseer.ErrUnknownAction},
+		{overseer.ResumeRequest{By: " "}, `resume job "job-1": resume needs "by": who resumes the job`},
+		{overseer.ResumeRequest{By: "alice", Action: "pause"}, `resume job "job-1": resume action must be "continue" or "abort", not "pause"`},
+		{overseer.ResumeRequest{By: "alice", Note: strings.Repeat("x", overseer.MaxResumeNoteBytes+1)},
+			`resume job "job-1": resume note is 4097 bytes; keep it to 4096 bytes (4 KiB)`},
 	}
 	for _, tt := range tests {
 		// A nil client would panic if it were called.
 		_, err := ops.Resume(context.Background(), nil, "job-1", tt.req)
-		assert.ErrorIs(t, err, tt.want)
-		assert.ErrorContains(t, err, `"job-1"`)
+		assert.True(t, overseer.IsInvalidResume(err), "typed refusal: %v", err)
+		assert.EqualError(t, err, tt.want)
 	}
 }
 
@@ -58,7 +61,6 @@ func TestJobError(t *testing.T) {
 		msg  string
 	}{
 		{"unknown", serviceerror.NewNotFound("workflow not found"), ops.ErrNoJob, `no job with id "j"`},
-		{"finished", serviceerror.NewNotFound("workflow execution already completed"), ops.ErrFinished, `job "j" has already finished`},
 		{"deadline", context.DeadlineExceeded, nil, "did not answer in time"},
 		{"other", errors.New("boom"), nil, `job "j": boom`},
 	}

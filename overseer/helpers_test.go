@@ -140,7 +140,10 @@ type updateResult struct {
 	accepted, done   bool
 }
 
-func (h *harness) update(req overseer.ResumeRequest) *updateResult {
+func (h *harness) update(req overseer.ResumeRequest) *updateResult { return h.updateRaw(req) }
+
+// updateRaw sends any argument, e.g. a json.RawMessage the SDK sends as is.
+func (h *harness) updateRaw(req any) *updateResult {
 	res := &updateResult{}
 	h.env.UpdateWorkflow(overseer.ResumeUpdateName, "", &testsuite.TestUpdateCallback{
 		OnAccept: func() { res.accepted = true },

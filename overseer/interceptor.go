@@ -88,15 +88,27 @@ func (i *workflowInbound) Init(outbound interceptor.WorkflowOutboundInterceptor)
 }
 
 func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
-	if workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		// Started before the plugin was added: replay exactly as recorded.
-		return i.Next.ExecuteWorkflow(ctx, in)
-	}
 	info := workflow.GetInfo(ctx)
 	wfType := info.WorkflowType.Name
-	modeOverride, err := memoMode(info.Memo)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "OverseerInvalidMode", nil)
+	modeOverride, modeErr := memoMode(info.Memo)
+	off := modeErr == nil && i.opts.modeFor(wfType, modeOverride) == ModeOff
+	// ModeOff writes nothing to history: no version marker (nor its
+	// TemporalChangeVersion upsert), no pinned configuration. Replayed, such
+	// a run has no version marker, so GetVersion (which records nothing
+	// when replaying) sends it down the same untouched path as a run that
+	// started before the plugin was added.
+	if (off && !workflow.IsReplaying(ctx)) ||
+		workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if off {
+			// Queries write nothing: an off run still says it is off.
+			if err := registerStatusQuery(ctx, func() Status { return Status{Mode: ModeOff, Assessments: []Assessment{}} }); err != nil {
+				return nil, err
+			}
+		}
+		return i.Next.ExecuteWorkflow(ctx, in)
+	}
+	if modeErr != nil {
+		return nil, temporal.NewNonRetryableApplicationError(modeErr.Error(), "OverseerInvalidMode", nil)
 	}
 	var cfg runConfig
 	pinned := workflow.SideEffect(ctx, func(workflow.Context) any {
@@ -111,10 +123,11 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	}
 	r := newRun(ctx, wfType, cfg)
 	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
-	if err := workflow.SetQueryHandler(ctx, StatusQueryName, func() (Status, error) { return r.status(), nil }); err != nil {
-		return nil, fmt.Errorf("overseer: register %s query: %w", StatusQueryName, err)
+	if err := registerStatusQuery(ctx, r.status); err != nil {
+		return nil, err
 	}
 	if cfg.Mode == ModeOff {
+		// Pinned before ModeOff stopped writing to history.
 		return i.Next.ExecuteWorkflow(ctx, in)
 	}
 	i.run = r
@@ -149,6 +162,16 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		r.carryOver(can)
 	}
 	return result, wfErr
+}
+
+func registerStatusQuery(ctx workflow.Context, status func() Status) error {
+	err := workflow.SetQueryHandlerWithOptions(ctx, StatusQueryName, func() (Status, error) { return status(), nil },
+		workflow.QueryHandlerOptions{Description: "The overseer's status of this job: band, P(on objective), " +
+			"the open gate (gate_id, pause_reason, pending_note), gates, recent assessments and counters."})
+	if err != nil {
+		return fmt.Errorf("overseer: register %s query: %w", StatusQueryName, err)
+	}
+	return nil
 }
 
 type workflowOutbound struct {
@@ -249,6 +272,18 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 		return
 	}
 	c.Status.Mode = r.cfg.Mode
-	c.Status.Paused, c.Status.PausedSince, c.Status.PauseReason = false, nil, ""
+	c.Status.Paused, c.Status.PausedSince, c.Status.PauseReason, c.Status.GateID = false, nil, "", ""
 	r.st, r.traj, r.seq, r.applied, r.note = c.Status, c.Trajectory, c.Seq, c.Seq, c.Note
+}
+
+// modeFor is the mode a new run of wfType gets: the memo's override, else
+// the options' mode for its type.
+func (o Options) modeFor(wfType string, override Mode) Mode {
+	if override != "" {
+		return override
+	}
+	if m, ok := o.Modes[wfType]; ok {
+		return m
+	}
+	return o.Mode
 }

@@ -78,6 +78,12 @@ type Options struct {
 	// AssessTimeout bounds one attempt of the Overseer activity (judge call
 	// included). If not set, 10 seconds. At most 3 attempts run.
 	AssessTimeout time.Duration
+	// AssessTotalTimeout bounds all attempts of one assessment together,
+	// retry backoff (1 s, then 2 s) and, for a regular activity, time on the
+	// task queue included. If not set, 3 × AssessTimeout + 3 s, so that a
+	// judge that fails slowly still gets its 3 attempts. It must not be
+	// less than AssessTimeout.
+	AssessTotalTimeout time.Duration
 
 	// AssessAsActivity runs overseer.assess as a regular activity instead of
 	// a local one. If not set, a local activity: one history event per
@@ -141,6 +147,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.AssessTimeout == 0 {
 		o.AssessTimeout = DefaultAssessTimeout
 	}
+	if o.AssessTotalTimeout != 0 && o.AssessTotalTimeout < o.AssessTimeout {
+		return o, fmt.Errorf("overseer: AssessTotalTimeout %v is less than AssessTimeout %v; it bounds all attempts together", o.AssessTotalTimeout, o.AssessTimeout)
+	}
 	if o.AssessTaskQueue != "" && !o.AssessAsActivity {
 		return o, fmt.Errorf("overseer: AssessTaskQueue is set but AssessAsActivity is not; a local activity has no task queue")
 	}
@@ -160,15 +169,18 @@ func (o Options) withDefaults() (Options, error) {
 // so that a redeployed worker with other settings cannot change the
 // behaviour of runs already in flight.
 type runConfig struct {
-	Mode              Mode          `json:"mode"`
-	Policy            Policy        `json:"policy"`
-	Obligations       []string      `json:"obligations"`
-	PhaseActivities   []string      `json:"phase_activities,omitempty"`
-	AssessTimeout     time.Duration `json:"assess_timeout"`
-	AssessAsActivity  bool          `json:"assess_as_activity,omitempty"`
-	AssessTaskQueue   string        `json:"assess_task_queue,omitempty"`
-	SearchAttributes  bool          `json:"search_attributes,omitempty"`
-	RecentAssessments int           `json:"recent_assessments"`
+	Mode            Mode          `json:"mode"`
+	Policy          Policy        `json:"policy"`
+	Obligations     []string      `json:"obligations"`
+	PhaseActivities []string      `json:"phase_activities,omitempty"`
+	AssessTimeout   time.Duration `json:"assess_timeout"`
+	// AssessTotalTimeout is 0 in runs pinned before it existed: see
+	// totalAssessTimeout.
+	AssessTotalTimeout time.Duration `json:"assess_total_timeout,omitempty"`
+	AssessAsActivity   bool          `json:"assess_as_activity,omitempty"`
+	AssessTaskQueue    string        `json:"assess_task_queue,omitempty"`
+	SearchAttributes   bool          `json:"search_attributes,omitempty"`
+	RecentAssessments  int           `json:"recent_assessments"`
 }
 
 func (o Options) runConfigFor(workflowType string) runConfig {
@@ -181,15 +193,16 @@ func (o Options) runConfigFor(workflowType string) runConfig {
 		obligations = obl
 	}
 	return runConfig{
-		Mode:              mode,
-		Policy:            o.Policy,
-		Obligations:       slices.Clone(obligations),
-		PhaseActivities:   slices.Clone(o.PhaseActivities),
-		AssessTimeout:     o.AssessTimeout,
-		AssessAsActivity:  o.AssessAsActivity,
-		AssessTaskQueue:   o.AssessTaskQueue,
-		SearchAttributes:  o.SearchAttributes,
-		RecentAssessments: o.RecentAssessments,
+		Mode:               mode,
+		Policy:             o.Policy,
+		Obligations:        slices.Clone(obligations),
+		PhaseActivities:    slices.Clone(o.PhaseActivities),
+		AssessTimeout:      o.AssessTimeout,
+		AssessTotalTimeout: o.AssessTotalTimeout,
+		AssessAsActivity:   o.AssessAsActivity,
+		AssessTaskQueue:    o.AssessTaskQueue,
+		SearchAttributes:   o.SearchAttributes,
+		RecentAssessments:  o.RecentAssessments,
 	}
 }
 

@@ -27,9 +27,14 @@ type run struct {
 	// band (observe-mode assessments may finish out of order).
 	seq, applied int
 	inFlight     int
-	// gate is the open gate, nil when not paused.
-	gate    *Gate
+	// open are the open gates, oldest first (phases flagged in parallel
+	// queue their gates); aborted is the gate a human aborted the job at.
+	open    []*Gate
 	aborted *Gate
+	// userDetails are the workflow's own current details, put back when
+	// the last gate closes; detailsSet says the gates replaced them.
+	userDetails string
+	detailsSet  bool
 	// sa is what was last upserted, to skip redundant upserts.
 	sa *searchAttributes
 }
@@ -63,64 +68,6 @@ func (r *run) takeNote() *Note {
 	n := r.note
 	r.note = nil
 	return n
-}
-
-func (r *run) registerResume(ctx workflow.Context) error {
-	ch := workflow.GetSignalChannel(ctx, ResumeSignalName)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			var req ResumeRequest
-			ch.Receive(ctx, &req)
-			if _, err := r.resume(ctx, req); err != nil {
-				r.st.Counters.IgnoredResumes++
-				r.logger.Warn("overseer: ignored resume signal", "error", err.Error(), "by", req.By)
-			}
-		}
-	})
-	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeUpdateName,
-		func(ctx workflow.Context, req ResumeRequest) (Gate, error) { return r.resume(ctx, req) },
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req ResumeRequest) error {
-			if err := req.Validate(); err != nil {
-				return err
-			}
-			if r.gate == nil {
-				return ErrNotPaused
-			}
-			return nil
-		}})
-	if err != nil {
-		return fmt.Errorf("overseer: register %s update: %w", ResumeUpdateName, err)
-	}
-	return nil
-}
-
-// resume closes the open gate. The gate's own coroutine wakes up and lets
-// the workflow go on (or the run ends, on abort).
-func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
-	if err := req.Validate(); err != nil {
-		return Gate{}, err
-	}
-	if r.gate == nil {
-		return Gate{}, ErrNotPaused
-	}
-	now := workflow.Now(ctx)
-	g := r.gate
-	g.ResumedAt, g.By, g.Note, g.Action = &now, req.By, req.Note, req.Action
-	if g.Action == "" {
-		g.Action = ActionContinue
-	}
-	r.st.Gates[len(r.st.Gates)-1] = *g
-	r.gate = nil
-	r.st.Paused, r.st.PausedSince, r.st.PauseReason = false, nil, ""
-	r.st.Counters.Resumes++
-	metricResume(ctx, *g)
-	if g.Action == ActionAbort {
-		r.aborted = g
-	} else if r.note != nil && req.Note != "" {
-		r.note.ReviewerNote, r.note.ReviewedBy = req.Note, req.By
-	}
-	r.logger.Info("overseer: job resumed", "by", g.By, "action", string(g.Action), "phase", g.Phase)
-	return *g, nil
 }
 
 // boundary runs after a phase activity ends: it records the phase, assesses
@@ -211,44 +158,48 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 
 func (r *run) executeAssess(ctx workflow.Context, in AssessInput) workflow.Future {
 	retry := &temporal.RetryPolicy{
-		InitialInterval:        time.Second,
+		InitialInterval:        assessBackoff,
 		BackoffCoefficient:     2,
-		MaximumAttempts:        3,
+		MaximumAttempts:        assessAttempts,
 		NonRetryableErrorTypes: []string{InvalidAnswerErrorType},
 	}
+	// StartToClose bounds one attempt; ScheduleToClose all of them. Left
+	// unset, a local activity's ScheduleToClose would be one attempt's bound.
 	if r.cfg.AssessAsActivity {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           r.cfg.AssessTaskQueue,
-			StartToCloseTimeout: r.cfg.AssessTimeout,
-			RetryPolicy:         retry,
+			TaskQueue:              r.cfg.AssessTaskQueue,
+			StartToCloseTimeout:    r.cfg.AssessTimeout,
+			ScheduleToCloseTimeout: r.cfg.totalAssessTimeout(),
+			RetryPolicy:            retry,
 		})
 		return workflow.ExecuteActivity(ctx, AssessActivityName, in)
 	}
 	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: r.cfg.AssessTimeout,
-		RetryPolicy:         retry,
+		StartToCloseTimeout:    r.cfg.AssessTimeout,
+		ScheduleToCloseTimeout: r.cfg.totalAssessTimeout(),
+		RetryPolicy:            retry,
 	})
 	return workflow.ExecuteLocalActivity(ctx, AssessActivityName, in)
 }
 
-func (r *run) record(a Assessment) {
-	r.st.Assessments = window(r.st.Assessments, a, r.cfg.RecentAssessments)
+// The Overseer activity's retry policy: 3 attempts, 1 s then 2 s apart.
+const (
+	assessAttempts = 3
+	assessBackoff  = time.Second
+)
+
+// totalAssessTimeout bounds all attempts of one assessment: the pinned
+// AssessTotalTimeout, or every attempt's AssessTimeout plus the backoff
+// between them.
+func (c runConfig) totalAssessTimeout() time.Duration {
+	if c.AssessTotalTimeout > 0 {
+		return c.AssessTotalTimeout
+	}
+	return assessAttempts*c.AssessTimeout + assessBackoff + 2*assessBackoff
 }
 
-// pause opens a gate and waits, durably, until a human resumes the job.
-func (r *run) pause(ctx workflow.Context, phase, reason string) {
-	now := workflow.Now(ctx)
-	r.gate = &Gate{Phase: phase, Reason: reason, PausedAt: now}
-	r.st.Gates = window(r.st.Gates, *r.gate, maxRecentGates)
-	r.st.Paused, r.st.PausedSince, r.st.PauseReason = true, &now, reason
-	r.st.Counters.Pauses++
-	metricPause(ctx, r.st.Counters.ConsecutiveFailures > 0)
-	r.upsertSearchAttributes(ctx)
-	r.logger.Info("overseer: job paused", "phase", phase, "reason", reason)
-	if err := workflow.Await(ctx, func() bool { return r.gate == nil }); err != nil {
-		return // cancelled while paused: the workflow handles its cancellation
-	}
-	r.upsertSearchAttributes(ctx)
+func (r *run) record(a Assessment) {
+	r.st.Assessments = window(r.st.Assessments, a, r.cfg.RecentAssessments)
 }
 
 func (r *run) upsertSearchAttributes(ctx workflow.Context) {

@@ -3,7 +3,6 @@ package overseer
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -21,7 +20,10 @@ type Status struct {
 	Assessed    bool    `json:"assessed"`
 	Phase       string  `json:"phase,omitempty"`
 	Paused      bool    `json:"paused"`
-	// PausedSince and PauseReason describe the open gate, if any.
+	// GateID, PausedSince and PauseReason describe the open gate, if any
+	// (the oldest, when phases flagged in parallel opened several). Send
+	// GateID in ResumeRequest.Gate.
+	GateID      string     `json:"gate_id,omitempty"`
 	PausedSince *time.Time `json:"paused_since,omitempty"`
 	PauseReason string     `json:"pause_reason,omitempty"`
 	// PendingNote is the process note the next phase will receive.
@@ -58,8 +60,10 @@ type Counters struct {
 	Flags               int `json:"flags"`
 	Pauses              int `json:"pauses"`
 	Resumes             int `json:"resumes"`
-	// IgnoredResumes counts resume signals that arrived when nothing was
-	// paused (a signal cannot be rejected, so it is counted and dropped).
+	// IgnoredResumes counts resume signals that were dropped: nothing was
+	// paused, the named gate was not open, or the request was invalid
+	// (undecodable, unknown field, no by, unknown action, note too long).
+	// A signal cannot be rejected, so it is counted, logged and dropped.
 	IgnoredResumes int `json:"ignored_resumes"`
 }
 
@@ -82,6 +86,9 @@ type Assessment struct {
 
 // Gate records one pause and how it ended.
 type Gate struct {
+	// ID names the gate in ResumeRequest.Gate: the phase and the job's
+	// pause count, e.g. "code-2".
+	ID        string     `json:"id,omitempty"`
 	Phase     string     `json:"phase"`
 	Reason    string     `json:"reason"`
 	PausedAt  time.Time  `json:"paused_at"`
@@ -89,6 +96,8 @@ type Gate struct {
 	By        string     `json:"by,omitempty"`
 	Note      string     `json:"note,omitempty"`
 	Action    Action     `json:"action,omitempty"`
+	// Cancelled says the run was cancelled while the gate was open.
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
 // Action is what a human decides at a gate.
@@ -99,35 +108,6 @@ const (
 	ActionContinue Action = "continue"
 	ActionAbort    Action = "abort"
 )
-
-// ResumeRequest is the argument of the overseer.resume signal and update.
-type ResumeRequest struct {
-	// By names who resumes. Required.
-	By string `json:"by"`
-	// Note is passed to the next phase with the process note.
-	Note string `json:"note,omitempty"`
-	// Action is continue or abort. Empty means continue.
-	Action Action `json:"action,omitempty"`
-}
-
-// Errors returned by the overseer.resume update validator.
-var (
-	ErrNotPaused     = errors.New("overseer: the job is not paused")
-	ErrMissingBy     = errors.New("overseer: resume needs \"by\": who resumes the job")
-	ErrUnknownAction = errors.New("overseer: resume action must be \"continue\" or \"abort\"")
-)
-
-// Validate checks a resume request on its own (without the job's state).
-func (r ResumeRequest) Validate() error {
-	if strings.TrimSpace(r.By) == "" {
-		return ErrMissingBy
-	}
-	switch r.Action {
-	case "", ActionContinue, ActionAbort:
-		return nil
-	}
-	return fmt.Errorf("%w, not %q", ErrUnknownAction, r.Action)
-}
 
 // AbortedErrorType is the application error type a job ends with when a
 // human aborts it at a gate.

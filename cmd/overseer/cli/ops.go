@@ -64,6 +64,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status) {
 	if s.Paused && s.PausedSince != nil {
 		fmt.Fprintf(tw, "Paused since\t%s\n", s.PausedSince.Format(time.RFC3339))
 		fmt.Fprintf(tw, "Pause reason\t%s\n", s.PauseReason)
+		fmt.Fprintf(tw, "Gate\t%s (overseer resume %s --gate %s --by NAME)\n", s.GateID, id, s.GateID)
 	}
 	if s.PendingNote != "" {
 		fmt.Fprintf(tw, "Next phase note\t%s\n", s.PendingNote)
@@ -90,7 +91,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status) {
 		tw.Flush()
 	}
 	for _, g := range s.Gates {
-		fmt.Fprintf(out, "\nPaused after %s at %s: %s\n", g.Phase, g.PausedAt.Format(time.RFC3339), g.Reason)
+		fmt.Fprintf(out, "\nGate %s: paused after %s at %s: %s\n", g.ID, g.Phase, g.PausedAt.Format(time.RFC3339), g.Reason)
 		if g.ResumedAt != nil {
 			fmt.Fprintf(out, "  %s by %s at %s", g.Action, g.By, g.ResumedAt.Format(time.RFC3339))
 			if g.Note != "" {
@@ -106,7 +107,7 @@ type Resume struct{}
 
 // Synopsis implements Command.
 func (*Resume) Synopsis() string {
-	return "resume a paused job (ID --by NAME [--note TEXT] [--abort])"
+	return "resume a paused job (ID --gate GATE --by NAME [--note TEXT] [--abort])"
 }
 
 // Run implements Command.
@@ -117,6 +118,7 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	by := fs.String("by", "", "who resumes the job (required)")
 	note := fs.String("note", "", "a note passed to the next phase")
 	abort := fs.Bool("abort", false, "abort the job instead of resuming it")
+	gate := fs.String("gate", "", "the gate to resume, as overseer status shows it; refused if that gate is no longer open (if not set, the oldest open gate)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -125,12 +127,15 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req := overseer.ResumeRequest{By: *by, Note: *note, Action: overseer.ActionContinue}
+	req := overseer.ResumeRequest{By: *by, Note: *note, Action: overseer.ActionContinue, Gate: *gate}
 	if *abort {
 		req.Action = overseer.ActionAbort
 	}
-	if err := req.Validate(); err != nil {
-		return fmt.Errorf("%w: %v (use --by NAME)", ErrUsage, err)
+	if strings.TrimSpace(req.By) == "" {
+		return fmt.Errorf("%w: say who resumes the job with --by NAME", ErrUsage)
+	}
+	if len(req.Note) > overseer.MaxResumeNoteBytes {
+		return fmt.Errorf("%w: --note is %d bytes; keep it to %d bytes (4 KiB)", ErrUsage, len(req.Note), overseer.MaxResumeNoteBytes)
 	}
 	c, err := conn.dial(ctx)
 	if err != nil {
@@ -147,7 +152,7 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	if g.Action == overseer.ActionAbort {
 		verb = "aborted"
 	}
-	fmt.Fprintf(out, "Job %s %s by %s (paused after %s: %s)\n", id, verb, g.By, g.Phase, g.Reason)
+	fmt.Fprintf(out, "Job %s %s by %s at gate %s (paused after %s: %s)\n", id, verb, g.By, g.ID, g.Phase, g.Reason)
 	return nil
 }
 

@@ -1,0 +1,337 @@
+package overseer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// ResumeRequest is the argument of the overseer.resume signal and update.
+// It is decoded strictly: a field not listed here is refused.
+type ResumeRequest struct {
+	// By names who resumes. Required, at most MaxResumeByBytes.
+	By string `json:"by"`
+	// Note is passed to the next phase with the process note. At most
+	// MaxResumeNoteBytes.
+	Note string `json:"note,omitempty"`
+	// Action is continue or abort. Empty means continue.
+	Action Action `json:"action,omitempty"`
+	// Gate is the id of the gate this resume is meant for (Status.GateID).
+	// If set, the resume is refused unless that gate is still open, so a
+	// decision taken at one gate never closes a later one. If empty, the
+	// oldest open gate is closed.
+	Gate string `json:"gate,omitempty"`
+}
+
+// Limits of a ResumeRequest. They keep a resume far below Temporal's payload
+// and gRPC message limits: the note is stored on the gate, in the status and
+// in the next phase's process note.
+const (
+	// MaxResumeNoteBytes caps ResumeRequest.Note (4 KiB).
+	MaxResumeNoteBytes = 4 << 10
+	// MaxResumeByBytes caps ResumeRequest.By.
+	MaxResumeByBytes = 200
+)
+
+// Application error types of the overseer.resume update's refusals. They
+// are stable: clients test them with IsNotPaused, IsWrongGate and
+// IsInvalidResume (errors.As on *temporal.ApplicationError), never by
+// matching the message.
+const (
+	// NotPausedErrorType: nothing is paused, so there is nothing to resume.
+	NotPausedErrorType = "OverseerNotPaused"
+	// WrongGateErrorType: the request names a gate that is not open (it was
+	// resumed already, or the job is paused at another gate). The error's
+	// details hold the ids of the open gates ([]string).
+	WrongGateErrorType = "OverseerWrongGate"
+	// InvalidResumeErrorType: the request itself is wrong (undecodable,
+	// unknown field, no by, unknown action, note too long).
+	InvalidResumeErrorType = "OverseerInvalidResume"
+)
+
+// IsNotPaused reports whether err is a refusal because the job is not paused.
+func IsNotPaused(err error) bool { return isType(err, NotPausedErrorType) }
+
+// IsWrongGate reports whether err is a refusal because the request names a
+// gate that is not open.
+func IsWrongGate(err error) bool { return isType(err, WrongGateErrorType) }
+
+// IsInvalidResume reports whether err is a refusal of a malformed request.
+func IsInvalidResume(err error) bool { return isType(err, InvalidResumeErrorType) }
+
+func isType(err error, typ string) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == typ
+}
+
+func refusal(typ, msg string, details ...any) error {
+	return temporal.NewApplicationErrorWithOptions(msg, typ, temporal.ApplicationErrorOptions{NonRetryable: true, Details: details})
+}
+
+func invalidResume(format string, args ...any) error {
+	return refusal(InvalidResumeErrorType, "overseer: "+fmt.Sprintf(format, args...))
+}
+
+// Validate checks a resume request on its own (without the job's state). A
+// refusal is an application error of type InvalidResumeErrorType.
+func (r ResumeRequest) Validate() error {
+	switch {
+	case strings.TrimSpace(r.By) == "":
+		return invalidResume(`resume needs "by": who resumes the job`)
+	case len(r.By) > MaxResumeByBytes:
+		return invalidResume(`resume "by" is %d bytes; keep it to %d`, len(r.By), MaxResumeByBytes)
+	case len(r.Note) > MaxResumeNoteBytes:
+		return invalidResume("resume note is %d bytes; keep it to %d bytes (4 KiB)", len(r.Note), MaxResumeNoteBytes)
+	}
+	switch r.Action {
+	case "", ActionContinue, ActionAbort:
+		return nil
+	}
+	return invalidResume(`resume action must be "continue" or "abort", not %q`, clip(string(r.Action), 40))
+}
+
+// decodeResume decodes one resume request from its raw payload into a fresh
+// value, refusing unknown fields, and validates it.
+func decodeResume(raw converter.RawValue) (ResumeRequest, error) {
+	var req ResumeRequest
+	p := raw.Payload()
+	if p == nil {
+		return req, req.Validate()
+	}
+	if string(p.GetMetadata()[converter.MetadataEncoding]) == converter.MetadataEncodingJSON {
+		dec := json.NewDecoder(bytes.NewReader(p.GetData()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return ResumeRequest{}, invalidResume("resume request is not valid: %s; send {\"by\": NAME} with optional note, action and gate",
+				strings.TrimPrefix(clip(err.Error(), 200), "json: "))
+		}
+		if dec.More() {
+			return ResumeRequest{}, invalidResume("resume request has data after its JSON object; send one object")
+		}
+	} else if err := headerConverter.FromPayload(p, &req); err != nil {
+		return ResumeRequest{}, invalidResume("resume request cannot be decoded: %s", clip(err.Error(), 200))
+	}
+	return req, req.Validate()
+}
+
+// check refuses a valid request the job's gates cannot take.
+func (r *run) check(req ResumeRequest) error {
+	if len(r.open) == 0 {
+		return refusal(NotPausedErrorType, "overseer: the job is not paused")
+	}
+	if req.Gate == "" || r.openGate(req.Gate) >= 0 {
+		return nil
+	}
+	ids := r.openIDs()
+	return refusal(WrongGateErrorType, fmt.Sprintf("overseer: gate %q is not open; the job is paused at gate %q (after phase %s): read its reason before resuming it",
+		clip(req.Gate, 80), ids[0], r.open[0].Phase), ids)
+}
+
+func (r *run) openGate(id string) int {
+	return slices.IndexFunc(r.open, func(g *Gate) bool { return g.ID == id })
+}
+
+func (r *run) openIDs() []string {
+	ids := make([]string, len(r.open))
+	for i, g := range r.open {
+		ids[i] = g.ID
+	}
+	return ids
+}
+
+func (r *run) registerResume(ctx workflow.Context) error {
+	// Each signal is received as its raw payload into a fresh value, so a
+	// signal that cannot be decoded is counted and dropped and never leaves
+	// fields behind for the next one.
+	ch := workflow.GetSignalChannelWithOptions(ctx, ResumeSignalName, workflow.SignalChannelOptions{
+		Description: "Resume (or abort) a job paused at an overseer gate; cannot be refused, so prefer the update. " +
+			`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}.`,
+	})
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var raw converter.RawValue
+			ch.Receive(ctx, &raw)
+			req, err := decodeResume(raw)
+			if err == nil {
+				err = r.check(req)
+			}
+			if err == nil {
+				_, err = r.resume(ctx, req)
+			}
+			if err != nil {
+				r.st.Counters.IgnoredResumes++
+				msg := err.Error()
+				var app *temporal.ApplicationError
+				if errors.As(err, &app) {
+					msg = app.Message()
+				}
+				// A signal carries no sender identity the workflow can read;
+				// "by" is the sender's own claim, when it decoded.
+				r.logger.Warn("overseer: dropped resume signal", "reason", msg, "by", clip(req.By, MaxResumeByBytes),
+					"ignored_resumes", r.st.Counters.IgnoredResumes)
+			}
+		}
+	})
+	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeUpdateName,
+		func(ctx workflow.Context, raw converter.RawValue) (Gate, error) {
+			req, err := decodeResume(raw)
+			if err == nil {
+				err = r.check(req)
+			}
+			if err != nil {
+				return Gate{}, err
+			}
+			return r.resume(ctx, req)
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(ctx workflow.Context, raw converter.RawValue) error {
+				req, err := decodeResume(raw)
+				if err != nil {
+					return err
+				}
+				return r.check(req)
+			},
+			Description: "Resume (or abort) a job paused at an overseer gate; refused unless the job is paused (at the named gate). " +
+				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}; returns the closed gate.`,
+		})
+	if err != nil {
+		return fmt.Errorf("overseer: register %s update: %w", ResumeUpdateName, err)
+	}
+	return nil
+}
+
+// resume closes the gate req names (the oldest open one if it names none).
+// The gate's own coroutine wakes up and lets its phase's result through, or
+// the run ends, on abort. req has been checked.
+func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
+	i := 0
+	if req.Gate != "" {
+		i = r.openGate(req.Gate)
+	}
+	now := workflow.Now(ctx)
+	g := r.open[i]
+	g.ResumedAt, g.By, g.Note, g.Action = &now, req.By, req.Note, req.Action
+	if g.Action == "" {
+		g.Action = ActionContinue
+	}
+	closed := []*Gate{g}
+	r.open = slices.Delete(r.open, i, i+1)
+	if g.Action == ActionAbort {
+		// Aborting ends the job, so every other open gate ends with it.
+		for _, o := range r.open {
+			o.ResumedAt, o.By, o.Action = &now, req.By, ActionAbort
+			closed = append(closed, o)
+		}
+		r.open = nil
+		r.aborted = g
+	} else if r.note != nil && req.Note != "" {
+		r.note.ReviewerNote, r.note.ReviewedBy = req.Note, req.By
+	}
+	for _, c := range closed {
+		r.recordGate(*c)
+		r.st.Counters.Resumes++
+		metricResume(ctx, *c)
+	}
+	r.syncGates(ctx)
+	r.logger.Info("overseer: job resumed", "by", g.By, "action", string(g.Action), "phase", g.Phase, "gate", g.ID)
+	return *g, nil
+}
+
+// pause opens a gate and waits, durably, until a human resumes it. Gates of
+// phases flagged in parallel queue up: each is recorded and resumed on its
+// own, and each holds only its own phase's result.
+func (r *run) pause(ctx workflow.Context, phase, reason string) {
+	now := workflow.Now(ctx)
+	r.st.Counters.Pauses++
+	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: reason, PausedAt: now}
+	r.open = append(r.open, g)
+	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)
+	metricPause(ctx, r.st.Counters.ConsecutiveFailures > 0)
+	r.syncGates(ctx)
+	r.upsertSearchAttributes(ctx)
+	r.logger.Info("overseer: job paused", "phase", phase, "gate", g.ID, "reason", reason)
+	if err := workflow.Await(ctx, func() bool { return r.openGate(g.ID) < 0 }); err != nil {
+		// Cancelled at the gate: close it so that neither the status nor
+		// the search attributes say "paused" once the run has ended. The
+		// upsert needs a context that is not cancelled.
+		if i := r.openGate(g.ID); i >= 0 {
+			g.Cancelled = true
+			r.open = slices.Delete(r.open, i, i+1)
+			r.recordGate(*g)
+		}
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		r.syncGates(dctx)
+		r.upsertSearchAttributes(dctx)
+		return
+	}
+	r.upsertSearchAttributes(ctx)
+}
+
+// recordGate updates a gate's entry in the status.
+func (r *run) recordGate(g Gate) {
+	if i := slices.IndexFunc(r.st.Gates, func(s Gate) bool { return s.ID == g.ID }); i >= 0 {
+		r.st.Gates[i] = g
+	}
+}
+
+// syncGates makes the status and the workflow's current details describe
+// the open gates (the oldest one first).
+func (r *run) syncGates(ctx workflow.Context) {
+	if len(r.open) == 0 {
+		r.st.Paused, r.st.PausedSince, r.st.PauseReason, r.st.GateID = false, nil, "", ""
+		if r.detailsSet {
+			workflow.SetCurrentDetails(ctx, r.userDetails)
+			r.detailsSet = false
+		}
+		return
+	}
+	g := r.open[0]
+	at := g.PausedAt
+	r.st.Paused, r.st.PausedSince, r.st.PauseReason, r.st.GateID = true, &at, g.Reason, g.ID
+	if !r.detailsSet {
+		// Keep what the workflow itself shows, to put it back on resume.
+		r.userDetails, r.detailsSet = workflow.GetCurrentDetails(ctx), true
+	}
+	workflow.SetCurrentDetails(ctx, r.gateDetails(ctx))
+}
+
+// gateDetails is the workflow's current details while it is paused: what a
+// person sees in `temporal workflow metadata` and the Web UI, with the
+// exact command that resumes each open gate.
+func (r *run) gateDetails(ctx workflow.Context) string {
+	info := workflow.GetInfo(ctx)
+	target := "--workflow-id " + shellQuote(info.WorkflowExecution.ID)
+	if info.Namespace != "" && info.Namespace != "default" {
+		target += " --namespace " + shellQuote(info.Namespace)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Paused by the overseer (%s mode): %d gate(s) open.\n", r.cfg.Mode, len(r.open))
+	for _, g := range r.open {
+		fmt.Fprintf(&b, "\nGate %s, after phase %s, since %s.\nReason: %s\n", g.ID, g.Phase, g.PausedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.Reason)
+		fmt.Fprintf(&b, "Resume: temporal workflow update execute %s --name %s --input %s\n",
+			target, ResumeUpdateName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"note":"optional note"}`, g.ID)))
+		fmt.Fprintf(&b, "Abort:  temporal workflow update execute %s --name %s --input %s\n",
+			target, ResumeUpdateName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"action":"abort"}`, g.ID)))
+	}
+	if r.note != nil {
+		fmt.Fprintf(&b, "\nThe next phase will receive: %s\n", r.note.String())
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:=@,+", c))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
