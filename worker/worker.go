@@ -70,6 +70,9 @@ type Config struct {
 	// NewMetrics). Dial sets it on the client; a worker built with New on
 	// another client uses that client's handler. If not set, no metrics.
 	MetricsHandler client.MetricsHandler
+	// OpenGatesEvery is how often the overseer_open_gates gauge is counted
+	// (with MetricsHandler and the search attributes). If not set, 15 s.
+	OpenGatesEvery time.Duration
 }
 
 // ErrUnreachable wraps a failure to connect to the Temporal server.
@@ -204,7 +207,7 @@ func (cfg Config) metricsPlugin(c client.Client) (sdkworker.Plugin, error) {
 		}
 		ns = opts.Namespace
 	}
-	o := MetricsPluginOptions{Handler: cfg.MetricsHandler, Namespace: ns, Logger: cfg.logger()}
+	o := MetricsPluginOptions{Handler: cfg.MetricsHandler, Namespace: ns, Logger: cfg.logger(), OpenGatesEvery: cfg.OpenGatesEvery}
 	if !cfg.NoSearchAttributes {
 		o.Client = c
 	}
