@@ -15,7 +15,7 @@ TESTFLAGS ?=
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools test lint fmt-check vet staticcheck workflowcheck demo bench
+.PHONY: tools test lint fmt-check vet staticcheck workflowcheck demo bench default-model
 
 tools:
 	@bash scripts/install-tools.sh
@@ -60,3 +60,10 @@ demo: tools
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Refits the shipped default model and its policy on the shared sample of
+# agent runs (../shared/data/traces beside the checkout, or TRACES=DIR).
+TRACES ?= ../shared/data/traces/mini-swe-agent-gemini-3-pro
+default-model:
+	$(GO) run ./cmd/overseer train --traces $(TRACES) --version learned-mini-swe-v1 \
+		--out overseer/default_model.json --policy-out overseer/default_policy.json

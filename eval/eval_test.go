@@ -1,7 +1,6 @@
 package eval_test
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/eval"
-	"github.com/corohq/temporal-overseer/overseer/jev"
-	"github.com/corohq/temporal-overseer/supervision"
 )
 
 func TestClassify(t *testing.T) {
@@ -248,42 +245,6 @@ func TestParseTrace(t *testing.T) {
 	assert.ErrorContains(t, err, "mini-swe-agent-1")
 }
 
-// The phase-boundary signal sees the phases; the completion signal never
-// advises completion review without a receipt — not even when its judge
-// answers every completion check with yes.
-func TestEvaluateOneTrace(t *testing.T) {
-	tr, err := eval.ParseTrace([]byte(miniTrace))
-	require.NoError(t, err)
-	res, err := eval.Evaluate(context.Background(), tr, false, eval.Options{})
-	require.NoError(t, err)
-	require.Len(t, res.Boundaries, 4) // read (with the format error), test, edit, submit
-	assert.Equal(t, 5, res.Actions)
-	assert.Equal(t, 3, res.FailedTools)
-	assert.Equal(t, eval.Submit, res.Boundaries[3].Phase)
-	assert.Equal(t, 5, res.Boundaries[3].Actions)
-	assert.False(t, res.Receipt)
-	assert.Equal(t, string(supervision.RequestVerification), res.Advice(), "the last message claims completion; there is no receipt")
-
-	yes := jev.JudgeFunc(func(_ context.Context, req jev.Request) (*jev.Response, error) {
-		resp := &jev.Response{ModelVersion: "all-yes", Answers: map[string]jev.Answer{}}
-		for k := range req.Questions {
-			p := 0.95
-			for _, bad := range []string{"needs_human", "agents_md_drift", "worker_stuck", "work_off_track", "needs_verification"} {
-				if strings.HasSuffix(k, "__"+bad) {
-					p = 0.05
-				}
-			}
-			resp.Answers[k] = jev.Answer{Type: jev.Noul, Probability: jev.Prob(p)}
-		}
-		return resp, nil
-	})
-	sup, err := supervision.New(supervision.Options{Mode: supervision.Shadow, Judge: yes, Thresholds: supervision.Thresholds{No: 0.2, Yes: 0.8}})
-	require.NoError(t, err)
-	res, err = eval.Evaluate(context.Background(), tr, false, eval.Options{Supervisor: sup})
-	require.NoError(t, err)
-	assert.Equal(t, string(supervision.RequestVerification), res.Advice())
-}
-
 func TestAUROC(t *testing.T) {
 	nan := math.NaN()
 	for _, tc := range []struct {
@@ -328,32 +289,6 @@ func TestMedian(t *testing.T) {
 	assert.True(t, math.IsNaN(eval.Median(nil)))
 }
 
-func TestSummarize(t *testing.T) {
-	mk := func(resolved bool, minP float64, firstFlag int, phase eval.Class) eval.Result {
-		r := eval.Result{Resolved: resolved, MinOnObjective: minP, FirstFlag: firstFlag, Actions: 10,
-			Phases:     []eval.Phase{{Class: eval.Read}, {Class: phase}},
-			Completion: supervision.Decision{Status: supervision.Decided, Report: &supervision.Report{Selected: supervision.Proposal{Advice: supervision.RequestVerification}}}}
-		if firstFlag >= 0 {
-			r.FirstFlagFraction, r.FirstFlagCause = 0.5, "obligation[2]"
-		}
-		return r
-	}
-	s := eval.Summarize([]eval.Result{
-		mk(false, 0.3, 1, eval.Edit), mk(false, 0.6, -1, ""), mk(true, 0.5, 1, eval.Submit), mk(true, 0.9, -1, ""),
-	})
-	assert.Equal(t, 4, s.Runs)
-	assert.Equal(t, 2, s.Failed)
-	assert.InDelta(t, 0.75, s.AUROC, 1e-12)
-	assert.InDelta(t, 0.5, s.FlagRateFailed, 1e-12)
-	assert.InDelta(t, 0.5, s.FlagRateResolved, 1e-12)
-	assert.InDelta(t, 0.5, s.Precision, 1e-12)
-	assert.InDelta(t, 0.5, s.Recall, 1e-12)
-	assert.Equal(t, 1, s.FlaggedBeforeSubmit)
-	assert.Equal(t, []eval.OutcomeCount{{Name: "obligation[2]", Resolved: 1, Failed: 1}}, s.FirstFlagCauses)
-	assert.Equal(t, []eval.OutcomeCount{{Name: "REQUEST_VERIFICATION", Resolved: 2, Failed: 2}}, s.Advice)
-	assert.Zero(t, s.ReviewCompletionWithoutReceipt)
-}
-
 // tracesDir is the shared trace data beside the repository's clone, or ""
 // when it is not there.
 func tracesDir(t *testing.T) string {
@@ -375,37 +310,4 @@ func tracesDir(t *testing.T) string {
 		return ""
 	}
 	return data
-}
-
-func TestRealTraces(t *testing.T) {
-	dir := tracesDir(t)
-	if dir == "" {
-		t.Skip("no ../shared/data/traces beside the repository")
-	}
-	const n = 5
-	results, unlabelled, err := eval.Run(context.Background(), dir, eval.Options{Limit: n})
-	require.NoError(t, err)
-	require.Len(t, results, n)
-	assert.Zero(t, unlabelled)
-	for _, r := range results {
-		assert.NotEmpty(t, r.Boundaries, "%s has at least one boundary", r.ID)
-		assert.Len(t, r.Boundaries, len(r.Phases), "%s: one boundary per phase", r.ID)
-		assert.Equal(t, r.Actions, r.Phases[len(r.Phases)-1].End, "%s: the phases cover every action", r.ID)
-		assert.Equal(t, eval.Submit, r.Phases[len(r.Phases)-1].Class, "%s ends with its submission", r.ID)
-		assert.GreaterOrEqual(t, r.MinOnObjective, 0.0)
-		assert.LessOrEqual(t, r.MinOnObjective, 1.0)
-		if r.Flagged() {
-			assert.True(t, r.Boundaries[r.FirstFlag].Verdict.Flagged)
-			assert.Greater(t, r.FirstFlagFraction, 0.0)
-			assert.LessOrEqual(t, r.FirstFlagFraction, 1.0)
-		}
-		assert.False(t, r.Receipt, "a trace has no receipt")
-		assert.NotEqual(t, string(supervision.ReviewCompletion), r.Advice(), "%s: no completion review without a receipt", r.ID)
-		assert.NotEqual(t, supervision.Error, r.Completion.Status)
-	}
-	s := eval.Summarize(results)
-	assert.Equal(t, n, s.Runs)
-	assert.Equal(t, n, s.Resolved+s.Failed)
-	assert.Zero(t, s.ReviewCompletionWithoutReceipt)
-	assert.Zero(t, s.Receipts)
 }

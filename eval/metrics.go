@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
-
-	"github.com/corohq/temporal-overseer/supervision"
 )
 
 // AUROC is the area under the ROC curve of scores for predicting positive:
@@ -105,130 +103,6 @@ func Median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// OutcomeCount counts runs with one property by outcome.
-type OutcomeCount struct {
-	Name             string
-	Resolved, Failed int
-}
-
-// Total is Resolved + Failed.
-func (c OutcomeCount) Total() int { return c.Resolved + c.Failed }
-
-// tally counts names by outcome, most frequent first, then by name.
-type tally map[string]*OutcomeCount
-
-func (t tally) add(name string, resolved bool) {
-	if t[name] == nil {
-		t[name] = &OutcomeCount{Name: name}
-	}
-	if resolved {
-		t[name].Resolved++
-	} else {
-		t[name].Failed++
-	}
-}
-
-func (t tally) sorted() []OutcomeCount {
-	out := make([]OutcomeCount, 0, len(t))
-	for _, c := range t {
-		out = append(out, *c)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Total() != out[j].Total() {
-			return out[i].Total() > out[j].Total()
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
-}
-
-// Summary is the evaluation's table. Rates and AUROCs are NaN when
-// undefined (no run in the denominator).
-type Summary struct {
-	Runs, Resolved, Failed int
-	Actions, Boundaries    int
-
-	// Phase-boundary signal. A failed run is the positive class.
-	AUROC                          float64 // of 1 − min P(on objective)
-	AUROCLow, AUROCHigh            float64 // its 95 % bootstrap interval
-	FlaggedFailed, FlaggedResolved int     // runs with at least one flag
-	FlagRateFailed                 float64 // FlaggedFailed / Failed
-	FlagRateResolved               float64 // FlaggedResolved / Resolved
-	Precision, Recall              float64 // of "flagged ⇒ failed"
-	MedianFirstFlag                float64 // fraction of actions done at the first flag, flagged runs
-	// FlaggedBeforeSubmit counts flagged runs whose first flag came before
-	// the submit phase's boundary.
-	FlaggedBeforeSubmit int
-	// FirstFlagCauses counts the rule behind each run's first flag (see
-	// [Result.FirstFlagCause]).
-	FirstFlagCauses []OutcomeCount
-
-	// Baselines on the same runs, for scale.
-	ActionsAUROC     float64 // of the number of actions
-	FailedToolsAUROC float64 // of the number of failed tool calls
-
-	// Completion signal.
-	Advice []OutcomeCount
-	// ReviewCompletionWithoutReceipt must be 0.
-	ReviewCompletionWithoutReceipt int
-	Receipts                       int
-}
-
-// Summarize computes the table over results.
-func Summarize(results []Result) Summary {
-	s := Summary{Runs: len(results)}
-	scores := make([]float64, len(results))
-	actions := make([]float64, len(results))
-	failedTools := make([]float64, len(results))
-	failed := make([]bool, len(results))
-	var firstFlags []float64
-	advice, causes := tally{}, tally{}
-	for i, r := range results {
-		failed[i] = !r.Resolved
-		scores[i] = 1 - r.MinOnObjective
-		actions[i] = float64(r.Actions)
-		failedTools[i] = float64(r.FailedTools)
-		s.Boundaries += len(r.Boundaries)
-		s.Actions += r.Actions
-		if r.Resolved {
-			s.Resolved++
-		} else {
-			s.Failed++
-		}
-		if r.Flagged() {
-			firstFlags = append(firstFlags, r.FirstFlagFraction)
-			if r.Resolved {
-				s.FlaggedResolved++
-			} else {
-				s.FlaggedFailed++
-			}
-			if r.Phases[r.FirstFlag].Class != Submit {
-				s.FlaggedBeforeSubmit++
-			}
-			causes.add(r.FirstFlagCause, r.Resolved)
-		}
-		a := r.Advice()
-		advice.add(a, r.Resolved)
-		if r.Receipt {
-			s.Receipts++
-		} else if a == string(supervision.ReviewCompletion) {
-			s.ReviewCompletionWithoutReceipt++
-		}
-	}
-	s.AUROC = AUROC(scores, failed)
-	s.AUROCLow, s.AUROCHigh = AUROCInterval(scores, failed, 0.95, 2000, 1)
-	s.ActionsAUROC = AUROC(actions, failed)
-	s.FailedToolsAUROC = AUROC(failedTools, failed)
-	s.FlagRateFailed = ratio(s.FlaggedFailed, s.Failed)
-	s.FlagRateResolved = ratio(s.FlaggedResolved, s.Resolved)
-	s.Precision = ratio(s.FlaggedFailed, s.FlaggedFailed+s.FlaggedResolved)
-	s.Recall = s.FlagRateFailed
-	s.MedianFirstFlag = Median(firstFlags)
-	s.Advice = advice.sorted()
-	s.FirstFlagCauses = causes.sorted()
-	return s
 }
 
 func ratio(n, d int) float64 {

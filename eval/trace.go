@@ -46,6 +46,9 @@ type Action struct {
 	TimedOut bool
 	At       time.Time
 	CostUSD  float64
+	// InputTokens and OutputTokens are the turn's prompt and completion
+	// (reasoning included) tokens.
+	InputTokens, OutputTokens int64
 }
 
 // Failed reports whether the action is a failed tool call: a non-zero
@@ -80,7 +83,9 @@ type rawTrace struct {
 			Response struct {
 				Created int64 `json:"created"`
 				Usage   struct {
-					Cost float64 `json:"cost"`
+					Cost             float64 `json:"cost"`
+					PromptTokens     int64   `json:"prompt_tokens"`
+					CompletionTokens int64   `json:"completion_tokens"`
 				} `json:"usage"`
 			} `json:"response"`
 		} `json:"extra"`
@@ -148,6 +153,8 @@ func ParseTrace(data []byte) (*Trace, error) {
 					a.At = time.Unix(c, 0).UTC()
 				}
 				a.CostUSD = m.Extra.Response.Usage.Cost
+				a.InputTokens = m.Extra.Response.Usage.PromptTokens
+				a.OutputTokens = m.Extra.Response.Usage.CompletionTokens
 			}
 			blocks := bashBlock.FindAllStringSubmatch(texts[i], -1)
 			if len(blocks) == 1 {

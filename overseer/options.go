@@ -51,11 +51,11 @@ const (
 )
 
 // Options configure the overseer. The zero value works: every phase of every
-// workflow is observed by the heuristic judge with the default policy.
+// workflow is observed by the learned judge with the policy calibrated for it.
 type Options struct {
 	// Judge answers the phase-boundary questions. It lives on the worker:
 	// its credentials never enter workflow history or activity inputs.
-	// If not set, HeuristicJudge (rules, not a model) is used.
+	// If not set, the LearnedJudge with its shipped model.
 	Judge jev.Judge
 
 	// Mode applies to workflow types not listed in Modes. If not set,
@@ -64,7 +64,9 @@ type Options struct {
 	// Modes sets the mode per workflow type name.
 	Modes map[string]Mode
 
-	// Policy holds the verdict thresholds. If not set, DefaultPolicy().
+	// Policy holds the verdict thresholds ([LoadPolicy] reads a policy
+	// file). If not set: DefaultLearnedPolicy() when Judge is not set
+	// either, else DefaultPolicy().
 	Policy Policy
 
 	// PhaseActivities names the activity types that are phases. If empty,
@@ -119,7 +121,10 @@ const (
 // withDefaults validates the options and returns them with defaults filled in.
 func (o Options) withDefaults() (Options, error) {
 	if o.Judge == nil {
-		o.Judge = HeuristicJudge{}
+		o.Judge = &LearnedJudge{}
+		if o.Policy == (Policy{}) {
+			o.Policy = DefaultLearnedPolicy()
+		}
 	}
 	if o.Mode == "" {
 		o.Mode = ModeObserve

@@ -1,8 +1,13 @@
 package overseer
 
 import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 )
 
 // Band is the status shown for a job, derived from P(on objective).
@@ -34,6 +39,10 @@ func (b Band) String() string {
 // must be tuned, so none of them is a constant. The zero value means
 // DefaultPolicy.
 type Policy struct {
+	// Name identifies the policy, e.g. the policy file it was loaded from
+	// or how it was calibrated; runs record it with their pinned
+	// configuration. Informational.
+	Name string
 	// OnTrackAt is the lowest P(on objective) shown as On track. Default 0.70.
 	OnTrackAt float64
 	// NeedsALookAt is the lowest P(on objective) shown as Needs a look;
@@ -140,4 +149,103 @@ func severityLabel(s float64) string {
 		return ""
 	}
 	return "≈ " + SeverityLevels[i]
+}
+
+// PolicyFileFormat is the version of the policy file format.
+const PolicyFileFormat = "overseer-policy/v1"
+
+// ErrPolicy is wrapped by every error about a policy file.
+var ErrPolicy = errors.New("policy file")
+
+// policyFile is a policy on disk, as `overseer calibrate` writes it.
+type policyFile struct {
+	Format                 string          `json:"format"`
+	Name                   string          `json:"name"`
+	OnTrackAt              float64         `json:"on_track_at"`
+	NeedsALookAt           float64         `json:"needs_a_look_at"`
+	PauseAtOrBelow         float64         `json:"pause_at_or_below"`
+	BreachConfidence       float64         `json:"breach_confidence"`
+	BreachSeverity         float64         `json:"breach_severity"`
+	MaxConsecutiveFailures int             `json:"max_consecutive_failures"`
+	Calibration            json.RawMessage `json:"calibration,omitempty"`
+}
+
+// MarshalPolicy writes p as a policy file; calibration, if not nil, is
+// kept in it as information (how the thresholds were chosen).
+func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	f := policyFile{Format: PolicyFileFormat, Name: p.Name, OnTrackAt: p.OnTrackAt, NeedsALookAt: p.NeedsALookAt,
+		PauseAtOrBelow: p.PauseAtOrBelow, BreachConfidence: p.BreachConfidence, BreachSeverity: p.BreachSeverity,
+		MaxConsecutiveFailures: p.MaxConsecutiveFailures}
+	if calibration != nil {
+		raw, err := json.Marshal(calibration)
+		if err != nil {
+			return nil, err
+		}
+		f.Calibration = raw
+	}
+	return json.MarshalIndent(f, "", "  ")
+}
+
+// ParsePolicy reads a policy file. Every threshold must be present; unknown
+// fields are refused. A policy without a name is named after its
+// thresholds.
+func ParsePolicy(data []byte) (Policy, error) {
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(data, &present); err != nil {
+		return Policy{}, fmt.Errorf("%w: not a JSON object: %v", ErrPolicy, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f policyFile
+	if err := dec.Decode(&f); err != nil {
+		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)
+	}
+	if f.Format != PolicyFileFormat {
+		return Policy{}, fmt.Errorf("%w: format %q is not %q", ErrPolicy, f.Format, PolicyFileFormat)
+	}
+	for _, k := range []string{"on_track_at", "needs_a_look_at", "pause_at_or_below", "breach_confidence", "breach_severity", "max_consecutive_failures"} {
+		if _, ok := present[k]; !ok {
+			return Policy{}, fmt.Errorf("%w: %s is missing", ErrPolicy, k)
+		}
+	}
+	p := Policy{Name: f.Name, OnTrackAt: f.OnTrackAt, NeedsALookAt: f.NeedsALookAt, PauseAtOrBelow: f.PauseAtOrBelow,
+		BreachConfidence: f.BreachConfidence, BreachSeverity: f.BreachSeverity, MaxConsecutiveFailures: f.MaxConsecutiveFailures}
+	if err := p.Validate(); err != nil {
+		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)
+	}
+	if p.Name == "" {
+		p.Name = fmt.Sprintf("pause at or below %.3f", p.PauseAtOrBelow)
+	}
+	return p, nil
+}
+
+// LoadPolicy reads a policy file written by `overseer calibrate` (or by
+// hand). Give the policy to [Options].Policy.
+func LoadPolicy(path string) (Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)
+	}
+	p, err := ParsePolicy(data)
+	if err != nil {
+		return Policy{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+//go:embed default_policy.json
+var defaultPolicyJSON []byte
+
+// DefaultLearnedPolicy is the policy calibrated for [DefaultLearnedModel]
+// with `overseer calibrate --max-false-pause 0.05` on its cross-validated
+// training runs. It is the policy of the zero [Options].
+func DefaultLearnedPolicy() Policy {
+	p, err := ParsePolicy(defaultPolicyJSON)
+	if err != nil {
+		panic("overseer: the embedded default policy is invalid: " + err.Error())
+	}
+	return p
 }

@@ -34,13 +34,17 @@ type Trajectory struct {
 	Lane      string `json:"lane,omitempty"`
 
 	// Totals over the whole job.
-	PhaseRuns      int     `json:"phase_runs"`
-	FailedPhases   int     `json:"failed_phases"`
-	Turns          int     `json:"turns"`
-	CostUSD        float64 `json:"cost_usd"`
-	Rework         int     `json:"rework"`
-	MissingOutputs int     `json:"missing_outputs"`
-	LaneSwitches   int     `json:"lane_switches"`
+	PhaseRuns    int     `json:"phase_runs"`
+	FailedPhases int     `json:"failed_phases"`
+	Turns        int     `json:"turns"`
+	CostUSD      float64 `json:"cost_usd"`
+	// InputTokens and OutputTokens total the model tokens the phases
+	// reported (prompt and completion, reasoning included).
+	InputTokens    int64 `json:"input_tokens,omitempty"`
+	OutputTokens   int64 `json:"output_tokens,omitempty"`
+	Rework         int   `json:"rework"`
+	MissingOutputs int   `json:"missing_outputs"`
+	LaneSwitches   int   `json:"lane_switches"`
 	// Repeats counts phase runs that re-ran a phase already completed.
 	Repeats int `json:"repeats"`
 	// FailureStreak counts consecutive failed phase runs up to now.
@@ -75,7 +79,10 @@ type PhaseRun struct {
 	Duration time.Duration `json:"duration_ns"`
 	Turns    int           `json:"turns,omitempty"`
 	CostUSD  float64       `json:"cost_usd,omitempty"`
-	Rework   int           `json:"rework,omitempty"`
+	// InputTokens and OutputTokens are the model tokens the phase reported.
+	InputTokens  int64 `json:"input_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
+	Rework       int   `json:"rework,omitempty"`
 	// FailedTools counts failed tool calls the phase reported.
 	FailedTools int `json:"failed_tools,omitempty"`
 	// Repeat is true when this phase had already completed earlier.
@@ -107,6 +114,11 @@ type LaneSwitch struct {
 type PhaseReport struct {
 	Turns   int     `json:"turns,omitempty"`
 	CostUSD float64 `json:"cost_usd,omitempty"`
+	// InputTokens and OutputTokens are the model tokens the phase used:
+	// prompt tokens, and completion tokens including reasoning. The learned
+	// judge reads them; leave them zero when unknown.
+	InputTokens  int64 `json:"input_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
 	// Rework counts units of earlier work this phase had to redo.
 	Rework int `json:"rework,omitempty"`
 	// FailedToolCategories lists categories of failed tool calls ("test",
@@ -234,9 +246,12 @@ func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
 	}
 	if report != nil {
 		run.Turns, run.CostUSD, run.Rework, run.NoOutput = report.Turns, report.CostUSD, report.Rework, report.OutputMissing
+		run.InputTokens, run.OutputTokens = max(0, report.InputTokens), max(0, report.OutputTokens)
 		run.FailedTools = len(report.FailedToolCategories)
 		t.Turns += report.Turns
 		t.CostUSD += report.CostUSD
+		t.InputTokens += run.InputTokens
+		t.OutputTokens += run.OutputTokens
 		t.Rework += report.Rework
 		if report.OutputMissing {
 			t.MissingOutputs++
@@ -269,6 +284,9 @@ func (t Trajectory) Digest() string {
 	fmt.Fprintf(&b, "; %d phase runs, %d repeats, %d failed (streak %d)", t.PhaseRuns, t.Repeats, t.FailedPhases, t.FailureStreak)
 	if t.Turns > 0 || t.CostUSD > 0 {
 		fmt.Fprintf(&b, "; %d turns, $%.2f", t.Turns, t.CostUSD)
+	}
+	if t.InputTokens > 0 || t.OutputTokens > 0 {
+		fmt.Fprintf(&b, "; tokens %d in, %d out", t.InputTokens, t.OutputTokens)
 	}
 	if t.Rework > 0 {
 		fmt.Fprintf(&b, "; rework %d", t.Rework)

@@ -15,6 +15,9 @@ import (
 
 // The judges a worker can use.
 const (
+	// JudgeLearned is overseer.LearnedJudge: a small fitted model, offline.
+	// The default.
+	JudgeLearned = "learned"
 	// JudgeHeuristic is overseer.HeuristicJudge: rules, not a model.
 	JudgeHeuristic = "heuristic"
 	// JudgeJev asks a Jev HTTP endpoint (or `overseer judge serve`).
@@ -26,7 +29,9 @@ const (
 // Environment variables read by JudgeConfigFromEnv. API keys are read only
 // from the environment, never from flags, so they do not show in ps.
 const (
-	EnvJudge         = "OVERSEER_JUDGE"               // heuristic, jev or openai
+	EnvJudge         = "OVERSEER_JUDGE"               // learned, heuristic, jev or openai
+	EnvModel         = "OVERSEER_MODEL"               // model file of the learned judge
+	EnvPolicy        = "OVERSEER_POLICY"              // policy file (overseer calibrate)
 	EnvJudgeBudget   = "OVERSEER_JUDGE_BUDGET"        // a Go duration, e.g. 3s; at most 30s
 	EnvJevURL        = "OVERSEER_JEV_URL"             // the Jev decide endpoint
 	EnvJevAPIKey     = "OVERSEER_JEV_API_KEY"         // bearer key of the Jev endpoint
@@ -37,12 +42,15 @@ const (
 )
 
 // JudgeConfig selects and configures the judge of a worker. The zero value
-// is the heuristic judge. The API keys are kept out of every rendering of
+// is the learned judge with its shipped model. The API keys are kept out of every rendering of
 // the value (String, GoString, MarshalJSON) and out of every error.
 type JudgeConfig struct {
-	// Kind is JudgeHeuristic, JudgeJev or JudgeOpenAI. If not set,
-	// JudgeHeuristic.
+	// Kind is JudgeLearned, JudgeHeuristic, JudgeJev or JudgeOpenAI. If
+	// not set, JudgeLearned.
 	Kind string
+	// Model is the learned judge's model file (overseer train). If not set,
+	// the shipped default model.
+	Model string
 	// Budget bounds one judge call. If not set, 3 s; more than 30 s is an
 	// error.
 	Budget time.Duration
@@ -64,6 +72,7 @@ type JudgeConfig struct {
 func JudgeConfigFromEnv(getenv func(string) string) (JudgeConfig, error) {
 	c := JudgeConfig{
 		Kind:          strings.TrimSpace(getenv(EnvJudge)),
+		Model:         strings.TrimSpace(getenv(EnvModel)),
 		JevURL:        strings.TrimSpace(getenv(EnvJevURL)),
 		JevAPIKey:     strings.TrimSpace(getenv(EnvJevAPIKey)),
 		OpenAIBaseURL: strings.TrimSpace(getenv(EnvOpenAIBaseURL)),
@@ -91,8 +100,20 @@ func (c JudgeConfig) NewJudge() (jev.Judge, error) {
 	if _, err := jev.CheckBudget(c.Budget); err != nil {
 		return nil, fmt.Errorf("judge budget %v: must be positive and at most %v", c.Budget, jev.MaxBudget)
 	}
+	if c.Model != "" && !c.isLearned() {
+		return nil, fmt.Errorf("a model file (%s) is only for the learned judge, not %q", c.Model, c.Kind)
+	}
 	switch strings.ToLower(c.Kind) {
-	case "", JudgeHeuristic:
+	case "", JudgeLearned:
+		if c.Model == "" {
+			return &overseer.LearnedJudge{}, nil
+		}
+		m, err := overseer.LoadLearnedModel(c.Model)
+		if err != nil {
+			return nil, err
+		}
+		return &overseer.LearnedJudge{Model: m}, nil
+	case JudgeHeuristic:
 		return overseer.HeuristicJudge{}, nil
 	case JudgeJev:
 		j, err := jevhttp.New(jevhttp.Options{URL: c.JevURL, APIKey: c.JevAPIKey, Budget: c.Budget})
@@ -107,7 +128,7 @@ func (c JudgeConfig) NewJudge() (jev.Judge, error) {
 		}
 		return j, nil
 	default:
-		return nil, fmt.Errorf("unknown judge %q: use %s, %s or %s", c.Kind, JudgeHeuristic, JudgeJev, JudgeOpenAI)
+		return nil, fmt.Errorf("unknown judge %q: use %s, %s, %s or %s", c.Kind, JudgeLearned, JudgeHeuristic, JudgeJev, JudgeOpenAI)
 	}
 }
 
@@ -124,7 +145,12 @@ func (c JudgeConfig) String() string {
 		return "API key set"
 	}
 	switch strings.ToLower(c.Kind) {
-	case "", JudgeHeuristic:
+	case "", JudgeLearned:
+		if c.Model == "" {
+			return "learned judge (shipped model " + overseer.DefaultLearnedModel().Version + ")"
+		}
+		return "learned judge (model file " + c.Model + ")"
+	case JudgeHeuristic:
 		return "heuristic judge (rules, not a model)"
 	case JudgeJev:
 		url := jevhttp.DefaultURL
@@ -185,4 +211,19 @@ func (c JudgeConfig) assessTimeout() time.Duration {
 		return c.Budget + 2*time.Second
 	}
 	return 0
+}
+
+func (c JudgeConfig) isLearned() bool {
+	return c.Kind == "" || strings.EqualFold(c.Kind, JudgeLearned)
+}
+
+// DefaultPolicy is the policy that goes with the configured judge when no
+// policy file is given: the policy calibrated for the shipped model when
+// the judge is the learned judge with that model, the seed thresholds
+// (overseer.DefaultPolicy) for any other judge.
+func (c JudgeConfig) DefaultPolicy() overseer.Policy {
+	if c.isLearned() && c.Model == "" {
+		return overseer.DefaultLearnedPolicy()
+	}
+	return overseer.DefaultPolicy()
 }

@@ -50,6 +50,10 @@ type Config struct {
 	// HTTP or OpenAI-compatible (see judge.go and JudgeConfigFromEnv). If
 	// not set, the heuristic judge (rules, not a model).
 	JudgeConfig JudgeConfig
+	// Policy holds the verdict thresholds (overseer.LoadPolicy reads the
+	// file `overseer calibrate` writes). If not set, the policy that goes
+	// with the judge (JudgeConfig.DefaultPolicy).
+	Policy overseer.Policy
 	// Mode for workflow types not in Modes. If not set, manage for the
 	// reference job and observe for anything else.
 	Mode overseer.Mode
@@ -147,8 +151,13 @@ func (cfg Config) PluginOptions() overseer.Options {
 			modes[workflows.JobWorkflowName] = overseer.ModeManage
 		}
 	}
+	policy := cfg.Policy
+	if policy == (overseer.Policy{}) && cfg.Judge == nil {
+		policy = cfg.JudgeConfig.DefaultPolicy()
+	}
 	return overseer.Options{
 		Judge:            cfg.Judge,
+		Policy:           policy,
 		Mode:             mode,
 		Modes:            modes,
 		SearchAttributes: !cfg.NoSearchAttributes,

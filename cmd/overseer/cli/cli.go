@@ -40,8 +40,9 @@ func Commands() map[string]Command {
 		"resume":    &Resume{},
 		"judge":     &JudgeCmd{},
 		"observe":   &Observe{},
-
-		"eval-traces": &EvalTraces{},
+		"train":     &Train{},
+		"eval":      &Eval{},
+		"calibrate": &CalibrateCmd{},
 	}
 }
 

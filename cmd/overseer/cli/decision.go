@@ -1,0 +1,382 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// runsFlags are the flags of commands that read recorded runs.
+type runsFlags struct {
+	traces, format string
+}
+
+func (r *runsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.traces, "traces", "", "recorded runs: a run-record .jsonl file or directory, a mini-swe-agent run directory, SWE-agent .traj files or a phase-letter .csv (required)")
+	fs.StringVar(&r.format, "format", "", "format of --traces: "+strings.Join(eval.Formats, ", ")+" (default: detected)")
+}
+
+func (r *runsFlags) load() ([]eval.Record, error) {
+	if r.traces == "" {
+		return nil, fmt.Errorf("%w: give --traces FILE|DIR", ErrUsage)
+	}
+	return eval.LoadRuns(r.traces, r.format)
+}
+
+// scoringFlags pick the judge and policy that score runs.
+type scoringFlags struct {
+	judge       judgeFlags
+	model       string
+	policy      string
+	concurrency int
+}
+
+func (s *scoringFlags) register(fs *flag.FlagSet) {
+	s.judge.register(fs)
+	fs.StringVar(&s.model, "model", "", "model file of the learned judge (overseer train; default: the shipped model)")
+	fs.StringVar(&s.policy, "policy", "", "policy file (overseer calibrate; default: the one that goes with the judge)")
+	fs.IntVar(&s.concurrency, "concurrency", 4, "runs judged at once")
+}
+
+// score builds the judge and policy and scores the records.
+func (s *scoringFlags) score(ctx context.Context, records []eval.Record) (string, overseer.Policy, []eval.ScoredRun, error) {
+	cfg, err := s.judge.config()
+	if err != nil {
+		return "", overseer.Policy{}, nil, err
+	}
+	if s.model != "" {
+		cfg.Model = s.model
+	}
+	judge, err := cfg.NewJudge()
+	if err != nil {
+		return "", overseer.Policy{}, nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	policy := cfg.DefaultPolicy()
+	if s.policy != "" {
+		if policy, err = overseer.LoadPolicy(s.policy); err != nil {
+			return "", overseer.Policy{}, nil, err
+		}
+	}
+	if s.concurrency < 1 {
+		return "", overseer.Policy{}, nil, fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)
+	}
+	runs, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: judge, Concurrency: s.concurrency, Budget: cfg.Budget})
+	if err != nil {
+		return "", overseer.Policy{}, nil, err
+	}
+	return cfg.String(), policy, runs, nil
+}
+
+// Eval is `overseer eval`: how well a judge's answers anticipate failed
+// runs, and what a pause policy does to them.
+type Eval struct{}
+
+// Synopsis implements Command.
+func (*Eval) Synopsis() string {
+	return "measure a judge on recorded runs: AUROC per checkpoint, catch rates, calibration"
+}
+
+// Run implements Command.
+func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("eval", out)
+	var runs runsFlags
+	var scoring scoringFlags
+	runs.register(fs)
+	scoring.register(fs)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	plotDir := fs.String("plot", "", "write roc.svg and calibration.svg into this directory")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	records, err := runs.load()
+	if err != nil {
+		return err
+	}
+	judge, policy, scored, err := scoring.score(ctx, records)
+	if err != nil {
+		return err
+	}
+	rep := eval.NewReport(judge, scored, policy)
+	if *plotDir != "" {
+		if err := eval.WritePlots(*plotDir, scored, rep); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return writeJSON(out, rep)
+	}
+	printReport(out, rep)
+	if *plotDir != "" {
+		fmt.Fprintf(out, "\nplots: %s/roc.svg, %s/calibration.svg\n", *plotDir, *plotDir)
+	}
+	return nil
+}
+
+func writeJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printReport(out io.Writer, rep eval.Report) {
+	fmt.Fprintf(out, "judge: %s", rep.Judge)
+	if rep.Model != "" {
+		fmt.Fprintf(out, ", model %s", rep.Model)
+	}
+	fmt.Fprintf(out, "\nruns: %d (%d failed: the positive class), %d boundaries, %d judge errors\n\n", rep.Runs, rep.Failed, rep.Boundaries, rep.JudgeErrors)
+	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
+	fmt.Fprintf(out, "\npolicy %q:\n", rep.PolicyName)
+	printRates(out, rep.Policy)
+	for _, c := range rep.Checkpoints {
+		if c.At == "50%" {
+			fmt.Fprintf(out, "\nreliability at 50%% (P(on objective) against the share that succeeded):\n")
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "P RANGE\tRUNS\tMEAN P\tSUCCEEDED")
+			for _, b := range c.Reliability {
+				fmt.Fprintf(tw, "%.1f–%.1f\t%d\t%s\t%s\n", b.Lo, b.Hi, b.Runs, b.Predicted, b.Observed)
+			}
+			tw.Flush()
+		}
+	}
+}
+
+func printCheckpoints(out io.Writer, cps []eval.Checkpoint) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "AT\tRUNS\tFAILED\tAUROC\t95%% CI\tCATCH@5%%FP\tCATCH@10%%FP\tBRIER\n")
+	for _, c := range cps {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s–%s\t%s\t%s\t%s\n", c.At, c.Runs, c.Failed, c.AUROC, c.AUROCLow, c.AUROCHigh, c.CatchAt5, c.CatchAt10, c.Brier)
+	}
+	tw.Flush()
+}
+
+func printRates(out io.Writer, r eval.PolicyRates) {
+	fmt.Fprintf(out, "  pauses %s of succeeded runs (%d of %d) and catches %s of failed runs (%d of %d); median first pause at %s of the run\n",
+		pct(r.FalsePauseRate), r.FalsePauses, r.Succeeded, pct(r.CatchRate), r.Catches, r.Failed, pct(r.MedianFirstPauseAt))
+}
+
+func pct(n eval.Num) string {
+	if n.String() == "–" {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n))
+}
+
+// Train is `overseer train`: fits a learned judge on recorded runs.
+type Train struct{}
+
+// Synopsis implements Command.
+func (*Train) Synopsis() string {
+	return "fit a learned judge on recorded runs, with grouped cross-validated figures"
+}
+
+// Run implements Command.
+func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("train", out)
+	var runs runsFlags
+	runs.register(fs)
+	modelOut := fs.String("out", "", "write the model file here (required)")
+	policyOut := fs.String("policy-out", "", "also write a policy calibrated for the model on the training runs")
+	budget := fs.Float64("max-false-pause", 0.05, "false-pause budget of --policy-out and of the cross-validated policy figures, in (0,1)")
+	folds := fs.Int("folds", 5, "folds of the cross-validation grouped by task family")
+	version := fs.String("version", "", "model version (default: learned- and a hash of the weights)")
+	asJSON := fs.Bool("json", false, "print the cross-validated report as JSON")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	if *modelOut == "" {
+		return fmt.Errorf("%w: give --out FILE for the model", ErrUsage)
+	}
+	if !(*budget > 0 && *budget < 1) {
+		return fmt.Errorf("%w: --max-false-pause %v: give a share in (0,1), e.g. 0.05", ErrUsage, *budget)
+	}
+	records, err := runs.load()
+	if err != nil {
+		return err
+	}
+	res, err := eval.Train(ctx, records, eval.TrainOptions{Folds: *folds, Version: *version, Budget: *budget})
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(res.Model, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*modelOut, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	var cal *eval.Calibration
+	if *policyOut != "" {
+		// Calibrated on the model's own answers on the training runs, as
+		// `overseer calibrate --model` would: the thresholds must match the
+		// scale of the model that ships.
+		scored, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: res.Model}})
+		if err != nil {
+			return err
+		}
+		c, err := eval.Calibrate(scored, *budget)
+		if err != nil {
+			return err
+		}
+		if err := writePolicy(*policyOut, c); err != nil {
+			return err
+		}
+		cal = &c
+	}
+	rep := eval.NewReport("learned (grouped cross-validation)", res.CV, overseer.Policy{})
+	if *asJSON {
+		return writeJSON(out, struct {
+			Model      string             `json:"model"`
+			Features   []string           `json:"features"`
+			Lambda     float64            `json:"lambda"`
+			Folds      int                `json:"folds"`
+			MeanAUROC  map[string]float64 `json:"cv_mean_auroc"`
+			FoldModels []eval.FoldModel   `json:"fold_models"`
+			Pooled     eval.Report        `json:"cv_pooled"`
+			CVPolicy   eval.PolicyRates   `json:"cv_policy"`
+			Policy     *eval.Calibration  `json:"policy,omitempty"`
+		}{res.Model.Version, modelFeatures(res.Model), res.Lambda, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, cal})
+	}
+	fmt.Fprintf(out, "model %s written to %s: features %s, L2 penalty %g, chosen by grouped cross-validation\n",
+		res.Model.Version, *modelOut, strings.Join(modelFeatures(res.Model), ", "), res.Lambda)
+	fmt.Fprintf(out, "trained on %d runs (%d succeeded, %d failed) of %d task families, %d boundaries\n\n",
+		res.Summary.Runs, res.Summary.Succeeded, res.Summary.Failed, res.Summary.Families, res.Summary.Boundaries)
+	fmt.Fprintf(out, "nested %d-fold cross-validation grouped by task family: each fold's model (features, penalty, calibration and pause threshold chosen on the other folds) scores the held-out families\n\n", res.Folds)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "AT\tAUROC (MEAN OVER FOLDS)")
+	for i := range res.FoldModels {
+		fmt.Fprintf(tw, "\tFOLD %d", i+1)
+	}
+	fmt.Fprintln(tw)
+	for i, c := range rep.Checkpoints {
+		fmt.Fprintf(tw, "%s\t%.3f", c.At, res.MeanAUROC[c.At])
+		for _, f := range res.FoldModels {
+			fmt.Fprintf(tw, "\t%s", f.Checkpoints[i].AUROC)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "held-out runs\t")
+	for _, f := range res.FoldModels {
+		fmt.Fprintf(tw, "\t%d", f.HeldOut)
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	fmt.Fprintf(out, "\nall held-out scores pooled (also measures how differently the fold models are scaled):\n")
+	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
+	fmt.Fprintf(out, "\na pause threshold chosen for at most %.0f%% false pauses on each fold's training runs, applied to its held-out runs:\n", 100**budget)
+	printRates(out, res.CVPolicy)
+	if cal != nil {
+		fmt.Fprintf(out, "\npolicy written to %s (pause at or below %.3f)\n", *policyOut, cal.Policy.PauseAtOrBelow)
+	}
+	return nil
+}
+
+func writePolicy(path string, c eval.Calibration) error {
+	data, err := overseer.MarshalPolicy(c.Policy, c)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// CalibrateCmd is `overseer calibrate`: chooses the policy that meets a
+// false-pause budget with the best catch rate.
+type CalibrateCmd struct{}
+
+// Synopsis implements Command.
+func (*CalibrateCmd) Synopsis() string {
+	return "choose pause threshold and bands for a false-pause budget; writes a policy file"
+}
+
+// Run implements Command.
+func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("calibrate", out)
+	var runs runsFlags
+	var scoring scoringFlags
+	runs.register(fs)
+	scoring.register(fs)
+	budget := fs.Float64("max-false-pause", 0.05, "largest share of succeeded runs the policy may pause, in (0,1)")
+	policyOut := fs.String("out", "", "write the policy file here")
+	asJSON := fs.Bool("json", false, "print the calibration as JSON")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	if !(*budget > 0 && *budget < 1) {
+		return fmt.Errorf("%w: --max-false-pause %v: give a share in (0,1), e.g. 0.05", ErrUsage, *budget)
+	}
+	records, err := runs.load()
+	if err != nil {
+		return err
+	}
+	judge, _, scored, err := scoring.score(ctx, records)
+	if err != nil {
+		return err
+	}
+	cal, err := eval.Calibrate(scored, *budget)
+	if err != nil {
+		return err
+	}
+	if *policyOut != "" {
+		if err := writePolicy(*policyOut, cal); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return writeJSON(out, struct {
+			Judge  string           `json:"judge"`
+			Policy json.RawMessage  `json:"policy"`
+			Result eval.Calibration `json:"calibration"`
+		}{judge, mustPolicyJSON(cal.Policy), cal})
+	}
+	p := cal.Policy
+	fmt.Fprintf(out, "judge: %s; %d runs\n\n", judge, len(scored))
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BUDGET\tPAUSE AT OR BELOW\tFALSE PAUSES\tCATCHES\tFIRST PAUSE AT (MEDIAN)")
+	for _, row := range cal.Table {
+		fmt.Fprintf(tw, "%.0f%%\t%s\t%s (%d/%d)\t%s (%d/%d)\t%s\n", 100*row.Budget, row.Threshold, pct(row.Rates.FalsePauseRate), row.Rates.FalsePauses, row.Rates.Succeeded,
+			pct(row.Rates.CatchRate), row.Rates.Catches, row.Rates.Failed, pct(row.Rates.MedianFirstPauseAt))
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "\nchosen for at most %.1f%% false pauses: pause at or below %.3f, breach confidence ≥ %.2f; On track from %.3f, Off track below %.3f\n",
+		100**budget, p.PauseAtOrBelow, p.BreachConfidence, p.OnTrackAt, p.NeedsALookAt)
+	printRates(out, cal.Rates)
+	if *policyOut != "" {
+		fmt.Fprintf(out, "policy written to %s: use it with `overseer worker --policy %s` or overseer.LoadPolicy\n", *policyOut, *policyOut)
+	}
+	return nil
+}
+
+func mustPolicyJSON(p overseer.Policy) json.RawMessage {
+	data, err := overseer.MarshalPolicy(p, nil)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return data
+}
+
+func modelFeatures(m *overseer.LearnedModel) []string {
+	names := make([]string, len(m.Features))
+	for i, f := range m.Features {
+		names[i] = f.Name
+	}
+	return names
+}

@@ -1,0 +1,122 @@
+package eval
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// rocCurve is the ROC of scores (higher = more likely failed).
+func rocCurve(scores []float64, failed []bool) plotter.XYs {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	var pos, neg float64
+	for _, f := range failed {
+		if f {
+			pos++
+		} else {
+			neg++
+		}
+	}
+	pts := plotter.XYs{{X: 0, Y: 0}}
+	var tp, fp float64
+	for i := 0; i < len(idx); {
+		j := i
+		for j < len(idx) && scores[idx[j]] == scores[idx[i]] {
+			if failed[idx[j]] {
+				tp++
+			} else {
+				fp++
+			}
+			j++
+		}
+		pts = append(pts, plotter.XY{X: fp / math.Max(1, neg), Y: tp / math.Max(1, pos)})
+		i = j
+	}
+	return pts
+}
+
+// WritePlots writes roc.svg (the ROC at 25/50/75/100 % of the runs) and
+// calibration.svg (the reliability diagram at 50 %) into dir.
+func WritePlots(dir string, runs []ScoredRun, rep Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	roc := plot.New()
+	roc.Title.Text = fmt.Sprintf("ROC, failed runs positive (%s)", rep.Model)
+	roc.X.Label.Text = "share of succeeded runs flagged (false pauses)"
+	roc.Y.Label.Text = "share of failed runs flagged (catches)"
+	roc.X.Min, roc.X.Max, roc.Y.Min, roc.Y.Max = 0, 1, 0, 1
+	diag, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	roc.Add(diag)
+	for i, f := range CheckpointFractions {
+		var scores []float64
+		var failed []bool
+		for _, r := range runs {
+			if v, ok := answerAt(r, f*float64(r.Steps)); ok && r.Steps > 0 {
+				scores, failed = append(scores, 1-v), append(failed, r.Failed())
+			}
+		}
+		line, err := plotter.NewLine(rocCurve(scores, failed))
+		if err != nil {
+			return err
+		}
+		line.Color = palette(i)
+		line.Width = vg.Points(1.5)
+		roc.Add(line)
+		roc.Legend.Add(fmt.Sprintf("%.0f%% of the run: AUROC %s", 100*f, rep.Checkpoints[i].AUROC), line)
+	}
+	roc.Legend.Top, roc.Legend.Left = false, false
+	roc.Legend.XOffs, roc.Legend.YOffs = -vg.Points(5), vg.Points(5)
+	if err := roc.Save(5*vg.Inch, 5*vg.Inch, filepath.Join(dir, "roc.svg")); err != nil {
+		return err
+	}
+
+	cal := plot.New()
+	cal.Title.Text = "Calibration at 50% of the run"
+	cal.X.Label.Text = "P(on objective) answered"
+	cal.Y.Label.Text = "share of those runs that succeeded"
+	cal.X.Min, cal.X.Max, cal.Y.Min, cal.Y.Max = 0, 1, 0, 1
+	ideal, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	ideal.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	cal.Add(ideal)
+	var pts plotter.XYs
+	for _, c := range rep.Checkpoints {
+		if c.At != "50%" {
+			continue
+		}
+		for _, b := range c.Reliability {
+			if b.Runs > 0 {
+				pts = append(pts, plotter.XY{X: float64(b.Predicted), Y: float64(b.Observed)})
+			}
+		}
+	}
+	if len(pts) > 0 {
+		lp, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		sc.Shape = draw.CircleGlyph{}
+		cal.Add(lp, sc)
+		cal.Legend.Add("judge", lp, sc)
+	}
+	cal.Legend.Top, cal.Legend.Left = true, true
+	return cal.Save(5*vg.Inch, 5*vg.Inch, filepath.Join(dir, "calibration.svg"))
+}
+
+func palette(i int) color.RGBA {
+	colors := []color.RGBA{{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff}, {0xd6, 0x27, 0x28, 0xff}}
+	return colors[i%len(colors)]
+}

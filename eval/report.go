@@ -1,0 +1,328 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// Num is a figure that may be undefined; it is written to JSON as null
+// when NaN.
+type Num float64
+
+// MarshalJSON writes null for NaN and infinities, the number otherwise.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(math.Round(f*1e4) / 1e4)
+}
+
+// String formats the figure with three decimals, "–" when undefined.
+func (n Num) String() string {
+	if math.IsNaN(float64(n)) {
+		return "–"
+	}
+	return strconv.FormatFloat(float64(n), 'f', 3, 64)
+}
+
+// Checkpoint holds the measures of the judge's answer at one point of the
+// runs: a fraction of each run's steps ("50%": the latest boundary at or
+// before half of the run), or a step count for the runs still going then
+// ("20 steps"). Failed runs are the positive class; the score is
+// 1 − P(on objective).
+type Checkpoint struct {
+	At        string `json:"at"`
+	Runs      int    `json:"runs"`
+	Failed    int    `json:"failed"`
+	AUROC     Num    `json:"auroc"`
+	AUROCLow  Num    `json:"auroc_low"`
+	AUROCHigh Num    `json:"auroc_high"`
+	// CatchAt5 and CatchAt10 are the shares of failed runs whose answer
+	// here is at or below the highest threshold that flags at most 5 % (10 %)
+	// of the succeeded runs.
+	CatchAt5  Num `json:"catch_at_5"`
+	CatchAt10 Num `json:"catch_at_10"`
+	// Brier is the mean squared error of P(on objective) as a probability
+	// of success.
+	Brier       Num   `json:"brier"`
+	Reliability []Bin `json:"reliability"`
+}
+
+// Bin is one row of a reliability table: the answers with P(on objective)
+// in [Lo, Hi), their mean and the share of those runs that succeeded.
+type Bin struct {
+	Lo        float64 `json:"lo"`
+	Hi        float64 `json:"hi"`
+	Runs      int     `json:"runs"`
+	Predicted Num     `json:"predicted"`
+	Observed  Num     `json:"observed"`
+}
+
+// The checkpoints every report has.
+var (
+	CheckpointFractions = []float64{0.25, 0.5, 0.75, 1}
+	CheckpointSteps     = []int{10, 20, 30, 40}
+)
+
+// answerAt returns the latest valid answer at or before step limit, or
+// false when the run had none yet.
+func answerAt(r ScoredRun, limit float64) (float64, bool) {
+	v, ok := 0.0, false
+	for _, p := range r.Points {
+		if float64(p.Steps) > limit+1e-9 {
+			break
+		}
+		if p.Err == "" {
+			v, ok = p.OnObjective(), true
+		}
+	}
+	return v, ok
+}
+
+// Checkpoints computes the measures at 25/50/75/100 % of each run and after
+// 10/20/30/40 steps.
+func Checkpoints(runs []ScoredRun) []Checkpoint {
+	var out []Checkpoint
+	for _, f := range CheckpointFractions {
+		out = append(out, checkpoint(fmt.Sprintf("%.0f%%", 100*f), runs, func(r ScoredRun) (float64, bool) {
+			if r.Steps == 0 {
+				return 0, false
+			}
+			return answerAt(r, f*float64(r.Steps))
+		}))
+	}
+	for _, n := range CheckpointSteps {
+		out = append(out, checkpoint(fmt.Sprintf("%d steps", n), runs, func(r ScoredRun) (float64, bool) {
+			if r.Steps <= n {
+				return 0, false
+			}
+			return answerAt(r, float64(n))
+		}))
+	}
+	return out
+}
+
+func checkpoint(at string, runs []ScoredRun, answer func(ScoredRun) (float64, bool)) Checkpoint {
+	c := Checkpoint{At: at}
+	var p []float64
+	var failed []bool
+	for _, r := range runs {
+		if v, ok := answer(r); ok {
+			p = append(p, v)
+			failed = append(failed, r.Failed())
+		}
+	}
+	c.Runs = len(p)
+	scores := make([]float64, len(p))
+	var brier float64
+	for i, v := range p {
+		scores[i] = 1 - v
+		if failed[i] {
+			c.Failed++
+			brier += v * v
+		} else {
+			brier += (1 - v) * (1 - v)
+		}
+	}
+	c.AUROC = Num(AUROC(scores, failed))
+	lo, hi := AUROCInterval(scores, failed, 0.95, 2000, 1)
+	c.AUROCLow, c.AUROCHigh = Num(lo), Num(hi)
+	c.CatchAt5 = Num(catchAtBudget(p, failed, 0.05))
+	c.CatchAt10 = Num(catchAtBudget(p, failed, 0.10))
+	c.Brier = Num(math.NaN())
+	if len(p) > 0 {
+		c.Brier = Num(brier / float64(len(p)))
+	}
+	c.Reliability = reliability(p, failed, 10)
+	return c
+}
+
+// thresholdAtBudget is the highest threshold t among the values such that
+// "value ≤ t" holds for at most budget of the negatives (succeeded runs),
+// or -1 when even the lowest value exceeds it.
+func thresholdAtBudget(values []float64, failed []bool, budget float64) float64 {
+	var ok []float64
+	for i, v := range values {
+		if !failed[i] {
+			ok = append(ok, v)
+		}
+	}
+	if len(ok) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(ok)
+	allowed := int(math.Floor(budget*float64(len(ok)) + 1e-9))
+	if allowed >= len(ok) {
+		return math.Inf(1)
+	}
+	// Any t below ok[allowed] flags at most `allowed` succeeded runs.
+	t := -1.0
+	for _, v := range values {
+		if v < ok[allowed] && v > t {
+			t = v
+		}
+	}
+	return t
+}
+
+func catchAtBudget(values []float64, failed []bool, budget float64) float64 {
+	t := thresholdAtBudget(values, failed, budget)
+	if math.IsNaN(t) {
+		return math.NaN()
+	}
+	caught, pos := 0, 0
+	for i, v := range values {
+		if failed[i] {
+			pos++
+			if v <= t {
+				caught++
+			}
+		}
+	}
+	return ratio(caught, pos)
+}
+
+func reliability(p []float64, failed []bool, bins int) []Bin {
+	out := make([]Bin, bins)
+	sums := make([]float64, bins)
+	succ := make([]int, bins)
+	for i := range out {
+		out[i].Lo, out[i].Hi = float64(i)/float64(bins), float64(i+1)/float64(bins)
+	}
+	for i, v := range p {
+		b := min(bins-1, int(v*float64(bins)))
+		out[b].Runs++
+		sums[b] += v
+		if !failed[i] {
+			succ[b]++
+		}
+	}
+	for i := range out {
+		out[i].Predicted, out[i].Observed = Num(math.NaN()), Num(math.NaN())
+		if out[i].Runs > 0 {
+			out[i].Predicted = Num(sums[i] / float64(out[i].Runs))
+			out[i].Observed = Num(float64(succ[i]) / float64(out[i].Runs))
+		}
+	}
+	return out
+}
+
+// PolicyRates are what a pause policy does to whole runs: a run is paused
+// when any of its boundaries is flagged.
+type PolicyRates struct {
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	// FalsePauses and Catches count paused succeeded and failed runs.
+	FalsePauses int `json:"false_pauses"`
+	Catches     int `json:"catches"`
+	// FalsePauseRate is FalsePauses / Succeeded; CatchRate Catches / Failed.
+	FalsePauseRate Num `json:"false_pause_rate"`
+	CatchRate      Num `json:"catch_rate"`
+	// MedianFirstPauseAt is the median share of a caught run's steps done
+	// at its first pause; MedianLead is 1 minus it: the share still ahead.
+	MedianFirstPauseAt Num `json:"median_first_pause_at"`
+	MedianLead         Num `json:"median_lead"`
+	firstPauses        []float64
+}
+
+func (r *PolicyRates) add(o PolicyRates) {
+	r.Succeeded += o.Succeeded
+	r.Failed += o.Failed
+	r.FalsePauses += o.FalsePauses
+	r.Catches += o.Catches
+	r.firstPauses = append(r.firstPauses, o.firstPauses...)
+	r.finish()
+}
+
+func (r *PolicyRates) finish() {
+	r.FalsePauseRate = Num(ratio(r.FalsePauses, r.Succeeded))
+	r.CatchRate = Num(ratio(r.Catches, r.Failed))
+	r.MedianFirstPauseAt = Num(Median(r.firstPauses))
+	r.MedianLead = 1 - r.MedianFirstPauseAt
+}
+
+// PolicyRatesOf applies a policy to every boundary of the runs.
+func PolicyRatesOf(runs []ScoredRun, p overseer.Policy) PolicyRates {
+	var r PolicyRates
+	for _, run := range runs {
+		first := -1
+		for _, pt := range run.Points {
+			if pt.Err == "" && p.Evaluate(pt.Answers).Flagged {
+				first = pt.Steps
+				break
+			}
+		}
+		if run.Failed() {
+			r.Failed++
+			if first >= 0 {
+				r.Catches++
+				r.firstPauses = append(r.firstPauses, float64(first)/float64(max(1, run.Steps)))
+			}
+		} else {
+			r.Succeeded++
+			if first >= 0 {
+				r.FalsePauses++
+			}
+		}
+	}
+	r.finish()
+	return r
+}
+
+// Report is the outcome of `overseer eval`.
+type Report struct {
+	Judge string `json:"judge"`
+	Model string `json:"model,omitempty"`
+	Runs  int    `json:"runs"`
+	// Failed counts the failed or blocked runs: the positive class.
+	Failed      int          `json:"failed"`
+	Boundaries  int          `json:"boundaries"`
+	JudgeErrors int          `json:"judge_errors"`
+	Checkpoints []Checkpoint `json:"checkpoints"`
+	// AnyBoundary measures the lowest P(on objective) over each whole run:
+	// what a threshold pause rule sees.
+	AnyBoundary Checkpoint `json:"any_boundary"`
+	// Policy is what the given policy did.
+	Policy     PolicyRates `json:"policy"`
+	PolicyName string      `json:"policy_name,omitempty"`
+}
+
+// NewReport measures scored runs and what policy does to them.
+func NewReport(judge string, runs []ScoredRun, policy overseer.Policy) Report {
+	rep := Report{Judge: judge, Runs: len(runs), PolicyName: policy.Name}
+	for _, r := range runs {
+		if r.Failed() {
+			rep.Failed++
+		}
+		rep.Boundaries += len(r.Points)
+		for _, p := range r.Points {
+			if p.Err != "" {
+				rep.JudgeErrors++
+			} else if rep.Model == "" {
+				rep.Model = p.Model
+			}
+		}
+	}
+	rep.Checkpoints = Checkpoints(runs)
+	rep.AnyBoundary = checkpoint("any boundary", runs, func(r ScoredRun) (float64, bool) {
+		return minAnswer(r)
+	})
+	rep.Policy = PolicyRatesOf(runs, policy)
+	return rep
+}
+
+func minAnswer(r ScoredRun) (float64, bool) {
+	v, ok := 1.0, false
+	for _, p := range r.Points {
+		if p.Err == "" {
+			v, ok = math.Min(v, p.OnObjective()), true
+		}
+	}
+	return v, ok
+}

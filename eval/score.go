@@ -1,0 +1,130 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// Point is one assessment of a replayed run.
+type Point struct {
+	// Steps is the number of agent steps done at this boundary.
+	Steps   int              `json:"steps"`
+	Answers overseer.Answers `json:"answers"`
+	// Model is the model version the judge reported.
+	Model string `json:"model,omitempty"`
+	// Err is the judge's error, when it failed at this boundary; the point
+	// then has no answers and counts in no measure.
+	Err string `json:"error,omitempty"`
+}
+
+// OnObjective is the point's P(on objective).
+func (p Point) OnObjective() float64 { return p.Answers.OnObjective }
+
+// ScoredRun is a run with the judge's answers at each of its boundaries.
+type ScoredRun struct {
+	ID      string  `json:"id"`
+	Family  string  `json:"family"`
+	Outcome Outcome `json:"outcome"`
+	// Steps is the run's number of agent steps.
+	Steps  int     `json:"steps"`
+	Points []Point `json:"points"`
+}
+
+// Failed reports whether the run did not succeed: the positive class.
+func (r ScoredRun) Failed() bool { return r.Outcome.Failed() }
+
+// ScoreOptions configure [Score].
+type ScoreOptions struct {
+	// Judge answers at every boundary. Required.
+	Judge jev.Judge
+	// Obligations of the questions. Default overseer.DefaultObligations.
+	Obligations []string
+	// Concurrency bounds the runs judged at once. Default 4.
+	Concurrency int
+	// Budget bounds one judge call. Default jev.DefaultBudget.
+	Budget time.Duration
+}
+
+// Score replays every record through the judge, one boundary at a time,
+// with the request the plugin would send. Runs are judged concurrently (at
+// most Concurrency at once), each within its own call budget; a judge
+// error at a boundary is kept on its point. The result is in input order.
+func Score(ctx context.Context, records []Record, opts ScoreOptions) ([]ScoredRun, error) {
+	if opts.Judge == nil {
+		return nil, errors.New("score: no judge")
+	}
+	if opts.Obligations == nil {
+		opts.Obligations = overseer.DefaultObligations
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	if opts.Budget <= 0 {
+		opts.Budget = jev.DefaultBudget
+	}
+	out := make([]ScoredRun, len(records))
+	errs := make([]error, len(records))
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	for i, rec := range records {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = scoreRun(ctx, rec, opts)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scoreRun(ctx context.Context, rec Record, opts ScoreOptions) (ScoredRun, error) {
+	run := ScoredRun{ID: rec.ID, Family: rec.FamilyName(), Outcome: rec.Outcome, Steps: rec.NumSteps()}
+	for _, b := range Replay(rec) {
+		req, err := overseer.NewRequest(opts.Obligations, b.Trajectory)
+		if err != nil {
+			return run, fmt.Errorf("run %s: %w", rec.ID, err)
+		}
+		callCtx, cancel := context.WithTimeout(ctx, opts.Budget)
+		resp, err := opts.Judge.Decide(callCtx, req)
+		cancel()
+		if ctx.Err() != nil {
+			return run, ctx.Err()
+		}
+		p := Point{Steps: b.Steps}
+		if err == nil {
+			p.Answers, err = overseer.ParseAnswers(req, resp, opts.Obligations)
+			p.Model = resp.ModelVersion
+		}
+		if err != nil {
+			p.Err = err.Error()
+		}
+		run.Points = append(run.Points, p)
+	}
+	return run, nil
+}
+
+// ScoreRecorded turns the assessments a record carries (exported from
+// Temporal) into a scored run, without asking any judge.
+func ScoreRecorded(rec Record) ScoredRun {
+	run := ScoredRun{ID: rec.ID, Family: rec.FamilyName(), Outcome: rec.Outcome, Steps: rec.NumSteps()}
+	for _, b := range rec.Boundaries() {
+		if a := b.Assessment; a != nil {
+			p := Point{Steps: b.Steps, Answers: overseer.Answers{OnObjective: a.OnObjective, Breach: overseer.BreachNone}, Err: a.Error}
+			run.Points = append(run.Points, p)
+		}
+	}
+	return run
+}

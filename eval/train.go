@@ -1,0 +1,540 @@
+package eval
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// DefaultFeatures are the features `overseer train` fits unless told
+// otherwise: every feature the plugin's trajectory supplies
+// ([overseer.FeatureNames]).
+func DefaultFeatures() []string { return overseer.FeatureNames() }
+
+// DefaultLambdas is the grid of L2 penalties cross-validation chooses from.
+func DefaultLambdas() []float64 { return []float64{0.3, 1, 3, 10, 30, 100, 300} }
+
+// TrainOptions configure [Train]. The zero value works.
+type TrainOptions struct {
+	// Features to fit. Default DefaultFeatures().
+	Features []string
+	// Lambdas is the L2 grid. Default DefaultLambdas().
+	Lambdas []float64
+	// Folds of the grouped cross-validation. Default 5 (fewer when there
+	// are fewer task families).
+	Folds int
+	// Version of the model. Default "learned-" and a hash of its weights.
+	Version string
+	// Budget is the false-pause budget the cross-validated policy figures
+	// are computed at. Default 0.05.
+	Budget float64
+}
+
+// TrainResult is a fitted model with its honest, cross-validated figures.
+type TrainResult struct {
+	Model *overseer.LearnedModel
+	// Lambda is the penalty chosen by cross-validation on all runs.
+	Lambda float64
+	// CV holds every run scored by a model that never saw its task family
+	// (nested grouped cross-validation: penalty and calibration chosen
+	// inside each training fold).
+	CV []ScoredRun
+	// CVPolicy is what a policy calibrated in each fold (on that fold's
+	// training runs) does to its held-out runs, summed over the folds.
+	CVPolicy PolicyRates
+	// FoldModels describes each fold's model and its held-out measures.
+	FoldModels []FoldModel
+	// MeanAUROC is, per checkpoint, the mean over folds (weighted by
+	// held-out runs) of each fold model's AUROC on its held-out runs: the
+	// expected AUROC of one model on task families it never saw. Pooling
+	// the held-out scores of different fold models instead (the AUROC of
+	// CV) also measures how differently they are scaled, which no single
+	// shipped model suffers from.
+	MeanAUROC map[string]float64
+	Folds     int
+	Summary   TrainingSummary
+}
+
+// FoldModel is one model of the outer cross-validation.
+type FoldModel struct {
+	Features    []string     `json:"features"`
+	HeldOut     int          `json:"held_out_runs"`
+	Checkpoints []Checkpoint `json:"checkpoints"`
+}
+
+func meanFoldAUROC(folds []FoldModel) map[string]float64 {
+	sum, weight := map[string]float64{}, map[string]float64{}
+	for _, f := range folds {
+		for _, c := range f.Checkpoints {
+			if a := float64(c.AUROC); !math.IsNaN(a) {
+				sum[c.At] += a * float64(c.Runs)
+				weight[c.At] += float64(c.Runs)
+			}
+		}
+	}
+	out := map[string]float64{}
+	for at, s := range sum {
+		out[at] = s / weight[at]
+	}
+	return out
+}
+
+// TrainingSummary is written into the model file.
+type TrainingSummary struct {
+	Runs       int      `json:"runs"`
+	Succeeded  int      `json:"succeeded"`
+	Failed     int      `json:"failed"`
+	Families   int      `json:"families"`
+	Boundaries int      `json:"boundaries"`
+	Agents     []string `json:"agents,omitempty"`
+	Lambda     float64  `json:"lambda"`
+	Folds      int      `json:"folds"`
+	// CVAUROC is, per checkpoint, the grouped-CV AUROC (failed runs
+	// positive): the mean over folds of each fold model's held-out AUROC.
+	CVAUROC map[string]float64 `json:"cv_auroc,omitempty"`
+	// DroppedFeatures had no variance in the training runs.
+	DroppedFeatures []string `json:"dropped_features,omitempty"`
+}
+
+// sample is one boundary of one run as a training example.
+type sample struct {
+	run    int
+	x      []float64 // raw features, NaN when missing
+	y      bool      // the run succeeded
+	weight float64
+}
+
+type dataset struct {
+	records []Record
+	samples []sample
+	byRun   [][]int // sample indexes per run
+	steps   [][]int // steps done at each of them
+}
+
+func newDataset(records []Record, names []string) (*dataset, error) {
+	ds := &dataset{records: records, byRun: make([][]int, len(records)), steps: make([][]int, len(records))}
+	for i, rec := range records {
+		reps := Replay(rec)
+		for _, r := range reps {
+			x, err := overseer.Features(r.Trajectory, names)
+			if err != nil {
+				return nil, err
+			}
+			ds.byRun[i] = append(ds.byRun[i], len(ds.samples))
+			ds.steps[i] = append(ds.steps[i], r.Steps)
+			ds.samples = append(ds.samples, sample{run: i, x: x, y: !rec.Outcome.Failed(), weight: 1 / float64(len(reps))})
+		}
+	}
+	return ds, nil
+}
+
+// standardizer holds the mean and std of each used feature over a
+// training set.
+type standardizer struct{ mean, std []float64 }
+
+func fitStandardizer(ds *dataset, idx []int, cols []int) standardizer {
+	st := standardizer{mean: make([]float64, len(cols)), std: make([]float64, len(cols))}
+	for j, c := range cols {
+		var n, sum, sq float64
+		for _, i := range idx {
+			if v := ds.samples[i].x[c]; !math.IsNaN(v) {
+				n++
+				sum += v
+				sq += v * v
+			}
+		}
+		if n > 1 {
+			st.mean[j] = sum / n
+			st.std[j] = math.Sqrt(math.Max(0, sq/n-st.mean[j]*st.mean[j]))
+		}
+	}
+	return st
+}
+
+// apply standardises the used columns of x; a missing value or a constant
+// feature becomes 0.
+func (st standardizer) apply(x []float64, cols []int) []float64 {
+	z := make([]float64, len(cols))
+	for j, c := range cols {
+		if v := x[c]; !math.IsNaN(v) && st.std[j] > 1e-12 {
+			z[j] = (v - st.mean[j]) / st.std[j]
+		}
+	}
+	return z
+}
+
+type fitted struct {
+	cols  []int
+	names []string
+	st    standardizer
+	lr    logistic
+	a, b  float64 // Platt
+}
+
+func fitOn(ds *dataset, idx []int, pool []string, cols []int, lambda float64) (fitted, error) {
+	st := fitStandardizer(ds, idx, cols)
+	x := make([][]float64, len(idx))
+	y := make([]bool, len(idx))
+	w := make([]float64, len(idx))
+	for k, i := range idx {
+		x[k], y[k], w[k] = st.apply(ds.samples[i].x, cols), ds.samples[i].y, ds.samples[i].weight
+	}
+	lr, err := fitLogistic(x, y, w, lambda)
+	if err != nil {
+		return fitted{}, err
+	}
+	names := make([]string, len(cols))
+	for j, c := range cols {
+		names[j] = pool[c]
+	}
+	return fitted{cols: cols, names: names, st: st, lr: lr, a: 1, b: 0}, nil
+}
+
+func (f fitted) score(x []float64) float64 { return f.lr.score(f.st.apply(x, f.cols)) }
+
+// model converts a fit into a model file, dropping constant features.
+func (f fitted) model(version string) (*overseer.LearnedModel, []string) {
+	m := &overseer.LearnedModel{Format: overseer.LearnedModelFormat, Version: version, Intercept: f.lr.b,
+		Calibration: overseer.Calibration{Method: "platt", A: f.a, B: f.b}}
+	var dropped []string
+	for j, n := range f.names {
+		if f.st.std[j] <= 1e-12 {
+			dropped = append(dropped, n)
+			continue
+		}
+		m.Features = append(m.Features, overseer.ModelFeature{Name: n, Mean: f.st.mean[j], Std: f.st.std[j], Weight: f.lr.w[j]})
+	}
+	return m, dropped
+}
+
+// groupFolds assigns the runs of idx to k folds so that no task family is
+// split: families largest first, each to the fold with the fewest runs.
+func groupFolds(records []Record, idx []int, k int) [][]int {
+	fam := map[string][]int{}
+	for _, i := range idx {
+		f := records[i].FamilyName()
+		fam[f] = append(fam[f], i)
+	}
+	names := make([]string, 0, len(fam))
+	for n := range fam {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		if len(fam[names[a]]) != len(fam[names[b]]) {
+			return len(fam[names[a]]) > len(fam[names[b]])
+		}
+		return names[a] < names[b]
+	})
+	k = min(k, len(names))
+	folds := make([][]int, k)
+	for _, n := range names {
+		best := 0
+		for f := range folds {
+			if len(folds[f]) < len(folds[best]) {
+				best = f
+			}
+		}
+		folds[best] = append(folds[best], fam[n]...)
+	}
+	return folds
+}
+
+func families(records []Record, idx []int) int {
+	seen := map[string]bool{}
+	for _, i := range idx {
+		seen[records[i].FamilyName()] = true
+	}
+	return len(seen)
+}
+
+func samplesOf(ds *dataset, runs []int) []int {
+	var out []int
+	for _, r := range runs {
+		out = append(out, ds.byRun[r]...)
+	}
+	return out
+}
+
+// selectionFractions are the checkpoints whose AUROC selects features and
+// penalty.
+var selectionFractions = []float64{0.25, 0.5, 0.75}
+
+// sampleAt is the run's latest boundary at or before fraction f of its
+// steps, or -1.
+func (ds *dataset) sampleAt(run int, f float64) int {
+	limit := f * float64(ds.records[run].NumSteps())
+	at := -1
+	for k, i := range ds.byRun[run] {
+		if float64(ds.steps[run][k]) <= limit+1e-9 {
+			at = i
+		}
+	}
+	return at
+}
+
+// crossValidate fits on all folds but one, in turn, and returns the
+// out-of-fold linear scores by sample index and the selection criterion:
+// the mean over folds of the mean AUROC (failed runs positive) at 25, 50
+// and 75 % of the runs. Folds are never pooled, so the criterion does not
+// depend on how each fold's scores are scaled.
+func crossValidate(ds *dataset, folds [][]int, pool []string, cols []int, lambda float64) (map[int]float64, float64, error) {
+	scores := map[int]float64{}
+	crit, n := 0.0, 0
+	for f := range folds {
+		var train []int
+		for g := range folds {
+			if g != f {
+				train = append(train, folds[g]...)
+			}
+		}
+		ft, err := fitOn(ds, samplesOf(ds, train), pool, cols, lambda)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, i := range samplesOf(ds, folds[f]) {
+			scores[i] = ft.score(ds.samples[i].x)
+		}
+		for _, frac := range selectionFractions {
+			var s []float64
+			var failed []bool
+			for _, r := range folds[f] {
+				if i := ds.sampleAt(r, frac); i >= 0 {
+					s, failed = append(s, -scores[i]), append(failed, !ds.samples[i].y)
+				}
+			}
+			if a := AUROC(s, failed); !math.IsNaN(a) {
+				crit += a
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return scores, 0.5, nil
+	}
+	return scores, crit / float64(n), nil
+}
+
+// maxSelectedFeatures bounds forward selection; minGain is the smallest
+// rise of the criterion that admits one more feature.
+const (
+	maxSelectedFeatures = 6
+	minGain             = 0.005
+)
+
+// selectModel chooses features by forward selection and then the L2
+// penalty, both by grouped cross-validation over runs, and returns them
+// with the out-of-fold scores of the chosen model (for calibration).
+func selectModel(ds *dataset, runs []int, pool []string, lambdas []float64, k int) ([]int, float64, map[int]float64, error) {
+	folds := groupFolds(ds.records, runs, k)
+	if len(folds) < 2 {
+		return nil, 0, nil, errors.New("cross-validation needs runs of at least two task families")
+	}
+	var cols []int
+	current := 0.0
+	for len(cols) < maxSelectedFeatures {
+		bestCol, bestCrit := -1, 0.0
+		for c := range pool {
+			if slices.Contains(cols, c) {
+				continue
+			}
+			_, crit, err := crossValidate(ds, folds, pool, append(slices.Clone(cols), c), 1)
+			if err != nil {
+				return nil, 0, nil, err
+			}
+			if bestCol < 0 || crit > bestCrit {
+				bestCol, bestCrit = c, crit
+			}
+		}
+		if bestCol < 0 || (len(cols) > 0 && bestCrit < current+minGain) {
+			break
+		}
+		cols, current = append(cols, bestCol), bestCrit
+	}
+	bestLambda, bestCrit := lambdas[0], math.Inf(-1)
+	var bestScores map[int]float64
+	for _, lambda := range lambdas {
+		scores, crit, err := crossValidate(ds, folds, pool, cols, lambda)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		if crit > bestCrit+1e-12 {
+			bestLambda, bestCrit, bestScores = lambda, crit, scores
+		}
+	}
+	return cols, bestLambda, bestScores, nil
+}
+
+// fitCalibrated selects features and penalty by grouped CV over runs, fits
+// the model on all of them and a Platt map on the out-of-fold scores.
+func fitCalibrated(ds *dataset, runs []int, pool []string, lambdas []float64, k int) (fitted, float64, error) {
+	cols, lambda, oof, err := selectModel(ds, runs, pool, lambdas, k)
+	if err != nil {
+		return fitted{}, 0, err
+	}
+	ft, err := fitOn(ds, samplesOf(ds, runs), pool, cols, lambda)
+	if err != nil {
+		return fitted{}, 0, err
+	}
+	s := make([]float64, 0, len(oof))
+	y := make([]bool, 0, len(oof))
+	w := make([]float64, 0, len(oof))
+	for _, i := range slices.Sorted(maps.Keys(oof)) {
+		s, y, w = append(s, oof[i]), append(y, ds.samples[i].y), append(w, ds.samples[i].weight)
+	}
+	if ft.a, ft.b, err = fitPlatt(s, y, w); err != nil {
+		return fitted{}, 0, err
+	}
+	if ft.a <= 0 {
+		// A map that flattens or inverts the ranking is worse than none:
+		// keep the regression's own probabilities.
+		ft.a, ft.b = 1, 0
+	}
+	return ft, lambda, nil
+}
+
+// Train fits a learned model on records. Each boundary of each run is one
+// example (weighted so that every run counts the same) of "this run
+// succeeds" against the trajectory's features. The L2 penalty is chosen by
+// cross-validation grouped by task family, and a Platt map calibrates the
+// out-of-fold scores. The reported figures come from nested grouped
+// cross-validation: every run is scored, through the real [overseer.LearnedJudge],
+// by a model (penalty, calibration and pause threshold included) fitted
+// without its task family.
+func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResult, error) {
+	if len(records) == 0 {
+		return nil, fmt.Errorf("train: %w", ErrNoRuns)
+	}
+	if opts.Features == nil {
+		opts.Features = DefaultFeatures()
+	}
+	if opts.Lambdas == nil {
+		opts.Lambdas = DefaultLambdas()
+	}
+	if opts.Folds == 0 {
+		opts.Folds = 5
+	}
+	if opts.Budget == 0 {
+		opts.Budget = 0.05
+	}
+	if opts.Folds < 2 {
+		return nil, fmt.Errorf("train: %d folds: use at least 2", opts.Folds)
+	}
+	ds, err := newDataset(records, opts.Features)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	all := make([]int, len(records))
+	for i := range all {
+		all[i] = i
+	}
+	if families(records, all) < 3 {
+		return nil, errors.New("train: nested cross-validation needs runs of at least three task families (set task.family)")
+	}
+	res := &TrainResult{}
+	outer := groupFolds(records, all, opts.Folds)
+	res.Folds = len(outer)
+	res.CV = make([]ScoredRun, len(records))
+	for f := range outer {
+		var train []int
+		for g := range outer {
+			if g != f {
+				train = append(train, outer[g]...)
+			}
+		}
+		ft, _, err := fitCalibrated(ds, train, opts.Features, opts.Lambdas, opts.Folds-1)
+		if err != nil {
+			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
+		}
+		m, _ := ft.model(fmt.Sprintf("cv-fold-%d", f+1))
+		judge := &overseer.LearnedJudge{Model: m}
+		pick := func(runs []int) []Record {
+			out := make([]Record, len(runs))
+			for i, r := range runs {
+				out[i] = records[r]
+			}
+			return out
+		}
+		// The pause threshold this fold's policy would ship with, chosen on
+		// its training runs only (scored in-sample: what a user would have).
+		trainScored, err := Score(ctx, pick(train), ScoreOptions{Judge: judge})
+		if err != nil {
+			return nil, err
+		}
+		cal, err := Calibrate(trainScored, opts.Budget)
+		if err != nil {
+			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
+		}
+		testScored, err := Score(ctx, pick(outer[f]), ScoreOptions{Judge: judge})
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range outer[f] {
+			res.CV[r] = testScored[i]
+		}
+		res.FoldModels = append(res.FoldModels, FoldModel{Features: ft.names, HeldOut: len(outer[f]), Checkpoints: Checkpoints(testScored)})
+		rates := PolicyRatesOf(testScored, cal.Policy)
+		res.CVPolicy.add(rates)
+	}
+	ft, lambda, err := fitCalibrated(ds, all, opts.Features, opts.Lambdas, opts.Folds)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	res.Lambda = lambda
+	res.Summary = TrainingSummary{Runs: len(records), Families: families(records, all), Boundaries: len(ds.samples),
+		Lambda: lambda, Folds: res.Folds, CVAUROC: map[string]float64{}}
+	agents := map[string]bool{}
+	for _, r := range records {
+		if r.Outcome.Failed() {
+			res.Summary.Failed++
+		} else {
+			res.Summary.Succeeded++
+		}
+		if r.Agent != "" && !agents[r.Agent] {
+			agents[r.Agent] = true
+			res.Summary.Agents = append(res.Summary.Agents, r.Agent)
+		}
+	}
+	res.MeanAUROC = meanFoldAUROC(res.FoldModels)
+	for at, v := range res.MeanAUROC {
+		res.Summary.CVAUROC[at] = round4(v)
+	}
+	m, dropped := ft.model("")
+	res.Summary.DroppedFeatures = dropped
+	if m.Training, err = json.Marshal(res.Summary); err != nil {
+		return nil, err
+	}
+	m.Version = opts.Version
+	if m.Version == "" {
+		m.Version = "learned-" + weightsHash(m)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	res.Model = m
+	return res, nil
+}
+
+func weightsHash(m *overseer.LearnedModel) string {
+	h := sha256.New()
+	for _, f := range m.Features {
+		fmt.Fprintf(h, "%s %g %g %g\n", f.Name, f.Mean, f.Std, f.Weight)
+	}
+	fmt.Fprintf(h, "%g %g %g", m.Intercept, m.Calibration.A, m.Calibration.B)
+	return hex.EncodeToString(h.Sum(nil))[:10]
+}
+
+func round4(v float64) float64 {
+	if math.IsNaN(v) {
+		return v
+	}
+	return math.Round(v*1e4) / 1e4
+}

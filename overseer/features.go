@@ -1,0 +1,190 @@
+package overseer
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// PhaseKind is what a phase does, read from its name. The learned judge's
+// features count edits and verifications by kind, so that phases named by
+// different agents ("code", "edit"; "test", "verify") mean the same.
+type PhaseKind string
+
+// The phase kinds.
+const (
+	PhaseKindOther  PhaseKind = "other"
+	PhaseKindEdit   PhaseKind = "edit"
+	PhaseKindVerify PhaseKind = "verify"
+)
+
+// PhaseKindOf maps a phase name to its kind, case-insensitively: a name
+// that is or starts with edit, code, implement, fix or patch is an edit; one
+// that is or starts with test, verify, check or validate is a verification;
+// anything else is other.
+func PhaseKindOf(phase string) PhaseKind {
+	p := strings.ToLower(strings.TrimSpace(phase))
+	for _, prefix := range []string{"edit", "code", "implement", "fix", "patch"} {
+		if strings.HasPrefix(p, prefix) {
+			return PhaseKindEdit
+		}
+	}
+	for _, prefix := range []string{"test", "verify", "check", "validate"} {
+		if strings.HasPrefix(p, prefix) {
+			return PhaseKindVerify
+		}
+	}
+	return PhaseKindOther
+}
+
+// A feature is one number the learned judge reads from a trajectory. ok is
+// false when the trajectory does not carry what the feature needs (no token
+// counts, no cost): the judge then uses the training mean, so a model still
+// answers for agents that report less.
+type feature func(t Trajectory) (v float64, ok bool)
+
+// features are the learned judge's inputs, by the names model files use.
+// Every one is computed from the bounded trajectory alone — what the plugin
+// sends at a boundary — so that training on recorded runs and judging live
+// jobs see the same numbers.
+var features = map[string]feature{
+	// Size of the run so far.
+	"log_steps":      func(t Trajectory) (float64, bool) { return math.Log1p(float64(steps(t))), true },
+	"log_phase_runs": func(t Trajectory) (float64, bool) { return math.Log1p(float64(t.PhaseRuns)), true },
+	"log_cost_cents": func(t Trajectory) (float64, bool) {
+		return math.Log1p(100 * t.CostUSD), t.CostUSD > 0
+	},
+	// Tokens: the context the agent carries and the reasoning it spends.
+	"log_input_tokens": func(t Trajectory) (float64, bool) {
+		return math.Log1p(float64(t.InputTokens)), t.InputTokens > 0
+	},
+	"log_output_tokens": func(t Trajectory) (float64, bool) {
+		return math.Log1p(float64(t.OutputTokens)), t.OutputTokens > 0
+	},
+	"log_input_tokens_per_step": func(t Trajectory) (float64, bool) {
+		return math.Log1p(float64(t.InputTokens) / float64(max(1, steps(t)))), t.InputTokens > 0
+	},
+	"log_output_tokens_per_step": func(t Trajectory) (float64, bool) {
+		return math.Log1p(float64(t.OutputTokens) / float64(max(1, steps(t)))), t.OutputTokens > 0
+	},
+	"log_recent_output_tokens_per_step": func(t Trajectory) (float64, bool) {
+		w := recent(t)
+		return math.Log1p(float64(w.outputTokens) / float64(max(1, w.steps))), w.outputTokens > 0
+	},
+	// Failed tool calls, over the run and in the recent window.
+	"failed_tool_rate": func(t Trajectory) (float64, bool) {
+		return float64(failedTools(t)) / float64(max(1, steps(t))), true
+	},
+	"recent_failed_tool_rate": func(t Trajectory) (float64, bool) {
+		w := recent(t)
+		return float64(w.failedTools) / float64(max(1, w.steps)), true
+	},
+	// How the agent moves between phases.
+	"phase_switch_rate": func(t Trajectory) (float64, bool) {
+		return float64(t.PhaseRuns) / float64(max(1, steps(t))), true
+	},
+	"repeat_rate": func(t Trajectory) (float64, bool) {
+		return float64(t.Repeats) / float64(max(1, t.PhaseRuns)), true
+	},
+	"log_rework":   func(t Trajectory) (float64, bool) { return math.Log1p(float64(t.Rework)), true },
+	"edit_share":   func(t Trajectory) (float64, bool) { return kindShare(t, PhaseKindEdit), true },
+	"verify_share": func(t Trajectory) (float64, bool) { return kindShare(t, PhaseKindVerify), true },
+	"unverified_edits": func(t Trajectory) (float64, bool) {
+		return float64(unverifiedEdits(t)), true
+	},
+	"longest_recent_run_share": func(t Trajectory) (float64, bool) {
+		w := recent(t)
+		return float64(w.longest) / float64(max(1, w.steps)), true
+	},
+	// Phases that failed as activities, and missing outputs.
+	"failure_streak": func(t Trajectory) (float64, bool) { return float64(t.FailureStreak), true },
+	"failed_phase_rate": func(t Trajectory) (float64, bool) {
+		return float64(t.FailedPhases) / float64(max(1, t.PhaseRuns)), true
+	},
+	"missing_outputs": func(t Trajectory) (float64, bool) { return float64(min(t.MissingOutputs, 3)), true },
+}
+
+// FeatureNames lists every feature a learned model may use, sorted.
+func FeatureNames() []string {
+	names := make([]string, 0, len(features))
+	for n := range features {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Features computes the named features of a trajectory. A feature the
+// trajectory cannot supply (see the ok of each) is NaN. An unknown name is
+// an error.
+func Features(t Trajectory, names []string) ([]float64, error) {
+	out := make([]float64, len(names))
+	for i, n := range names {
+		f, ok := features[n]
+		if !ok {
+			return nil, unknownFeature(n)
+		}
+		v, has := f(t)
+		if !has || math.IsNaN(v) || math.IsInf(v, 0) {
+			v = math.NaN()
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// steps is the number of agent steps so far: the turns the phases reported,
+// or one per phase run when they reported none.
+func steps(t Trajectory) int { return max(t.Turns, t.PhaseRuns) }
+
+func failedTools(t Trajectory) int {
+	n := 0
+	for _, c := range t.FailedToolCategories {
+		n += c.Count
+	}
+	return n
+}
+
+type recentWindow struct {
+	steps, failedTools int
+	outputTokens       int64
+	longest            int
+}
+
+// recent sums the recent-phase window.
+func recent(t Trajectory) recentWindow {
+	var w recentWindow
+	for _, p := range t.RecentPhases {
+		turns := max(1, p.Turns)
+		w.steps += turns
+		w.failedTools += p.FailedTools
+		w.outputTokens += p.OutputTokens
+		w.longest = max(w.longest, turns)
+	}
+	return w
+}
+
+func kindShare(t Trajectory, kind PhaseKind) float64 {
+	n := 0
+	for _, c := range t.RunsByPhase {
+		if PhaseKindOf(c.Name) == kind {
+			n += c.Count
+		}
+	}
+	return float64(n) / float64(max(1, t.PhaseRuns))
+}
+
+// unverifiedEdits counts the edit runs in the recent window after its last
+// verification.
+func unverifiedEdits(t Trajectory) int {
+	n := 0
+	for _, p := range t.RecentPhases {
+		switch PhaseKindOf(p.Phase) {
+		case PhaseKindEdit:
+			n++
+		case PhaseKindVerify:
+			n = 0
+		}
+	}
+	return n
+}
