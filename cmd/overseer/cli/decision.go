@@ -34,14 +34,12 @@ func (r *runsFlags) load() ([]eval.Record, error) {
 // scoringFlags pick the judge and policy that score runs.
 type scoringFlags struct {
 	judge       judgeFlags
-	model       string
 	policy      string
 	concurrency int
 }
 
 func (s *scoringFlags) register(fs *flag.FlagSet) {
 	s.judge.register(fs)
-	fs.StringVar(&s.model, "model", "", "model file of the learned judge (overseer train; default: the shipped model)")
 	fs.StringVar(&s.policy, "policy", "", "policy file (overseer calibrate; default: the one that goes with the judge)")
 	fs.IntVar(&s.concurrency, "concurrency", 4, "runs judged at once")
 }
@@ -51,9 +49,6 @@ func (s *scoringFlags) score(ctx context.Context, records []eval.Record) (string
 	cfg, err := s.judge.config()
 	if err != nil {
 		return "", overseer.Policy{}, nil, err
-	}
-	if s.model != "" {
-		cfg.Model = s.model
 	}
 	judge, err := cfg.NewJudge()
 	if err != nil {

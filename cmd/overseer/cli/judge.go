@@ -21,7 +21,7 @@ import (
 // environment only, so they do not show in ps.
 type judgeFlags struct {
 	kindFlag             string
-	kind, url            string
+	kind, url, model     string
 	budget               time.Duration
 	openaiBase, openaiMd string
 }
@@ -29,10 +29,11 @@ type judgeFlags struct {
 func (j *judgeFlags) register(fs *flag.FlagSet) {
 	if j.kindFlag == "" {
 		j.kindFlag = "judge"
-		fs.StringVar(&j.kind, j.kindFlag, "", "judge: heuristic, jev or openai (default: $"+worker.EnvJudge+", else heuristic)")
+		fs.StringVar(&j.kind, j.kindFlag, "", "judge: learned, heuristic, jev or openai (default: $"+worker.EnvJudge+", else learned)")
 	} else {
-		fs.StringVar(&j.kind, j.kindFlag, worker.JudgeHeuristic, "judge behind the service: heuristic, jev or openai")
+		fs.StringVar(&j.kind, j.kindFlag, worker.JudgeLearned, "judge behind the service: learned, heuristic, jev or openai")
 	}
+	fs.StringVar(&j.model, "model", "", "model file of the learned judge, from overseer train (default: $"+worker.EnvModel+", else the shipped model)")
 	fs.StringVar(&j.url, "judge-url", "", "Jev decide endpoint (default: $"+worker.EnvJevURL+", else "+jevhttp.DefaultURL+"); key from $"+worker.EnvJevAPIKey)
 	fs.DurationVar(&j.budget, "judge-budget", 0, "bound of one judge call, at most 30s (default: $"+worker.EnvJudgeBudget+", else 3s)")
 	fs.StringVar(&j.openaiBase, "openai-base-url", "", "OpenAI-compatible API base URL (default: $"+worker.EnvOpenAIBaseURL+", else the OpenAI API); key from $"+worker.EnvOpenAIAPIKey)
@@ -48,7 +49,7 @@ func (j *judgeFlags) config() (worker.JudgeConfig, error) {
 	if j.kindFlag != "judge" {
 		c.Kind = "" // a service never takes its backend from $OVERSEER_JUDGE (it could name the service itself)
 	}
-	for dst, v := range map[*string]string{&c.Kind: j.kind, &c.JevURL: j.url, &c.OpenAIBaseURL: j.openaiBase, &c.OpenAIModel: j.openaiMd} {
+	for dst, v := range map[*string]string{&c.Kind: j.kind, &c.Model: j.model, &c.JevURL: j.url, &c.OpenAIBaseURL: j.openaiBase, &c.OpenAIModel: j.openaiMd} {
 		if v != "" {
 			*dst = v
 		}

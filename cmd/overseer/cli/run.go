@@ -27,6 +27,7 @@ type workerFlags struct {
 	noSA      bool
 	verbose   bool
 	judge     judgeFlags
+	policy    string
 	// supervisionConfig is a file with seed 003's {"jev":{"supervision":…}}.
 	supervisionConfig string
 }
@@ -38,12 +39,23 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&w.noSA, "no-search-attributes", false, "do not upsert the overseer search attributes")
 	fs.BoolVar(&w.verbose, "v", false, "log the worker's activity")
 	fs.StringVar(&w.supervisionConfig, "supervision-config", "", `in-phase supervision settings: a JSON file {"jev":{"supervision":{…}}} (default: SHADOW on the code phase)`)
+	fs.StringVar(&w.policy, "policy", "", "policy file from overseer calibrate (default: $"+worker.EnvPolicy+", else the policy that goes with the judge)")
 	w.judge.register(fs)
 }
 
 func (w *workerFlags) apply(cfg *worker.Config) error {
 	if err := w.judge.apply(cfg); err != nil {
 		return err
+	}
+	if w.policy == "" {
+		w.policy = os.Getenv(worker.EnvPolicy)
+	}
+	if w.policy != "" {
+		p, err := overseer.LoadPolicy(w.policy)
+		if err != nil {
+			return fmt.Errorf("%w: --policy: %v", ErrUsage, err)
+		}
+		cfg.Policy = p
 	}
 	if w.mode != "" {
 		m, err := overseer.ParseMode(w.mode)
