@@ -55,7 +55,8 @@ func (r *run) status() Status {
 	s.Gates = slices.Clone(s.Gates)
 	s.InPhase = slices.Clone(s.InPhase)
 	s.Digest = r.traj.Digest()
-	if r.note != nil {
+	s.Objective = r.traj.Objective
+	if r.note != nil && s.Aborted() == nil { // an aborted job has no next phase
 		s.PendingNote = r.note.String()
 	}
 	return s

@@ -13,6 +13,9 @@ import (
 // Status is the answer to the overseer.status query.
 type Status struct {
 	Mode Mode `json:"mode"`
+	// Objective is the job's objective as the overseer knows it
+	// (SetObjective, or the workflow input's objective).
+	Objective string `json:"objective,omitempty"`
 	// Band and OnObjective come from the latest successful assessment;
 	// Assessed is false before the first one.
 	Band        Band    `json:"band"`
@@ -37,6 +40,15 @@ type Status struct {
 	// InPhase is the latest in-phase supervisor advice per phase activity
 	// (see package supervision), most recent last.
 	InPhase []InPhaseAdvice `json:"in_phase,omitempty"`
+}
+
+// Aborted returns the gate a human aborted the job at, or nil.
+func (s Status) Aborted() *Gate {
+	if n := len(s.Gates); n > 0 && s.Gates[n-1].Action == ActionAbort {
+		g := s.Gates[n-1]
+		return &g
+	}
+	return nil
 }
 
 // Label is the status a person reads: "On track, 85%", "Paused", …

@@ -56,7 +56,13 @@ func (*StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 func writeStatus(out io.Writer, id string, s overseer.Status) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Job\t%s\n", id)
+	if s.Objective != "" {
+		fmt.Fprintf(tw, "Objective\t%s\n", s.Objective)
+	}
 	fmt.Fprintf(tw, "Status\t%s\n", s.Label())
+	if g := s.Aborted(); g != nil && g.ResumedAt != nil {
+		fmt.Fprintf(tw, "Outcome\taborted by %s at %s after %s\n", g.By, g.ResumedAt.Format(time.RFC3339), g.Phase)
+	}
 	fmt.Fprintf(tw, "Mode\t%s\n", s.Mode)
 	if s.Phase != "" {
 		fmt.Fprintf(tw, "Last phase\t%s\n", s.Phase)
@@ -87,6 +93,20 @@ func writeStatus(out io.Writer, id string, s overseer.Status) {
 			}
 			fmt.Fprintf(tw, "  %d\t%s\t%s\t%.2f\t%s\t%.1f\t%v\t%s\t%s\n", a.Seq, a.Phase, a.Verdict.Band, a.Verdict.OnObjective,
 				a.Answers.Breach, a.Answers.Severity, a.Verdict.Flagged, a.Model, a.Latency.Round(time.Microsecond))
+		}
+		tw.Flush()
+	}
+	if len(s.InPhase) > 0 {
+		fmt.Fprintln(out, "\nIn-phase advice (supervision):")
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  ACTIVITY\tADVICE\tSTATUS\tREASON\tASSESSMENT\tAT")
+		for _, a := range s.InPhase {
+			final := ""
+			if a.Final {
+				final = " (final)"
+			}
+			fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\t%d%s\t%s\n", a.ActivityType, a.ActivityID, a.Advice, a.Status, a.Reason,
+				a.Assessment, final, a.At.Format(time.RFC3339))
 		}
 		tw.Flush()
 	}

@@ -1,0 +1,35 @@
+package overseer_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+func TestStatusShowsObjectiveAndAnAbortedJobHasNoPendingNote(t *testing.T) {
+	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage}, onTrack(), answer(0.2, overseer.BreachNone, 0.9, 0.5))
+	var whilePaused overseer.Status
+	h.env.RegisterDelayedCallback(func() {
+		whilePaused = h.status(t)
+		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "alice", Action: overseer.ActionAbort, Note: "wrong direction"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.Error(t, h.env.GetWorkflowError(), "the job was aborted")
+
+	require.True(t, whilePaused.Paused)
+	assert.NotEmpty(t, whilePaused.PendingNote, "a paused job shows the note the next phase would receive")
+	assert.Nil(t, whilePaused.Aborted())
+
+	s := h.status(t)
+	assert.Equal(t, "ship the export feature", s.Objective)
+	assert.Empty(t, s.PendingNote, "no next phase after an abort")
+	g := s.Aborted()
+	require.NotNil(t, g)
+	assert.Equal(t, "alice", g.By)
+	assert.Equal(t, "wrong direction", g.Note)
+}
