@@ -37,6 +37,7 @@ var ErrUnknownFormat = errors.New("unknown run format")
 var importers = map[string]func(path string) ([]Record, error){
 	FormatRecords: loadRecordFiles,
 	FormatMiniSWE: ImportMiniSWE,
+	FormatLetters: ImportLetters,
 }
 
 // DetectFormat tells the format of an input from its layout: a directory
