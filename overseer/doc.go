@@ -23,12 +23,15 @@
 //     recorder.go ([TrajectoryRecorder]).
 //   - The Overseer activity: assess.go ([Assessor]).
 //   - The deterministic rules-based judge: heuristic.go ([HeuristicJudge]).
-//   - Plugin, interceptor, gate, note, query, search attributes:
-//     plugin.go, interceptor.go, run.go, note.go, status.go.
+//   - Plugin, interceptor, note, query, search attributes: plugin.go,
+//     interceptor.go, run.go, note.go, status.go; the gate, its resume
+//     request and refusals: gate.go.
 //
 // # Modes
 //
-// [ModeOff] calls nothing. [ModeObserve] records answers and status and
+// [ModeOff] calls nothing and writes nothing to the run's history (no
+// version marker, no pinned configuration, no search attribute); such a
+// run only answers the status query, with mode off. [ModeObserve] records answers and status and
 // never changes the job: the phase's result reaches the workflow at once
 // and the assessment runs on its own workflow coroutine; nothing is
 // injected and nothing waits (the run only waits for the last assessment
@@ -42,14 +45,57 @@
 // # Gate
 //
 // A paused job waits on workflow state, not a timer: for days if need be,
-// across worker restarts. Resume it with the signal or the update named
-// overseer.resume ([ResumeSignalName], [ResumeUpdateName]) carrying a
-// [ResumeRequest]. The update validates first: the job must be paused, by
-// is required, action is continue or abort. A signal cannot be rejected:
-// one that arrives when nothing is paused is counted (IgnoredResumes) and
-// dropped, never kept for a later gate. Abort ends the workflow with an
-// application error of type [AbortedErrorType] ([IsAborted]). The finished
-// phase's result is kept, so resuming never re-runs it.
+// across worker restarts. Each gate has an id, the phase and the job's pause
+// count ("code-2"), shown in the status ([Status].GateID) and in the
+// workflow's current details.
+//
+// Resume it with the update or the signal named overseer.resume
+// ([ResumeUpdateName], [ResumeSignalName]) carrying a [ResumeRequest]:
+// {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}.
+// Send the gate id you read: a resume for a gate that is no longer open is
+// refused, so a decision taken at one gate never closes the next one (a
+// form left open, a command run twice). Without a gate id, the oldest open
+// gate is closed. The request is decoded strictly: a field not listed is
+// refused, as is a missing by, an unknown action or a note over
+// [MaxResumeNoteBytes] (4 KiB).
+//
+// The update validates before anything is written to history. Its
+// refusals are application errors with stable types, for clients to test
+// with [IsNotPaused], [IsWrongGate] and [IsInvalidResume] (never by their
+// text): [NotPausedErrorType], [WrongGateErrorType] (its details list the
+// open gates), [InvalidResumeErrorType]. A signal cannot be refused: one
+// that is undecodable, invalid, for a gate that is not open, or that
+// arrives when nothing is paused is counted (Counters.IgnoredResumes),
+// logged with the reason and the by it claims (a signal carries no
+// identity the workflow can read), and dropped, never kept for a later
+// gate. Each signal is decoded afresh from its raw payload, so a dropped
+// one leaves nothing behind for the next. Prefer the update.
+//
+// Abort ends the workflow with an application error of type
+// [AbortedErrorType] ([IsAborted]). The finished phase's result is kept, so
+// resuming never re-runs it.
+//
+// Phases flagged in parallel (two phase activities in flight in manage
+// mode) queue their gates: each is recorded, holds only its own phase's
+// result and is resumed on its own; the status shows the oldest open one.
+// An abort at any of them closes them all. The next phase receives the
+// process note of the latest flagged phase with the last reviewer's note.
+//
+// While paused, the workflow's current details (workflow.SetCurrentDetails,
+// shown by `temporal workflow metadata` and the Web UI) carry each open
+// gate's reason, the note the next phase will receive and the exact
+// `temporal workflow update execute …` commands that resume or abort it;
+// the workflow's own current details come back when the last gate closes.
+// The status query and the resume update and signal carry descriptions.
+// A static summary is a start option of the workflow, which a worker
+// interceptor cannot set: the starter sets it (client.StartWorkflowOptions
+// StaticSummary).
+//
+// A run cancelled at a gate closes it (Gate.Cancelled) and clears the
+// paused status and search attribute before it ends. Terminate and timeout
+// run no workflow code, so such a run keeps OverseerPaused = true: list
+// paused jobs with ExecutionStatus = "Running" as well (ops.ListQuery,
+// overseer list --paused and the dashboard do).
 //
 // # Process note
 //
@@ -64,8 +110,11 @@
 // [Assessment] and never becomes a verdict. Invalid answers (error type
 // [InvalidAnswerErrorType]) and requests the judge rejected for good
 // ([RejectedErrorType], e.g. an HTTP 4xx) are not retried; other judge
-// errors are retried by the activity's retry policy (3 attempts), the only
-// retry layer. Observe
+// errors are retried by the activity's retry policy (3 attempts, 1 s then
+// 2 s apart), the only retry layer. [Options.AssessTimeout] bounds one
+// attempt and [Options.AssessTotalTimeout] all of them (by default 3 ×
+// AssessTimeout + 3 s), so a judge that fails slowly still gets its 3
+// attempts. Observe
 // mode changes nothing. Manage mode fails open (the job continues) until
 // Policy.MaxConsecutiveFailures failures in a row (default 3), then pauses
 // for manual review.
@@ -85,10 +134,11 @@
 //
 // # Determinism
 //
-// Each run pins its configuration (mode, policy, obligations, phases) in a
-// side effect when it starts, so redeploying a worker with other options
-// never changes runs in flight. Runs that started before the plugin was
-// added are detected with a version marker and replay untouched. Overseer
+// Each overseen run pins its configuration (mode, policy, obligations,
+// phases, timeouts) in a side effect when it starts, so redeploying a
+// worker with other options never changes runs in flight. Runs that
+// started before the plugin was added, or in ModeOff, have no version
+// marker and replay untouched. Overseer
 // state (trajectory, counters, recent assessments, pending note) is carried
 // across continue-as-new in a header. Workflow code only uses workflow.*
 // APIs; make lint runs workflowcheck over it.

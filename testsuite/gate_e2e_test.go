@@ -3,6 +3,7 @@ package testsuite_test
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,16 +100,18 @@ func TestE2EPausedJobIsVisibleInPlainTemporalAndItsCommandResumesIt(t *testing.T
 }
 
 // shellWords splits a command line the way a POSIX shell does for the
-// single-quoted words the overseer prints.
+// quoted words the overseer and the README print (no escapes).
 func shellWords(t *testing.T, line string) []string {
 	t.Helper()
 	var words []string
 	var cur strings.Builder
-	inWord, quoted := false, false
+	inWord := false
+	var quote rune
+	quoted := false
 	for _, r := range line {
 		switch {
-		case r == '\'':
-			quoted, inWord = !quoted, true
+		case (r == '\'' || r == '"') && (!quoted || r == quote):
+			quoted, quote, inWord = !quoted, r, true
 		case r == ' ' && !quoted:
 			if inWord {
 				words = append(words, cur.String())
@@ -279,4 +282,45 @@ func TestE2EModeOffWritesNothingToHistory(t *testing.T) {
 	// It still answers the status query (queries write nothing), even
 	// replayed from its history by another worker.
 	assert.Equal(t, overseer.ModeOff, status(t, c, run.GetID()).Mode)
+}
+
+// TestE2EReadmeTemporalWalkthrough runs the README's plain-Temporal block
+// verbatim, with JOB_ID and GATE_ID filled in.
+func TestE2EReadmeTemporalWalkthrough(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	root, err := testsuite.RepoRoot()
+	require.NoError(t, err)
+	readme := string(mustRead(t, filepath.Join(root, "README.md")))
+	start := strings.Index(readme, "With the plain Temporal CLI:\n\n```sh\n")
+	require.NotEqual(t, -1, start)
+	block := readme[start+len("With the plain Temporal CLI:\n\n```sh\n"):]
+	block = block[:strings.Index(block, "```")]
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+		if i := strings.Index(l, "   # "); i >= 0 {
+			l = l[:i]
+		}
+		lines = append(lines, strings.TrimSpace(l))
+	}
+	require.Len(t, lines, 5, "metadata, query, update, signal, list")
+
+	run, s := pausedJob(t, srv, tq)
+	var outs []string
+	for _, l := range lines {
+		l = strings.ReplaceAll(l, "JOB_ID", run.GetID())
+		l = strings.ReplaceAll(l, "GATE_ID", status(t, c, run.GetID()).GateID)
+		args := shellWords(t, l)
+		require.Equal(t, "temporal", args[0])
+		outs = append(outs, temporalCLI(t, srv, args[1:]...))
+	}
+	assert.Contains(t, outs[0], "Current Details")
+	assert.Contains(t, outs[0], "Gate "+s.GateID)
+	assert.Contains(t, outs[0], "temporal workflow update execute --workflow-id "+run.GetID())
+	assert.Contains(t, outs[1], `"gate_id":"`+s.GateID+`"`)
+	st := status(t, c, run.GetID())
+	require.NotEmpty(t, st.Gates)
+	assert.Equal(t, "alice", st.Gates[0].By, "the update resumed the gate")
+	assert.Equal(t, "go on", st.Gates[0].Note)
 }
