@@ -43,6 +43,7 @@ func Commands() map[string]Command {
 		"train":     &Train{},
 		"eval":      &Eval{},
 		"calibrate": &CalibrateCmd{},
+		"export":    &Export{},
 	}
 }
 

@@ -1,0 +1,356 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// DefaultExportQuery selects the workflows `overseer export` reads when no
+// query is given: every workflow the overseer assessed (its OverseerStatus
+// search attribute is set) and every reference job.
+const DefaultExportQuery = "OverseerStatus IS NOT NULL OR WorkflowType = 'CoroJob'"
+
+// ExportOptions select the runs Export writes.
+type ExportOptions struct {
+	// Query is a Temporal visibility query. If not set, DefaultExportQuery.
+	Query string
+	// Labels override the outcome taken from the close status, by workflow id.
+	Labels map[string]eval.Outcome
+	// Limit caps the number of workflows listed. If not set, no cap.
+	Limit int
+}
+
+// ExportResult is what Export found.
+type ExportResult struct {
+	// Records are the closed jobs, one per workflow id (a job continued as
+	// new is one record, its runs in order), most recently started first.
+	Records []eval.Record
+	// Running counts jobs skipped because they have not closed: they have
+	// no outcome yet.
+	Running int
+	// NoPhases lists the closed jobs skipped because they ran no phase
+	// (nothing to learn from).
+	NoPhases []string
+	// Labelled counts the records whose outcome came from Labels.
+	Labelled int
+}
+
+// Export writes one phase-unit run record per closed job that matches the
+// query, read from its history (see [RecordOfHistory]). Its outcome is
+// the close status — completed is succeeded; failed (which includes a job
+// a human aborted at a gate), terminated, timed out and canceled are
+// failed — unless Labels names the job. Running jobs are counted and
+// skipped; runs that continued as new are read as part of the job's last
+// run.
+func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportResult, error) {
+	query := strings.TrimSpace(opts.Query)
+	if query == "" {
+		query = DefaultExportQuery
+	}
+	var res ExportResult
+	var token []byte
+	listed := 0
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 100, NextPageToken: token})
+		if err != nil {
+			return ExportResult{}, fmt.Errorf("list workflows matching %q: %w", query, err)
+		}
+		for _, e := range resp.Executions {
+			if opts.Limit > 0 && listed == opts.Limit {
+				break
+			}
+			listed++
+			id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
+			outcome, ok := outcomeOfStatus(e.GetStatus())
+			switch {
+			case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+				res.Running++
+				continue
+			case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+				continue // read with the run it continued as
+			case !ok:
+				continue
+			}
+			rec, err := RecordOfJob(ctx, c, id, runID)
+			if err != nil {
+				return ExportResult{}, err
+			}
+			if len(rec.Steps) == 0 {
+				res.NoPhases = append(res.NoPhases, id)
+				continue
+			}
+			rec.Outcome = outcome
+			if l, ok := opts.Labels[id]; ok {
+				rec.Outcome = l
+				res.Labelled++
+			}
+			res.Records = append(res.Records, rec)
+		}
+		token = resp.NextPageToken
+		if len(token) == 0 || (opts.Limit > 0 && listed == opts.Limit) {
+			return res, nil
+		}
+	}
+}
+
+func outcomeOfStatus(s enumspb.WorkflowExecutionStatus) (eval.Outcome, bool) {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return eval.OutcomeSucceeded, true
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED,
+		enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return eval.OutcomeFailed, true
+	}
+	return "", false
+}
+
+// RecordOfJob reads the history of one closed run of a job, and of the
+// runs it continued from, into a phase-unit record without an outcome.
+func RecordOfJob(ctx context.Context, c client.Client, id, runID string) (eval.Record, error) {
+	rec := eval.Record{Format: eval.RecordFormat, ID: id, Unit: eval.UnitPhase, Task: eval.Task{Family: eval.FamilyOf(id)}}
+	seen := map[string]bool{}
+	for runID != "" && !seen[runID] {
+		seen[runID] = true
+		var events []*historypb.HistoryEvent
+		it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				return eval.Record{}, fmt.Errorf("read the history of job %q run %s: %w", id, runID, err)
+			}
+			events = append(events, e)
+		}
+		h := RecordOfHistory(events)
+		rec.Steps = append(h.Steps, rec.Steps...)
+		if h.Agent != "" {
+			rec.Agent = h.Agent
+		}
+		runID = h.continuedFrom
+	}
+	return rec, nil
+}
+
+// HistoryRecord is what one run's history says about its phases.
+type HistoryRecord struct {
+	// Agent is the workflow type.
+	Agent string
+	// Steps are the phase boundaries, in the order the phases ended.
+	Steps         []eval.Step
+	continuedFrom string
+}
+
+// RecordOfHistory reads one run's history as the overseer saw it:
+//
+//   - each phase activity (any activity whose type does not start with
+//     "overseer.", or one of the run's pinned phase activities when it
+//     names them) is one step, in the order the phases ended: its phase is
+//     the activity type after its last dot (as the plugin names phases),
+//     failed when the activity failed, timed out or was canceled, its
+//     duration from scheduled to closed, and the PhaseReport of the result's
+//     "overseer_report" key (turns, cost, tokens, rework, failed tool
+//     categories, missing output);
+//   - the n-th assessment the run recorded (the overseer.assess local
+//     activity markers, or activities when assessments ran as activities)
+//     is the n-th step's Assessment: P(on objective), the model version, and
+//     the band and flag of the run's pinned policy; a failed assessment
+//     carries its error.
+func RecordOfHistory(events []*historypb.HistoryEvent) HistoryRecord {
+	var out HistoryRecord
+	dc := converter.GetDefaultDataConverter()
+	policy := overseer.DefaultPolicy()
+	var phaseActivities []string
+	type scheduled struct {
+		activityType string
+		at           time.Time
+	}
+	sched := map[int64]scheduled{}
+	var assessments []*eval.RecordedAssessment
+	isPhase := func(t string) bool {
+		if strings.HasPrefix(t, "overseer.") {
+			return false
+		}
+		if len(phaseActivities) == 0 {
+			return true
+		}
+		for _, p := range phaseActivities {
+			if p == t {
+				return true
+			}
+		}
+		return false
+	}
+	closePhase := func(schedID int64, at time.Time, failed bool, result *commonpb.Payloads) {
+		s, ok := sched[schedID]
+		if !ok {
+			return
+		}
+		if s.activityType == overseer.AssessActivityName {
+			a := &eval.RecordedAssessment{}
+			if failed {
+				a.Error = "the assessment failed"
+			} else {
+				var ao overseer.AssessOutput
+				if err := dc.FromPayloads(result, &ao); err != nil {
+					a.Error = "unreadable assessment: " + err.Error()
+				} else {
+					fillAssessment(a, ao, policy)
+				}
+			}
+			assessments = append(assessments, a)
+			return
+		}
+		if !isPhase(s.activityType) {
+			return
+		}
+		step := eval.Step{Phase: phaseName(s.activityType), Failed: failed, Text: s.activityType}
+		if d := at.Sub(s.at); d > 0 {
+			step.DurationMS = d.Milliseconds()
+		}
+		if !failed && result != nil {
+			var rc overseer.ReportCarrier
+			if err := dc.FromPayloads(result, &rc); err == nil && rc.OverseerReport != nil {
+				r := rc.OverseerReport
+				step.Turns, step.CostUSD, step.InputTokens, step.OutputTokens = r.Turns, r.CostUSD, r.InputTokens, r.OutputTokens
+				step.Rework, step.FailedTools, step.OutputMissing = r.Rework, r.FailedToolCategories, r.OutputMissing
+			}
+		}
+		out.Steps = append(out.Steps, step)
+	}
+	pinned := false
+	for _, e := range events {
+		at := e.GetEventTime().AsTime()
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			a := e.GetWorkflowExecutionStartedEventAttributes()
+			out.Agent = a.GetWorkflowType().GetName()
+			out.continuedFrom = a.GetContinuedExecutionRunId()
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			a := e.GetMarkerRecordedEventAttributes()
+			switch a.GetMarkerName() {
+			case "SideEffect":
+				if pinned {
+					continue
+				}
+				var cfg struct {
+					Mode            string           `json:"mode"`
+					Policy          *overseer.Policy `json:"policy"`
+					PhaseActivities []string         `json:"phase_activities"`
+				}
+				if dc.FromPayloads(a.GetDetails()["data"], &cfg) == nil && cfg.Mode != "" && cfg.Policy != nil {
+					pinned = true
+					if *cfg.Policy != (overseer.Policy{}) {
+						policy = *cfg.Policy
+					}
+					phaseActivities = cfg.PhaseActivities
+				}
+			case "LocalActivity":
+				var md struct{ ActivityType string }
+				if dc.FromPayloads(a.GetDetails()["data"], &md) != nil || md.ActivityType != overseer.AssessActivityName {
+					continue
+				}
+				ra := &eval.RecordedAssessment{}
+				if f := a.GetFailure(); f != nil {
+					ra.Error = f.GetMessage()
+				} else {
+					var ao overseer.AssessOutput
+					if err := dc.FromPayloads(a.GetDetails()["result"], &ao); err != nil {
+						ra.Error = "unreadable assessment: " + err.Error()
+					} else {
+						fillAssessment(ra, ao, policy)
+					}
+				}
+				assessments = append(assessments, ra)
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			a := e.GetActivityTaskScheduledEventAttributes()
+			sched[e.GetEventId()] = scheduled{activityType: a.GetActivityType().GetName(), at: at}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			a := e.GetActivityTaskCompletedEventAttributes()
+			closePhase(a.GetScheduledEventId(), at, false, a.GetResult())
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			closePhase(e.GetActivityTaskFailedEventAttributes().GetScheduledEventId(), at, true, nil)
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+			closePhase(e.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId(), at, true, nil)
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+			closePhase(e.GetActivityTaskCanceledEventAttributes().GetScheduledEventId(), at, true, nil)
+		}
+	}
+	for i := range out.Steps {
+		if i < len(assessments) {
+			out.Steps[i].Assessment = assessments[i]
+		}
+	}
+	return out
+}
+
+func fillAssessment(a *eval.RecordedAssessment, ao overseer.AssessOutput, p overseer.Policy) {
+	v := p.Evaluate(ao.Answers)
+	a.OnObjective, a.Band, a.Flagged, a.ModelVersion = ao.Answers.OnObjective, string(v.Band), v.Flagged, ao.Model
+}
+
+// phaseName is the plugin's name of a phase activity: its type after the
+// last dot.
+func phaseName(activityType string) string {
+	if i := strings.LastIndexByte(activityType, '.'); i >= 0 && i < len(activityType)-1 {
+		return activityType[i+1:]
+	}
+	return activityType
+}
+
+// ReadLabels reads a label file: a JSON object mapping a workflow id to
+// its outcome, succeeded, failed or blocked (true and false read as
+// succeeded and failed).
+func ReadLabels(path string) (map[string]eval.Outcome, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("labels: %w", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("labels %s is not a JSON object of id → outcome: %v", path, err)
+	}
+	out := make(map[string]eval.Outcome, len(raw))
+	ids := make([]string, 0, len(raw))
+	for id := range raw {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		switch v := raw[id].(type) {
+		case bool:
+			out[id] = eval.OutcomeFailed
+			if v {
+				out[id] = eval.OutcomeSucceeded
+			}
+		case string:
+			switch o := eval.Outcome(v); o {
+			case eval.OutcomeSucceeded, eval.OutcomeFailed, eval.OutcomeBlocked:
+				out[id] = o
+			default:
+				return nil, fmt.Errorf("labels %s: job %q has outcome %q: use succeeded, failed or blocked", path, id, v)
+			}
+		default:
+			return nil, fmt.Errorf("labels %s: job %q has outcome %v: use succeeded, failed or blocked", path, id, raw[id])
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("labels " + path + " labels no job: give a JSON object of id → succeeded, failed or blocked")
+	}
+	return out, nil
+}
