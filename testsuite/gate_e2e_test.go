@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/ops"
@@ -189,9 +191,14 @@ func TestE2EResumeRefusalsAreTypedAndBoundToTheGate(t *testing.T) {
 	err = update(overseer.ResumeRequest{By: "alice", Gate: "spec-99"})
 	assert.True(t, overseer.IsWrongGate(err), "%v", err)
 
+	// overseer status names the gate and how to resume it.
+	code, stdout, stderr := overseerCLI(srv, "status", run.GetID())
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "overseer resume "+run.GetID()+" --gate "+s.GateID+" --by NAME")
+
 	// Two operators resume the gate they saw; the second is refused even
 	// though the job may already be paused again.
-	code, stdout, stderr := overseerCLI(srv, "resume", run.GetID(), "--gate", s.GateID, "--by", "first")
+	code, stdout, stderr = overseerCLI(srv, "resume", run.GetID(), "--gate", s.GateID, "--by", "first")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "at gate "+s.GateID)
 	code, _, stderr = overseerCLI(srv, "resume", run.GetID(), "--gate", s.GateID, "--by", "second", "--note", "never seen")
@@ -261,15 +268,17 @@ func listed(jobs []ops.Job, id string) bool {
 func TestE2EModeOffWritesNothingToHistory(t *testing.T) {
 	srv := devServer(t)
 	c := srv.Client()
-	tq := startWorker(t, srv, worker.Config{})
-	run := startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "x", Scenario: activities.OnTrack}, overseer.ModeOff)
+	tq := startWorker(t, srv, worker.Config{Mode: overseer.ModeOff})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "x", Scenario: activities.OnTrack})
 	require.NoError(t, run.Get(context.Background(), nil))
 
 	it := c.GetWorkflowHistory(context.Background(), run.GetID(), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var activitiesRun int
+	var history historypb.History
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(t, err)
+		history.Events = append(history.Events, ev)
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_MARKER_RECORDED, enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
 			t.Errorf("ModeOff wrote %s: %v", ev.GetEventType(), ev)
@@ -279,6 +288,15 @@ func TestE2EModeOffWritesNothingToHistory(t *testing.T) {
 		}
 	}
 	assert.Positive(t, activitiesRun)
+
+	// Replayed by a worker whose options now manage every job, the run
+	// still takes the untouched path: no non-determinism.
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, SearchAttributes: true})
+	require.NoError(t, err)
+	replayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{Plugins: []sdkworker.Plugin{plugin}})
+	require.NoError(t, err)
+	workflows.Register(replayer)
+	require.NoError(t, replayer.ReplayWorkflowHistory(nil, &history))
 	// It still answers the status query (queries write nothing), even
 	// replayed from its history by another worker.
 	assert.Equal(t, overseer.ModeOff, status(t, c, run.GetID()).Mode)
