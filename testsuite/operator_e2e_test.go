@@ -2,6 +2,7 @@ package testsuite_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -122,4 +123,27 @@ func TestE2EDashboardStatusOfAContinuedRunIsItsOwn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, first.Counters.Phases, "the first run's own status, not its successor's")
 	assert.Equal(t, 8, latest.Counters.Phases)
+}
+
+func TestE2EStartRefusesARunningIDUnlessAttached(t *testing.T) {
+	srv := devServer(t)
+	tq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-start-twice", AgentWork: 20 * time.Second})
+	id := fmt.Sprintf("e2e-start-twice-%d", time.Now().UnixNano())
+	code, stdout, stderr := overseerCLI(srv, "start", "--id", id, "--objective", "first", "--scenario", "on_track", "--task-queue", tq)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Started job "+id)
+	t.Cleanup(func() { _ = srv.Client().TerminateWorkflow(context.Background(), id, "", "test done") })
+
+	code, stdout, stderr = overseerCLI(srv, "start", "--id", id, "--objective", "second", "--scenario", "looping", "--task-queue", tq)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Regexp(t, `^overseer start: job "`+id+`" is already running \(run [0-9a-f-]+\); choose another --id, or add --attach to follow the running job\n$`, stderr)
+
+	code, stdout, stderr = overseerCLI(srv, "start", "--id", id, "--objective", "second", "--scenario", "looping", "--task-queue", tq, "--attach")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "already running")
+	assert.Contains(t, stdout, "the new spec was not applied")
+	eventually(t, "the objective in the status", 30*time.Second, func() bool {
+		return status(t, srv.Client(), id).Objective == "first"
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -59,6 +61,10 @@ func Main(ctx context.Context, args []string, out, errOut io.Writer) int {
 		usage(out, cmds)
 		return 0
 	}
+	if args[0] == "version" || args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintln(out, "overseer", VersionString())
+		return 0
+	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(errOut, "overseer: unknown command %q; run `overseer help` for the list\n", args[0])
@@ -68,13 +74,63 @@ func Main(ctx context.Context, args []string, out, errOut io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(errOut, "overseer %s: %v\n", args[0], err)
+		fmt.Fprintf(errOut, "overseer %s: %s\n", args[0], oneMessage(err))
 		if errors.Is(err, ErrUsage) {
 			return 2
 		}
 		return 1
 	}
 	return 0
+}
+
+// Version is the overseer's version, set at build time with
+// -ldflags "-X github.com/corohq/temporal-overseer/cmd/overseer/cli.Version=v1.2.3".
+// If not set, the module version Go recorded (go install …@v1.2.3).
+var Version string
+
+// VersionString is the version, the commit when Go recorded one, and the
+// Temporal SDK the binary was built with.
+func VersionString() string {
+	v := Version
+	bi, ok := debug.ReadBuildInfo()
+	if v == "" && ok {
+		v = bi.Main.Version
+	}
+	if v == "" {
+		v = "(unknown)"
+	}
+	if !ok {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (commit " + s.Value[:12] + ")"
+		}
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "go.temporal.io/sdk" {
+			v += ", Temporal Go SDK " + d.Version
+		}
+	}
+	return v + ", " + bi.GoVersion
+}
+
+// packagePrefix matches the "usage" marker and package prefixes that
+// wrapped errors repeat ("overseer start: usage: job spec: overseer: …").
+var packagePrefix = regexp.MustCompile(`(^|: )(usage|overseer): `)
+
+// oneMessage is err as one line with one prefix: the command's, which Main
+// prints. The exit code already says whether it was a usage error.
+func oneMessage(err error) string {
+	msg := err.Error()
+	for {
+		next := packagePrefix.ReplaceAllString(msg, "$1")
+		if next == msg {
+			break
+		}
+		msg = next
+	}
+	return strings.Join(strings.Fields(msg), " ")
 }
 
 func usage(out io.Writer, cmds map[string]Command) {
@@ -92,7 +148,7 @@ func usage(out io.Writer, cmds map[string]Command) {
 	for _, n := range names {
 		fmt.Fprintf(out, "  %-*s  %s\n", width, n, cmds[n].Synopsis())
 	}
-	fmt.Fprintln(out, "\nRun `overseer <command> -h` for a command's flags.")
+	fmt.Fprintln(out, "\nRun `overseer <command> -h` for a command's flags, `overseer --version` for the version.")
 }
 
 // newFlags returns a flag set that reports errors instead of exiting.

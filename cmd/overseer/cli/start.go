@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"gopkg.in/yaml.v3"
 
@@ -61,18 +64,120 @@ func LoadJobSpec(path string) (JobSpec, error) {
 	var spec JobSpec
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		err = dec.Decode(&spec)
+		err = decodeYAMLSpec(data, &spec)
 	default:
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&spec)
+		err = decodeJSONSpec(data, &spec)
 	}
 	if err != nil {
 		return JobSpec{}, fmt.Errorf("spec %s is not a valid job spec: %w", path, err)
 	}
 	return spec, spec.Validate()
+}
+
+// specFields maps each JobSpec field's file name (its yaml tag, which is
+// also its JSON name) to its index.
+func specFields() (map[string]int, string) {
+	t := reflect.TypeFor[JobSpec]()
+	m := map[string]int{}
+	var names []string
+	for i := range t.NumField() {
+		name := t.Field(i).Tag.Get("yaml")
+		m[name] = i
+		names = append(names, name)
+	}
+	return m, strings.Join(names, ", ")
+}
+
+// decodeYAMLSpec decodes field by field, so that an error names the field
+// and its line: "line 3: unknown field "colour"; the fields are …".
+func decodeYAMLSpec(data []byte, spec *JobSpec) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(root.Content) == 0 {
+		return errors.New("the file is empty; give at least objective and scenario")
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: expected fields such as \"objective: …\"", doc.Line)
+	}
+	fields, names := specFields()
+	v := reflect.ValueOf(spec).Elem()
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, val := doc.Content[i], doc.Content[i+1]
+		idx, ok := fields[k.Value]
+		if !ok {
+			return fmt.Errorf("line %d: unknown field %q; the fields are %s", k.Line, k.Value, names)
+		}
+		if err := val.Decode(v.Field(idx).Addr().Interface()); err != nil {
+			switch v.Field(idx).Kind() {
+			case reflect.Int:
+				return fmt.Errorf("line %d: %s: %q is not a whole number", val.Line, k.Value, val.Value)
+			case reflect.String:
+				return fmt.Errorf("line %d: %s: write a single value, in quotes if it has a colon", val.Line, k.Value)
+			case reflect.Slice:
+				return fmt.Errorf("line %d: %s: write a list such as [spec, plan, code]", val.Line, k.Value)
+			}
+			msg := err.Error()
+			if _, after, ok := strings.Cut(msg, fmt.Sprintf("line %d: ", val.Line)); ok {
+				msg = after // the line is said once, below
+			}
+			return fmt.Errorf("line %d: %s: %s", val.Line, k.Value, strings.TrimPrefix(msg, "yaml: "))
+		}
+	}
+	return nil
+}
+
+// decodeJSONSpec decodes the top-level object key by key, so that an error
+// names the field and its line.
+func decodeJSONSpec(data []byte, spec *JobSpec) error {
+	line := func(off int64) int { return bytes.Count(data[:min(int(off), len(data))], []byte("\n")) + 1 }
+	dec := json.NewDecoder(bytes.NewReader(data))
+	syntax := func(err error) error {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("line %d: %v", line(se.Offset), se)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return errors.New("the JSON ends too early")
+		}
+		return err
+	}
+	if t, err := dec.Token(); err != nil {
+		return syntax(err)
+	} else if d, ok := t.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("line 1: expected an object such as {\"objective\": …}")
+	}
+	fields, names := specFields()
+	v := reflect.ValueOf(spec).Elem()
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return syntax(err)
+		}
+		key, _ := t.(string)
+		at := line(dec.InputOffset())
+		idx, ok := fields[key]
+		if !ok {
+			return fmt.Errorf("line %d: unknown field %q; the fields are %s", at, key, names)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return syntax(err)
+		}
+		if err := json.Unmarshal(raw, v.Field(idx).Addr().Interface()); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return fmt.Errorf("line %d: %s: a JSON %s cannot be a %s", at, key, te.Value, te.Type)
+			}
+			return fmt.Errorf("line %d: %s: %v", at, key, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return syntax(err)
+	}
+	return nil
 }
 
 // Validate reports the first problem a user must fix.
@@ -102,17 +207,30 @@ func (s JobSpec) Validate() error {
 	return nil
 }
 
-// startJob starts the job workflow for spec.
+// errAlreadyRunning is a start refused because a job with that id runs.
+type errAlreadyRunning struct{ id, runID string }
+
+func (e errAlreadyRunning) Error() string {
+	return fmt.Sprintf("job %q is already running (run %s); choose another --id, or add --attach to follow the running job", e.id, e.runID)
+}
+
+// startJob starts the job workflow for spec. A running job with the same
+// id is an errAlreadyRunning: the SDK would otherwise return that job and
+// silently drop the new spec.
 func startJob(ctx context.Context, c client.Client, taskQueue string, spec JobSpec) (client.WorkflowRun, error) {
 	if spec.ID == "" {
 		spec.ID = fmt.Sprintf("job-%s-%d", spec.Scenario, time.Now().UnixNano())
 	}
-	opts := client.StartWorkflowOptions{ID: spec.ID, TaskQueue: taskQueue}
+	opts := client.StartWorkflowOptions{ID: spec.ID, TaskQueue: taskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true}
 	if spec.Mode != "" {
 		opts.Memo = map[string]any{overseer.ModeMemoKey: spec.Mode}
 	}
 	in := workflows.JobInput{Objective: spec.Objective, Scenario: activities.Scenario(spec.Scenario), Phases: spec.Phases, MaxLoops: spec.MaxLoops, RetryDelay: time.Duration(spec.RetryDelay)}
 	run, err := c.ExecuteWorkflow(ctx, opts, workflows.JobWorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil, errAlreadyRunning{id: spec.ID, runID: started.RunId}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start job %q: %w", spec.ID, err)
 	}
@@ -138,6 +256,7 @@ func (*Start) Run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&spec.Objective, "objective", "", "the job's objective")
 	fs.StringVar(&spec.Scenario, "scenario", "", "simulated scenario: on_track, drifting, looping, blocked")
 	fs.StringVar(&spec.Mode, "mode", "", "overseer mode for this job: off, observe, manage")
+	attach := fs.Bool("attach", false, "if a job with this --id is already running, follow it instead of refusing (the new spec is not applied)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -161,6 +280,12 @@ func (*Start) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer c.Close()
 	run, err := startJob(ctx, c, conn.taskQueue, spec)
+	var running errAlreadyRunning
+	if errors.As(err, &running) && *attach {
+		fmt.Fprintf(out, "Job %s is already running (run %s); attached to it, the new spec was not applied\n", running.id, running.runID)
+		fmt.Fprintf(out, "Follow it with: overseer status %s\n", running.id)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
