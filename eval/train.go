@@ -15,10 +15,21 @@ import (
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
-// DefaultFeatures are the features `overseer train` fits unless told
-// otherwise: every feature the plugin's trajectory supplies
-// ([overseer.FeatureNames]).
-func DefaultFeatures() []string { return overseer.FeatureNames() }
+// DefaultFeatures are the features `overseer train` may select from unless
+// told otherwise: the rates and shares among [overseer.FeatureNames], not
+// the cumulative sizes (steps, phase runs, cost, tokens so far). A job that
+// runs for days grows its cumulative sizes far past any training run, and a
+// model that learned "long runs fail" on short runs would then pause every
+// long job; rates stay in range however long a job runs.
+func DefaultFeatures() []string {
+	var out []string
+	for _, n := range overseer.FeatureNames() {
+		if !overseer.IsCumulativeFeature(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // DefaultLambdas is the grid of L2 penalties cross-validation chooses from.
 func DefaultLambdas() []float64 { return []float64{0.3, 1, 3, 10, 30, 100, 300} }

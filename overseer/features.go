@@ -104,6 +104,14 @@ var features = map[string]feature{
 	"missing_outputs": func(t Trajectory) (float64, bool) { return float64(min(t.MissingOutputs, 3)), true },
 }
 
+// cumulativeFeatures grow with the length of the job, without bound.
+var cumulativeFeatures = []string{"log_steps", "log_phase_runs", "log_cost_cents", "log_input_tokens", "log_output_tokens"}
+
+// IsCumulativeFeature reports whether a feature measures the job's size so
+// far (steps, phase runs, cost or tokens) rather than a rate or share: such
+// a feature keeps growing as long as the job runs.
+func IsCumulativeFeature(name string) bool { return slices.Contains(cumulativeFeatures, name) }
+
 // FeatureNames lists every feature a learned model may use, sorted.
 func FeatureNames() []string {
 	names := make([]string, 0, len(features))

@@ -170,7 +170,8 @@ func (m *LearnedModel) PredictSuccess(t Trajectory) float64 {
 //     obligation[1] (objective) on lane ping-pong, two or more returns to an
 //     earlier lane in the recent window (0.25 per return, at most 0.95);
 //     obligation[2] (progress) when a work item was reopened twice or more
-//     (0.3 per reopening, at most 0.95). Failed tool calls feed the model,
+//     and the last phase still had failed tool calls or failed (0.3 per
+//     reopening, at most 0.95). Failed tool calls feed the model,
 //     not a breach: obligation[3] is never chosen.
 //   - severity is 3 × the breach confidence when a breach is chosen, else
 //     1.5 × (1 − P(on objective)), below "Review".
@@ -247,7 +248,7 @@ func learnedBreach(t Trajectory, obligations int) (string, float64) {
 	for _, w := range t.WorkItems {
 		loops = max(loops, w.Loops)
 	}
-	if loops >= 2 {
+	if n := len(t.RecentPhases); loops >= 2 && n > 0 && (t.RecentPhases[n-1].FailedTools > 0 || t.RecentPhases[n-1].Failed) {
 		signal[2] = math.Min(0.3*float64(loops), 0.95)
 	}
 	breach, best := BreachNone, 0.0

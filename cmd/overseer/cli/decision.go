@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -186,6 +187,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	budget := fs.Float64("max-false-pause", 0.05, "false-pause budget of --policy-out and of the cross-validated policy figures, in (0,1)")
 	folds := fs.Int("folds", 5, "folds of the cross-validation grouped by task family")
 	version := fs.String("version", "", "model version (default: learned- and a hash of the weights)")
+	featureSet := fs.String("features", "rates", "features to select from: rates (no cumulative sizes; safe for jobs of any length), all, or a comma-separated list")
 	asJSON := fs.Bool("json", false, "print the cross-validated report as JSON")
 	rest, err := parse(fs, args)
 	if err != nil {
@@ -204,7 +206,21 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := eval.Train(ctx, records, eval.TrainOptions{Folds: *folds, Version: *version, Budget: *budget})
+	var features []string
+	switch *featureSet {
+	case "rates":
+		features = eval.DefaultFeatures()
+	case "all":
+		features = overseer.FeatureNames()
+	default:
+		features = strings.Split(*featureSet, ",")
+		for _, f := range features {
+			if !slices.Contains(overseer.FeatureNames(), f) {
+				return fmt.Errorf("%w: --features: unknown feature %q; known: %s", ErrUsage, f, strings.Join(overseer.FeatureNames(), ", "))
+			}
+		}
+	}
+	res, err := eval.Train(ctx, records, eval.TrainOptions{Features: features, Folds: *folds, Version: *version, Budget: *budget})
 	if err != nil {
 		return err
 	}

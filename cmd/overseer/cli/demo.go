@@ -67,7 +67,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()
 
-	fmt.Fprintln(out, "temporal-overseer demo: four Coro-style jobs in manage mode, judged by the heuristic judge (rules, not a model).")
+	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs in manage mode, judged by the %s.\n", worker.JudgeConfig{})
 	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
 	quiet := zap.NewNop()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})

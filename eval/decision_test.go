@@ -1,0 +1,319 @@
+package eval_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+func TestRecordOfTrace(t *testing.T) {
+	tr, err := eval.ParseTrace([]byte(miniTrace))
+	require.NoError(t, err)
+	rec := eval.RecordOfTrace(tr, false)
+	require.NoError(t, rec.Validate())
+	assert.Equal(t, eval.OutcomeFailed, rec.Outcome)
+	assert.Equal(t, "demo__demo", rec.FamilyName())
+	require.Len(t, rec.Steps, len(tr.Actions))
+	bs := rec.Boundaries()
+	// read (with the format error), test, edit, submit
+	require.Len(t, bs, 4)
+	phases := make([]string, len(bs))
+	for i, b := range bs {
+		phases[i] = b.Run.Phase
+	}
+	assert.Equal(t, []string{"read", "test", "edit", "submit"}, phases)
+	assert.Equal(t, len(tr.Actions), bs[3].Steps, "the last boundary comes after every step")
+}
+
+func TestBoundariesOfSteps(t *testing.T) {
+	rec := eval.Record{Format: eval.RecordFormat, ID: "r-1", Outcome: eval.OutcomeSucceeded, Steps: []eval.Step{
+		{Failed: true, FailureCategory: "format"},           // joins the first phase run
+		{Phase: "read", InputTokens: 100, OutputTokens: 10}, // read ×2
+		{Phase: "read", InputTokens: 200, OutputTokens: 20, Failed: true},
+		{Phase: "edit", CostUSD: 0.5, DurationMS: 1500}, // first edit: no rework
+		{Phase: "test", Failed: true},                   // verify
+		{Failed: true},                                  // joins the test run
+		{Phase: "edit"},                                 // edit after a verified edit: rework
+		{Phase: "submit", OutputMissing: true},
+	}}
+	require.NoError(t, rec.Validate())
+	bs := rec.Boundaries()
+	require.Len(t, bs, 5)
+	assert.Equal(t, overseer.PhaseReport{Turns: 3, InputTokens: 300, OutputTokens: 30, FailedToolCategories: []string{"format", "read"}}, *bs[0].Report)
+	assert.Equal(t, 3, bs[0].Steps)
+	assert.Zero(t, bs[1].Report.Rework)
+	assert.Equal(t, 1500_000_000, int(bs[1].Run.Duration))
+	assert.Equal(t, []string{"test", "failed"}, bs[2].Report.FailedToolCategories)
+	assert.Equal(t, 1, bs[3].Report.Rework)
+	assert.True(t, bs[4].Report.OutputMissing)
+	assert.Equal(t, 8, bs[4].Steps)
+
+	traj := eval.Replay(rec)
+	require.Len(t, traj, 5)
+	last := traj[4].Trajectory
+	assert.Equal(t, int64(300), last.InputTokens)
+	assert.Equal(t, 8, last.Turns)
+	assert.Equal(t, 1, last.Rework)
+}
+
+func TestReadRecordsRefusesBadInput(t *testing.T) {
+	good := `{"format":"overseer-run/v1","id":"a-1","outcome":"succeeded","steps":[{"phase":"edit"}]}`
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"unknown field", `{"format":"overseer-run/v1","id":"a-1","outcome":"failed","stepz":[]}`, `line 1: invalid run record: json: unknown field "stepz"`},
+		{"no outcome", `{"format":"overseer-run/v1","id":"a-1","steps":[{"phase":"edit"}]}`, `record "a-1" has no outcome`},
+		{"bad outcome", `{"format":"overseer-run/v1","id":"a-1","outcome":"ok","steps":[{"phase":"edit"}]}`, `outcome "ok": use succeeded, failed or blocked`},
+		{"other version", `{"format":"overseer-run/v2","id":"a-1","outcome":"failed","steps":[{"phase":"edit"}]}`, `format "overseer-run/v2", want "overseer-run/v1"`},
+		{"no steps", `{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[]}`, `has no steps`},
+		{"phaseless success", `{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"cost_usd":1}]}`, `step 0 has no phase`},
+		{"second line", good + "\n" + `{"format":"overseer-run/v1"}`, `line 2:`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := eval.ReadRecords(strings.NewReader(tc.input))
+			require.Error(t, err)
+			assert.ErrorIs(t, err, eval.ErrInvalidRecord)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	recs, err := eval.ReadRecords(strings.NewReader("\n" + good + "\n\n"))
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+}
+
+func TestLoadRunsErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	_, err := eval.LoadRuns(empty, "")
+	assert.ErrorIs(t, err, eval.ErrNoRuns)
+
+	_, err = eval.LoadRuns(empty, "parquet")
+	assert.ErrorIs(t, err, eval.ErrUnknownFormat)
+	assert.Contains(t, err.Error(), "use records")
+
+	odd := filepath.Join(dir, "runs.txt")
+	require.NoError(t, os.WriteFile(odd, []byte("x"), 0o644))
+	_, err = eval.LoadRuns(odd, "")
+	assert.ErrorIs(t, err, eval.ErrUnknownFormat)
+
+	dup := filepath.Join(dir, "dup.jsonl")
+	line := `{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"phase":"edit"}]}` + "\n"
+	require.NoError(t, os.WriteFile(dup, []byte(line+line), 0o644))
+	_, err = eval.LoadRuns(dup, "")
+	assert.ErrorContains(t, err, `run id "a-1" appears twice`)
+}
+
+func TestWriteRecordsRoundTrip(t *testing.T) {
+	recs := []eval.Record{{ID: "x-1", Outcome: eval.OutcomeBlocked, Unit: eval.UnitPhase, Task: eval.Task{Family: "x"},
+		Steps: []eval.Step{{Phase: "code", Turns: 3, InputTokens: 10, Assessment: &eval.RecordedAssessment{OnObjective: 0.4, Flagged: true}}}}}
+	var b strings.Builder
+	require.NoError(t, eval.WriteRecords(&b, recs))
+	back, err := eval.ReadRecords(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	recs[0].Format = eval.RecordFormat
+	assert.Equal(t, recs, back)
+	assert.Equal(t, 3, back[0].NumSteps())
+	assert.True(t, back[0].Outcome.Failed(), "blocked counts as failed")
+}
+
+func TestFamilyOf(t *testing.T) {
+	for id, want := range map[string]string{
+		"django__django-11099": "django__django", "job-17": "job", "sympy__sympy-20590": "sympy__sympy", "solo": "solo", "42": "42",
+	} {
+		assert.Equal(t, want, eval.FamilyOf(id), id)
+	}
+}
+
+// run builds a scored run whose answers are ps at steps 1, 2, …
+func run(id string, failed bool, ps ...float64) eval.ScoredRun {
+	r := eval.ScoredRun{ID: id, Family: id, Outcome: eval.OutcomeSucceeded, Steps: len(ps)}
+	if failed {
+		r.Outcome = eval.OutcomeFailed
+	}
+	for i, p := range ps {
+		r.Points = append(r.Points, eval.Point{Steps: i + 1, Answers: overseer.Answers{OnObjective: p, Breach: overseer.BreachNone}})
+	}
+	return r
+}
+
+func TestCheckpointsHandComputed(t *testing.T) {
+	runs := []eval.ScoredRun{
+		run("f1", true, 0.5, 0.3, 0.2, 0.1), // at 50%: 0.3
+		run("f2", true, 0.5, 0.6, 0.7, 0.9), // 0.6
+		run("s1", false, 0.5, 0.8, 0.8, 0.9),
+		run("s2", false, 0.5, 0.4, 0.2, 0.9),
+	}
+	var half eval.Checkpoint
+	for _, c := range eval.Checkpoints(runs) {
+		if c.At == "50%" {
+			half = c
+		}
+	}
+	require.Equal(t, "50%", half.At)
+	assert.Equal(t, 4, half.Runs)
+	assert.Equal(t, 2, half.Failed)
+	// Scores 1−P: failed 0.7, 0.4; succeeded 0.2, 0.6 → pairs won: (0.7>0.2,0.7>0.6,0.4>0.2) = 3 of 4.
+	assert.InDelta(t, 0.75, float64(half.AUROC), 1e-9)
+	// Brier of P as P(success): f1 0.09, f2 0.36, s1 0.04, s2 0.36 → 0.2125.
+	assert.InDelta(t, 0.2125, float64(half.Brier), 1e-9)
+	// At a 5% budget with 2 succeeded runs no succeeded run may be flagged:
+	// P ≤ t below 0.4 → catches f1 (0.3) only.
+	assert.InDelta(t, 0.5, float64(half.CatchAt5), 1e-9)
+	var b0306 eval.Bin
+	for _, b := range half.Reliability {
+		if b.Lo <= 0.35 && 0.35 < b.Hi {
+			b0306 = b
+		}
+	}
+	assert.Equal(t, 1, b0306.Runs)
+	assert.InDelta(t, 0.0, float64(b0306.Observed), 1e-9)
+
+	for _, c := range eval.Checkpoints(runs) {
+		if c.At == "10 steps" {
+			assert.Zero(t, c.Runs, "no run is longer than 10 steps")
+			assert.True(t, math.IsNaN(float64(c.AUROC)))
+		}
+	}
+}
+
+func TestPolicyRatesAndCalibrate(t *testing.T) {
+	runs := []eval.ScoredRun{
+		run("f1", true, 0.9, 0.2, 0.9, 0.9),
+		run("f2", true, 0.9, 0.9, 0.9, 0.35),
+		run("f3", true, 0.9, 0.9, 0.9, 0.9),
+		run("s1", false, 0.9, 0.5, 0.9, 0.9),
+		run("s2", false, 0.9, 0.9, 0.3, 0.9),
+		run("s3", false, 0.9, 0.9, 0.9, 0.9),
+		run("s4", false, 0.9, 0.9, 0.9, 0.9),
+	}
+	p := overseer.DefaultPolicy() // pauses at or below 0.25
+	rates := eval.PolicyRatesOf(runs, p)
+	assert.Equal(t, 1, rates.Catches)
+	assert.Zero(t, rates.FalsePauses)
+	assert.InDelta(t, 1.0/3, float64(rates.CatchRate), 1e-9)
+	assert.InDelta(t, 0.5, float64(rates.MedianFirstPauseAt), 1e-9, "f1 is paused after 2 of its 4 steps")
+
+	// 25% of 4 succeeded runs: one may be paused. The highest threshold
+	// under the second-lowest succeeded minimum (0.5) is 0.35 → catches f1
+	// and f2, pauses s2 (min 0.3).
+	cal, err := eval.Calibrate(runs, 0.25)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.35, cal.Policy.PauseAtOrBelow, 1e-9)
+	assert.Equal(t, 2, cal.Rates.Catches)
+	assert.Equal(t, 1, cal.Rates.FalsePauses)
+	assert.Greater(t, cal.Policy.NeedsALookAt, cal.Policy.PauseAtOrBelow, "a paused job shows Off track")
+	assert.GreaterOrEqual(t, cal.Policy.OnTrackAt, cal.Policy.NeedsALookAt)
+	require.NoError(t, cal.Policy.Validate())
+	assert.Len(t, cal.Table, 5)
+
+	// Zero budget for one of 4 runs: nothing succeeded may pause.
+	cal, err = eval.Calibrate(runs, 0.2)
+	require.NoError(t, err)
+	assert.Less(t, cal.Policy.PauseAtOrBelow, 0.3)
+	assert.Zero(t, cal.Rates.FalsePauses)
+	assert.Equal(t, 1, cal.Rates.Catches)
+
+	for _, b := range []float64{0, 1, -0.1, 1.5, math.NaN()} {
+		_, err := eval.Calibrate(runs, b)
+		assert.ErrorIs(t, err, eval.ErrBudget, "budget %v", b)
+	}
+	_, err = eval.Calibrate(runs[:3], 0.05)
+	assert.ErrorIs(t, err, eval.ErrNoRuns, "only failed runs")
+}
+
+// synthetic builds runs in which a failed run spends many more output
+// tokens per step than a succeeded one; nothing else tells them apart.
+func synthetic(n int, seed uint64) []eval.Record {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	phases := []string{"read", "edit", "test"}
+	var out []eval.Record
+	for i := range n {
+		failed := i%3 == 0
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%5, i), Outcome: eval.OutcomeSucceeded}
+		if failed {
+			rec.Outcome = eval.OutcomeFailed
+		}
+		steps := 8 + rng.IntN(8)
+		for s := range steps {
+			out := int64(100 + rng.IntN(50))
+			if failed {
+				out *= 4
+			}
+			rec.Steps = append(rec.Steps, eval.Step{Phase: phases[(s/2)%3], OutputTokens: out, InputTokens: int64(1000 + rng.IntN(500))})
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func TestTrainFindsTheSeparatingFeature(t *testing.T) {
+	recs := synthetic(90, 1)
+	res, err := eval.Train(context.Background(), recs, eval.TrainOptions{})
+	require.NoError(t, err)
+	require.NoError(t, res.Model.Validate())
+	assert.Greater(t, res.MeanAUROC["50%"], 0.95, "held-out families are told apart")
+	var names []string
+	for _, f := range res.Model.Features {
+		names = append(names, f.Name)
+	}
+	assert.Contains(t, strings.Join(names, ","), "output_tokens", "the model uses the separating feature")
+	assert.Equal(t, 5, res.Folds)
+
+	// The model reads a fresh run's trajectory like the training did.
+	judge := &overseer.LearnedJudge{Model: res.Model}
+	scored, err := eval.Score(context.Background(), synthetic(30, 2), eval.ScoreOptions{Judge: judge})
+	require.NoError(t, err)
+	rep := eval.NewReport("learned", scored, overseer.DefaultPolicy())
+	assert.Equal(t, res.Model.Version, rep.Model)
+	assert.Greater(t, float64(rep.Checkpoints[1].AUROC), 0.95)
+	assert.Zero(t, rep.JudgeErrors)
+
+	_, err = eval.Train(context.Background(), nil, eval.TrainOptions{})
+	assert.ErrorIs(t, err, eval.ErrNoRuns)
+	one := synthetic(9, 3)
+	for i := range one {
+		one[i].Task.Family = "same"
+	}
+	_, err = eval.Train(context.Background(), one, eval.TrainOptions{})
+	assert.ErrorContains(t, err, "at least three task families")
+}
+
+func TestScoreKeepsJudgeErrors(t *testing.T) {
+	failing := jev.JudgeFunc(func(context.Context, jev.Request) (*jev.Response, error) { return nil, errors.New("judge down") })
+	scored, err := eval.Score(context.Background(), synthetic(3, 4), eval.ScoreOptions{Judge: failing})
+	require.NoError(t, err)
+	rep := eval.NewReport("down", scored, overseer.DefaultPolicy())
+	assert.Equal(t, rep.Boundaries, rep.JudgeErrors)
+	assert.Zero(t, rep.Policy.Catches+rep.Policy.FalsePauses, "an error is never a pause")
+}
+
+// The shipped default judge and policy meet the safe-defaults promise on
+// the shared sample: at most 5% of the succeeded runs paused.
+func TestDefaultJudgeOnSharedSample(t *testing.T) {
+	dir := tracesDir(t)
+	if dir == "" {
+		t.Skip("no ../shared/data/traces beside the repository")
+	}
+	recs, err := eval.LoadRuns(dir, "")
+	require.NoError(t, err)
+	scored, err := eval.Score(context.Background(), recs, eval.ScoreOptions{Judge: &overseer.LearnedJudge{}})
+	require.NoError(t, err)
+	rep := eval.NewReport("learned", scored, overseer.DefaultLearnedPolicy())
+	assert.LessOrEqual(t, float64(rep.Policy.FalsePauseRate), 0.05)
+	assert.Greater(t, float64(rep.Policy.CatchRate), 0.0)
+	assert.Equal(t, overseer.DefaultLearnedModel().Version, rep.Model)
+}
