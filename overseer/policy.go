@@ -66,6 +66,7 @@ type Policy struct {
 // DefaultPolicy returns the seed's thresholds.
 func DefaultPolicy() Policy {
 	return Policy{
+		Name:                   "seed thresholds",
 		OnTrackAt:              0.70,
 		NeedsALookAt:           0.40,
 		PauseAtOrBelow:         0.25,
