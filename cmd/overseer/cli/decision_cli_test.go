@@ -1,0 +1,136 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = cli.Main(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// lettersCSV writes a phase-letter CSV of runs of the given families:
+// succeeded runs read, edit and verify once; failed runs fail steps and go
+// round edit and verify again and again.
+func lettersCSV(t *testing.T, path string, families []string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("id,outcome,sequence\n")
+	for _, f := range families {
+		for i := range 8 {
+			switch i % 2 {
+			case 0:
+				fmt.Fprintf(&b, "%s-%d,succeeded,%s\n", f, i, "RRS"+strings.Repeat("R", i%3)+"PEVVG")
+			default:
+				fmt.Fprintf(&b, "%s-%d,failed,%s\n", f, i, "RSXP"+strings.Repeat("EXVX", 2+i%3)+"H")
+			}
+		}
+	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+}
+
+// TestTrainEvalOnLetters trains on some task families of a letters CSV and
+// evaluates on the others, as a user would with another agent's runs.
+func TestTrainEvalOnLetters(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
+	lettersCSV(t, train, []string{"alpha", "beta", "gamma", "delta"})
+	lettersCSV(t, test, []string{"omega", "sigma"})
+	model, policy := filepath.Join(dir, "model.json"), filepath.Join(dir, "policy.json")
+
+	code, out, errOut := runCLI("train", "--traces", train, "--out", model, "--folds", "4")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "trained on 32 runs (16 succeeded, 16 failed) of 4 task families")
+	_, err := overseer.LoadLearnedModel(model)
+	require.NoError(t, err)
+
+	code, out, errOut = runCLI("eval", "--traces", test, "--judge", "learned", "--model", model, "--json")
+	require.Equal(t, 0, code, errOut)
+	var rep struct {
+		Runs        int `json:"runs"`
+		Failed      int `json:"failed"`
+		Checkpoints []struct {
+			At    string   `json:"at"`
+			AUROC *float64 `json:"auroc"`
+		} `json:"checkpoints"`
+		Policy map[string]any `json:"policy"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Equal(t, 16, rep.Runs)
+	assert.Equal(t, 8, rep.Failed)
+	found := false
+	for _, c := range rep.Checkpoints {
+		if c.At == "50%" {
+			found = true
+			require.NotNil(t, c.AUROC)
+			// Failed runs fail steps and loop: a model that learned anything
+			// ranks them below the succeeded ones on families it never saw.
+			assert.Greater(t, *c.AUROC, 0.9)
+		}
+	}
+	assert.True(t, found, "a checkpoint at 50%%")
+	assert.Contains(t, rep.Policy, "false_pause_rate")
+	assert.Contains(t, rep.Policy, "catch_rate")
+
+	code, out, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "policy written to "+policy)
+	_, err = overseer.LoadPolicy(policy)
+	require.NoError(t, err)
+}
+
+// TestDecisionBadInput: bad input exits non-zero with one sentence.
+func TestDecisionBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	letters := filepath.Join(dir, "runs.csv")
+	lettersCSV(t, letters, []string{"alpha", "beta", "gamma"})
+	noOutcome := write("no-outcome.jsonl", `{"format":"overseer-run/v1","id":"a-1","steps":[{"phase":"read"}]}`+"\n")
+	empty := write("empty.jsonl", "")
+	oldModel := write("old-model.json", `{"format":"overseer-learned-model/v0","version":"old"}`)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown format", []string{"eval", "--traces", letters, "--format", "csv2"}, 1, `unknown run format "csv2": use records, mini-swe-agent-1, swe-agent, letters`},
+		{"unknown extension", []string{"train", "--traces", write("runs.txt", "x"), "--out", filepath.Join(dir, "m.json")}, 1, "cannot tell the format"},
+		{"record without outcome", []string{"eval", "--traces", noOutcome}, 1, `record "a-1" has no outcome: set outcome to succeeded, failed or blocked`},
+		{"letters without outcome", []string{"eval", "--traces", write("bad.csv", "id,outcome,sequence\na-1,,RE\n")}, 1, "row 2 column outcome: the run has no outcome"},
+		{"bad letter", []string{"eval", "--traces", write("bad2.csv", "id,outcome,sequence\na-1,failed,RQE\n")}, 1, "row 2 column sequence: character 2 is 'Q'"},
+		{"empty input", []string{"train", "--traces", empty, "--out", filepath.Join(dir, "m.json")}, 1, "no runs in " + empty},
+		{"model of another format version", []string{"eval", "--traces", letters, "--judge", "learned", "--model", oldModel}, 2, `format "overseer-learned-model/v0" is not "overseer-learned-model/v1"`},
+		{"budget 0", []string{"calibrate", "--traces", letters, "--max-false-pause", "0"}, 2, "--max-false-pause 0: give a share in (0,1)"},
+		{"budget 1.5", []string{"calibrate", "--traces", letters, "--max-false-pause", "1.5"}, 2, "--max-false-pause 1.5: give a share in (0,1)"},
+		{"train budget 1.5", []string{"train", "--traces", letters, "--out", filepath.Join(dir, "m.json"), "--max-false-pause", "1.5"}, 2, "--max-false-pause 1.5: give a share in (0,1)"},
+		{"export bad labels", []string{"export", "--labels", write("labels.json", `{"a-1":"maybe"}`)}, 1, `job "a-1" has outcome "maybe": use succeeded, failed or blocked`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(tc.args...)
+			assert.Equal(t, tc.code, code, "stdout %q stderr %q", out, errOut)
+			assert.Contains(t, errOut, tc.want)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+			assert.True(t, strings.HasPrefix(errOut, "overseer "+tc.args[0]+": "), errOut)
+		})
+	}
+}
