@@ -1,0 +1,71 @@
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunRecordSchema validates the documented example file against the
+// documented JSON Schema, and reads it as the commands do.
+func TestRunRecordSchema(t *testing.T) {
+	docs := filepath.Join("..", "docs")
+	schemaFile, err := os.Open(filepath.Join(docs, "run-record.schema.json"))
+	require.NoError(t, err)
+	defer schemaFile.Close()
+	doc, err := jsonschema.UnmarshalJSON(schemaFile)
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	const url = "run-record.schema.json"
+	require.NoError(t, c.AddResource(url, doc))
+	schema, err := c.Compile(url)
+	require.NoError(t, err)
+
+	example := filepath.Join(docs, "examples", "runs.jsonl")
+	data, err := os.ReadFile(example)
+	require.NoError(t, err)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	lines := 0
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		lines++
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(sc.Text()))
+		require.NoError(t, err)
+		assert.NoError(t, schema.Validate(inst), "line %d", lines)
+	}
+	require.NoError(t, sc.Err())
+
+	recs, err := LoadRuns(example, "")
+	require.NoError(t, err)
+	assert.Len(t, recs, lines)
+	assert.GreaterOrEqual(t, lines, 3)
+
+	// The schema refuses what ReadRecords refuses.
+	for _, bad := range []string{
+		`{"format":"overseer-run/v1","id":"a-1","steps":[{"phase":"read"}]}`,                                  // no outcome
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"ok","steps":[{"phase":"read"}]}`,                   // unknown outcome
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[]}`,                               // no steps
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"duration_ms":5}]}`,              // no phase, not failed
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","unit":"phase","steps":[{"failed":true}]}`, // a phase run needs its phase
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"phase":"read","cost_usd":-1}]}`, // negative cost
+		`{"format":"overseer-run/v2","id":"a-1","outcome":"failed","steps":[{"phase":"read"}]}`,               // another version
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"phase":"read","tokens":3}]}`,    // unknown field
+	} {
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(bad))
+		require.NoError(t, err)
+		assert.Error(t, schema.Validate(inst), bad)
+		_, err = ReadRecords(strings.NewReader(bad))
+		assert.ErrorIs(t, err, ErrInvalidRecord, bad)
+	}
+}
