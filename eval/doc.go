@@ -1,51 +1,52 @@
-// Package eval replays recorded agent runs with known outcomes through the
-// project's two judges, to measure — separately — how well each signal
-// anticipates a failed run:
+// Package eval measures and fits the overseer's phase-boundary judgment on
+// recorded agent runs with known outcomes. It is what the `overseer train`,
+// `overseer eval` and `overseer calibrate` commands run.
 //
-//   - the phase-boundary signal: the overseer's P(on objective) and pause
-//     rule ([overseer.NewRequest], a [jev.Judge], [overseer.ParseAnswers],
-//     [overseer.Policy.Evaluate]), asked at every derived phase boundary
-//     with the trajectory a [overseer.TrajectoryRecorder] builds under the
-//     plugin's own rules;
-//   - the completion signal: the in-phase supervisor's advice
-//     ([supervision.Supervisor.ObserveSnapshot]) on the finished run, with
-//     the worker idle and no host evidence — a trace carries no verification
-//     receipt, so completion review can never be advised.
+// # Run records
 //
-// `overseer eval-traces --dir DIR` prints the table (cmd/overseer/cli).
-// It is a bench command, not a test: it asserts nothing about the numbers.
+// Every command reads one format: run records ([Record], format
+// [RecordFormat]), JSON Lines with one run per line — its id, outcome
+// (succeeded, failed or blocked), task (family and objective) and its
+// ordered steps (agent steps, [UnitStep]) or phase runs ([UnitPhase]),
+// each with a phase name, a failed flag, duration, cost and input/output
+// tokens. [LoadRuns] reads records or converts another format on the fly:
+// a mini-swe-agent run directory, SWE-agent trajectories, or a
+// phase-letter CSV (see [Formats]); `overseer export` writes records from
+// Temporal itself.
 //
-// # Traces
+// # Replay
 //
-// [LoadTrace] reads the mini-swe-agent-1 format ([Format]): info.exit_status,
-// info.submission, info.model_stats, and messages — the system prompt, the
-// task (the PR description of the first user message), then assistant turns
-// each holding one bash block (the action, with extra.response.created and
-// usage.cost) followed by a user turn starting with
-// <returncode>N</returncode>. A turn without exactly one bash block is a
-// format error (nothing ran); a command the harness killed is a timeout.
-// Both, and every non-zero return code, are failed tool calls.
-// labels.json maps an instance id to true when the run resolved its task.
+// [Record.Boundaries] groups steps into phase runs (consecutive steps of
+// one phase), each ending at a phase boundary, with the [overseer.PhaseReport]
+// the phase would have returned; [Replay] feeds them to an
+// [overseer.TrajectoryRecorder], so every boundary yields exactly the
+// bounded trajectory the plugin would send to its judge. [Score] asks any
+// judge at every boundary, concurrently and within the judge's budget.
 //
-// # From actions to phases
+// # Measures
 //
-// Each command gets a [Class] — read (search and read), reproduce, test,
-// edit or submit — by the rules of [Classify]; a [Classifier] also
-// remembers the scratch scripts and directories of the run. [Phases] groups
-// consecutive actions of one class into a phase run; each phase end is a
-// boundary. A phase run reports its turns, cost, failed tool calls by
-// category (the action's class, or "format"), one unit of rework when it is
-// an edit run after the previous edit was tested (test → edit), and a
-// missing output when the submission is empty. A phase run never fails as
-// an activity: a trace has no activity errors. Looping — a run of a class
-// that already ran since the last edit — is counted per run for the table;
-// the overseer sees repeats only through its own re-run rule.
+// A failed (or blocked) run is the positive class, and the score is
+// 1 − P(on objective). [Checkpoints] measures the answer the judge had
+// given at 25, 50, 75 and 100 % of each run and after 10, 20, 30 and 40
+// steps for the runs still going: AUROC with a bootstrap interval, the
+// share of failed runs caught at a 5 % and 10 % false-pause budget, the
+// Brier score and a reliability table. [PolicyRatesOf] applies a pause
+// policy to whole runs: a run is paused when any boundary is flagged.
 //
-// # What the numbers mean
+// # Training
 //
-// With the heuristic judges these numbers describe fixed rules, not a
-// model: how well these rules anticipate failure on this sample, nothing
-// more. [Summary] also reports two baselines (AUROC of the number of
-// actions and of failed tool calls) so the signal can be read against
-// something trivial.
+// [Train] fits the [overseer.LearnedModel]: a logistic regression of "the
+// run succeeds" on features of the trajectory at every boundary (each run
+// weighing the same), with forward feature selection and an L2 penalty
+// chosen by cross-validation grouped by task family, and a Platt map
+// calibrated on out-of-fold scores. Its figures come from nested grouped
+// cross-validation: every run is scored, through the real judge, by a
+// model that never saw its task family. By default only rate features are
+// selected (see [DefaultFeatures]).
+//
+// # Calibration
+//
+// [Calibrate] chooses the pause threshold (and band edges) that pause at
+// most a given share of succeeded runs with the best catch rate of failed
+// ones; [overseer.MarshalPolicy] writes it as a policy file.
 package eval

@@ -22,6 +22,9 @@
 //     same rules outside a workflow, to replay recorded runs offline:
 //     recorder.go ([TrajectoryRecorder]).
 //   - The Overseer activity: assess.go ([Assessor]).
+//   - The default judge, a small fitted model: learned.go and features.go
+//     ([LearnedJudge], [LearnedModel], [DefaultLearnedModel]); policy files:
+//     policy.go ([LoadPolicy], [DefaultLearnedPolicy]).
 //   - The deterministic rules-based judge: heuristic.go ([HeuristicJudge]).
 //   - Plugin, interceptor, note, query, search attributes: plugin.go,
 //     interceptor.go, run.go, note.go, status.go; the gate, its resume
@@ -37,10 +40,24 @@
 // injected and nothing waits (the run only waits for the last assessment
 // before it completes, so the last boundary is recorded). [ModeManage]
 // holds the phase's result until the verdict; when the pause rule holds
-// (P(on objective) ≤ 0.25, or a breach with confidence ≥ 0.5 and severity
-// ≥ 1.5) the workflow waits at a durable gate until a human resumes it, and
+// (P(on objective) at or below the policy's threshold, or a breach with
+// confidence ≥ 0.5 and severity ≥ 1.5) the workflow waits at a durable gate until a human resumes it, and
 // the next phase receives a [Note]. Modes are set per workflow type
 // ([Options.Modes]).
+//
+// # Judges and policies
+//
+// The zero [Options] use the [LearnedJudge] with the model that ships with
+// the package and [DefaultLearnedPolicy], the policy calibrated for it to
+// pause at most 5 % of the recorded runs that went on to succeed. The
+// learned judge answers offline in microseconds from the trajectory alone
+// (token usage per step matters most: report it in [PhaseReport]). Its
+// signal is agent-specific: fit a model on your own runs with `overseer
+// train`, choose a policy with `overseer calibrate`, and load them with
+// [LoadLearnedModel] and [LoadPolicy]. The policy's name is pinned with the
+// run's configuration, so a run records which policy it used. Any other
+// judge (Jev HTTP, OpenAI-compatible, your own [jev.Judge]) gets
+// [DefaultPolicy], the seed's thresholds, unless you give a policy.
 //
 // # Gate
 //
