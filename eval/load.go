@@ -35,9 +35,10 @@ var ErrUnknownFormat = errors.New("unknown run format")
 
 // importers convert one input (a file or directory) of a format to records.
 var importers = map[string]func(path string) ([]Record, error){
-	FormatRecords: loadRecordFiles,
-	FormatMiniSWE: ImportMiniSWE,
-	FormatLetters: ImportLetters,
+	FormatRecords:  loadRecordFiles,
+	FormatMiniSWE:  ImportMiniSWE,
+	FormatLetters:  ImportLetters,
+	FormatSWEAgent: ImportSWEAgent,
 }
 
 // DetectFormat tells the format of an input from its layout: a directory

@@ -1,0 +1,267 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ImportSWEAgent converts SWE-agent trajectories to step-unit records: a
+// .traj file, or every *.traj file of a directory and of its
+// subdirectories one level down (SWE-agent writes <run>/<id>/<id>.traj),
+// in name order. The run's id is the file name without .traj; its outcome
+// comes from a labels.json (instance id → true when resolved) in the
+// directory given, or beside the file. A run without a label is an error:
+// label it or remove it.
+//
+// Each entry of the trajectory is a step:
+//
+//   - phase: the class of its action. SWE-agent's viewing and search tools
+//     (open, goto, scroll_up/down, search_file, search_dir, find_file,
+//     str_replace_editor view) are read; edit, and str_replace_editor
+//     create, str_replace, insert and undo_edit are edit — or reproduce when
+//     the file is a scratch file (see [Classify]; for edit, the open file of
+//     the step's state); create is the same; submit is submit; any other
+//     action is a shell command, classified by a [Classifier] (python runs
+//     are reproduce, test runners test, …);
+//   - failed: conservatively, only when the observation shows that the
+//     command or tool failed: it starts with "Error" or "Usage:", or says
+//     "command not found", "No such file or directory", "syntax error"
+//     (SWE-agent's rejected edit), "No replacement was performed",
+//     "timed out" (in any case), or has a Python traceback, or a pytest summary with
+//     failed tests or errors. A silent failure counts as success;
+//   - duration: execution_time (seconds);
+//   - cost and tokens: a trajectory carries only totals (info.model_stats
+//     instance_cost, tokens_sent, tokens_received), so they are spread
+//     evenly over the steps — the features the learned judge reads from
+//     them then grow steadily through the run, as averages do;
+//   - the submit step of an empty info.submission misses its output.
+func ImportSWEAgent(p string) ([]Record, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	paths := []string{p}
+	labelsDir := filepath.Dir(p)
+	if fi.IsDir() {
+		labelsDir = p
+		paths, _ = filepath.Glob(filepath.Join(p, "*.traj"))
+		deeper, _ := filepath.Glob(filepath.Join(p, "*", "*.traj"))
+		paths = append(paths, deeper...)
+		sort.Strings(paths)
+	}
+	labels, err := LoadLabels(filepath.Join(labelsDir, "labels.json"))
+	if err != nil {
+		return nil, fmt.Errorf("SWE-agent runs: labels.json (instance id → resolved) must be in %s: %w", labelsDir, err)
+	}
+	out := make([]Record, 0, len(paths))
+	for _, tp := range paths {
+		data, err := os.ReadFile(tp)
+		if err != nil {
+			return nil, fmt.Errorf("runs: %w", err)
+		}
+		id := strings.TrimSuffix(filepath.Base(tp), ".traj")
+		resolved, ok := labels[id]
+		if !ok {
+			return nil, fmt.Errorf("%w: run %q has no outcome in labels.json: label it or remove it", ErrInvalidRecord, id)
+		}
+		rec, err := ParseSWEAgent(id, data, resolved)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Base(tp), err)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+type sweTraj struct {
+	Trajectory []struct {
+		Action        string   `json:"action"`
+		Observation   string   `json:"observation"`
+		Response      string   `json:"response"`
+		Thought       string   `json:"thought"`
+		ExecutionTime *float64 `json:"execution_time"`
+		State         any      `json:"state"`
+	} `json:"trajectory"`
+	Info struct {
+		ExitStatus string `json:"exit_status"`
+		ModelStats struct {
+			InstanceCost   float64 `json:"instance_cost"`
+			TokensSent     int64   `json:"tokens_sent"`
+			TokensReceived int64   `json:"tokens_received"`
+			APICalls       int     `json:"api_calls"`
+		} `json:"model_stats"`
+	} `json:"info"`
+}
+
+// ParseSWEAgent converts one SWE-agent trajectory (see [ImportSWEAgent]).
+func ParseSWEAgent(id string, data []byte, resolved bool) (Record, error) {
+	var t sweTraj
+	if err := json.Unmarshal(data, &t); err != nil {
+		return Record{}, fmt.Errorf("%w: not a SWE-agent trajectory: %v", ErrInvalidRecord, err)
+	}
+	// info.submission may be absent, null or a string.
+	var info struct {
+		Info map[string]json.RawMessage `json:"info"`
+	}
+	_ = json.Unmarshal(data, &info)
+	submission := ""
+	if raw, ok := info.Info["submission"]; ok {
+		_ = json.Unmarshal(raw, &submission)
+	}
+	if len(t.Trajectory) == 0 {
+		return Record{}, fmt.Errorf("%w: run %q has no trajectory steps", ErrInvalidRecord, id)
+	}
+	rec := Record{Format: RecordFormat, ID: id, Outcome: OutcomeFailed, Agent: "swe-agent", Unit: UnitStep, Task: Task{Family: FamilyOf(id)}}
+	if resolved {
+		rec.Outcome = OutcomeSucceeded
+	}
+	n := len(t.Trajectory)
+	stats := t.Info.ModelStats
+	in, outTok := spread(stats.TokensSent, n), spread(stats.TokensReceived, n)
+	var cls Classifier
+	for i, s := range t.Trajectory {
+		action := strings.TrimSpace(s.Action)
+		openFile, wd := sweState(s.State)
+		class := sweClass(&cls, action, openFile, wd)
+		st := Step{Phase: string(class), Failed: sweFailed(class, s.Observation), Text: clipText(firstLine(action), 200),
+			CostUSD: stats.InstanceCost / float64(n), InputTokens: in[i], OutputTokens: outTok[i]}
+		if s.ExecutionTime != nil && *s.ExecutionTime > 0 {
+			st.DurationMS = int64(*s.ExecutionTime * 1000)
+		}
+		if class == Submit && strings.TrimSpace(submission) == "" {
+			st.OutputMissing = true
+		}
+		rec.Steps = append(rec.Steps, st)
+	}
+	return rec, nil
+}
+
+// spread divides total into n integer parts that sum to it.
+func spread(total int64, n int) []int64 {
+	out := make([]int64, n)
+	if n == 0 || total <= 0 {
+		return out
+	}
+	q, r := total/int64(n), total%int64(n)
+	for i := range out {
+		out[i] = q
+		if int64(i) < r {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// sweState reads the open file and working directory of a step's state: a
+// JSON object, or a string holding one.
+func sweState(state any) (openFile, wd string) {
+	var m map[string]any
+	switch v := state.(type) {
+	case map[string]any:
+		m = v
+	case string:
+		_ = json.Unmarshal([]byte(v), &m)
+	}
+	str := func(k string) string {
+		s, _ := m[k].(string)
+		if s == "n/a" {
+			return ""
+		}
+		return s
+	}
+	return str("open_file"), str("working_dir")
+}
+
+var sweRead = map[string]bool{
+	"open": true, "goto": true, "scroll_up": true, "scroll_down": true, "search_file": true,
+	"search_dir": true, "find_file": true, "filemap": true,
+}
+
+func sweClass(cls *Classifier, action, openFile, wd string) Class {
+	fields := strings.Fields(action)
+	if len(fields) == 0 {
+		return Read
+	}
+	switch tool := fields[0]; {
+	case tool == "submit":
+		return Submit
+	case sweRead[tool]:
+		return Read
+	case tool == "edit":
+		return fileClass(openFile, wd)
+	case tool == "create":
+		if len(fields) > 1 {
+			return fileClass(fields[1], wd)
+		}
+		return Edit
+	case tool == "str_replace_editor":
+		if len(fields) < 2 {
+			return Read
+		}
+		switch fields[1] {
+		case "view":
+			return Read
+		case "create", "str_replace", "insert", "undo_edit":
+			if len(fields) > 2 {
+				return fileClass(fields[2], wd)
+			}
+			return Edit
+		}
+		return Read
+	}
+	return cls.Classify(action)
+}
+
+// fileClass is edit for a repository file, reproduce for a scratch file.
+func fileClass(file, wd string) Class {
+	if file == "" {
+		return Edit
+	}
+	if wd != "" && strings.HasPrefix(file, strings.TrimSuffix(wd, "/")+"/") {
+		file = strings.TrimPrefix(file, strings.TrimSuffix(wd, "/")+"/")
+	} else if strings.HasPrefix(file, "/") && !strings.HasPrefix(file, "/tmp/") && !strings.HasPrefix(file, "/testbed/") {
+		// An absolute path elsewhere: the repository's top is its first
+		// directory (SWE-agent checks repositories out at /<repo>).
+		if rest := strings.SplitN(strings.TrimPrefix(path.Clean(file), "/"), "/", 2); len(rest) == 2 {
+			file = rest[1]
+		}
+	}
+	if isScratch(file) {
+		return Reproduce
+	}
+	return Edit
+}
+
+var (
+	pytestFailed = regexp.MustCompile(`(?m)^=+ .*\b\d+ (failed|errors?)\b.* =+\s*$`)
+	sweErrorText = []string{"command not found", "No such file or directory", "syntax error", "No replacement was performed",
+		"Traceback (most recent call last):"}
+)
+
+// sweFailed is the conservative failure rule of ImportSWEAgent.
+func sweFailed(class Class, observation string) bool {
+	obs := strings.TrimSpace(observation)
+	if strings.HasPrefix(obs, "Error") || strings.HasPrefix(obs, "Usage:") {
+		return true
+	}
+	for _, s := range sweErrorText {
+		if strings.Contains(obs, s) {
+			return true
+		}
+	}
+	if strings.Contains(strings.ToLower(obs), "timed out") {
+		return true
+	}
+	return class == Test && pytestFailed.MatchString(obs)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
