@@ -66,6 +66,11 @@ func startWorker(t *testing.T, srv *testsuite.DevServer, cfg worker.Config) stri
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	if cfg.Judge == nil && cfg.JudgeConfig.Kind == "" {
+		// These tests exercise Temporal mechanics (gates, lists, queries)
+		// and need verdicts that follow the scenarios rule by rule.
+		cfg.JudgeConfig.Kind = worker.JudgeHeuristic
+	}
 	w, err := worker.New(srv.Client(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, w.Start())

@@ -88,7 +88,7 @@ func TestE2EJudgeJevHTTPAgainstJudgeServe(t *testing.T) {
 	assert.Positive(t, s.Counters.Pauses, "the looping job still pauses: the served judge's answers drive the verdicts")
 	for _, a := range s.Assessments {
 		assert.Empty(t, a.Error)
-		assert.Equal(t, overseer.HeuristicModelVersion, a.Model, "the model is the served judge's")
+		assert.Equal(t, overseer.DefaultLearnedModel().Version, a.Model, "the model is the served judge's")
 		assert.NotNil(t, a.Verdict)
 		assert.Positive(t, a.Latency)
 	}

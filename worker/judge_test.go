@@ -38,7 +38,10 @@ func TestJudgeConfigNewJudge(t *testing.T) {
 		check   func(t *testing.T, j any)
 		wantErr string
 	}{
-		{name: "zero is heuristic", check: func(t *testing.T, j any) { assert.IsType(t, overseer.HeuristicJudge{}, j) }},
+		{name: "zero is learned", check: func(t *testing.T, j any) { assert.IsType(t, &overseer.LearnedJudge{}, j) }},
+		{name: "heuristic", cfg: worker.JudgeConfig{Kind: "heuristic"}, check: func(t *testing.T, j any) { assert.IsType(t, overseer.HeuristicJudge{}, j) }},
+		{name: "model file only for learned", cfg: worker.JudgeConfig{Kind: "heuristic", Model: "m.json"}, wantErr: "only for the learned judge"},
+		{name: "missing model file", cfg: worker.JudgeConfig{Model: "/nonexistent/m.json"}, wantErr: "learned model"},
 		{name: "jev", cfg: worker.JudgeConfig{Kind: "jev", JevURL: "https://jev.example.com", Budget: 7 * time.Second}, check: func(t *testing.T, j any) {
 			require.IsType(t, &jevhttp.Judge{}, j)
 			assert.Equal(t, "https://jev.example.com/v1/decide", j.(*jevhttp.Judge).URL())
@@ -48,7 +51,7 @@ func TestJudgeConfigNewJudge(t *testing.T) {
 			require.IsType(t, &jevopenai.Judge{}, j)
 			assert.Equal(t, "llama3.1:8b", j.(*jevopenai.Judge).Model())
 		}},
-		{name: "unknown kind", cfg: worker.JudgeConfig{Kind: "gpt"}, wantErr: `unknown judge "gpt": use heuristic, jev or openai`},
+		{name: "unknown kind", cfg: worker.JudgeConfig{Kind: "gpt"}, wantErr: `unknown judge "gpt": use learned, heuristic, jev or openai`},
 		{name: "budget above 30s", cfg: worker.JudgeConfig{Kind: "jev", Budget: 31 * time.Second}, wantErr: "judge budget 31s: must be positive and at most 30s"},
 		{name: "negative budget", cfg: worker.JudgeConfig{Budget: -time.Second}, wantErr: "must be positive"},
 		{name: "bad jev URL", cfg: worker.JudgeConfig{Kind: "jev", JevURL: "jev.example.com:8700"}, wantErr: "jev judge: jevhttp: endpoint URL"},

@@ -33,7 +33,7 @@ func runJob(t *testing.T, scenario activities.Scenario, mode overseer.Mode) run 
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
-	plugin, err := overseer.NewPlugin(overseer.Options{Mode: mode})
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: mode, Judge: overseer.HeuristicJudge{}})
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
 	workflows.Register(env)

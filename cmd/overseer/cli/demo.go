@@ -171,7 +171,7 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 			return ctx.Err()
 		}
 		note := reviewerNotes[j.scenario]
-		if _, err := ops.Resume(qctx, c, j.id, overseer.ResumeRequest{By: "demo-reviewer", Note: note}); err != nil {
+		if _, err := ops.Resume(qctx, c, j.id, overseer.ResumeRequest{By: "demo-reviewer", Note: note, Gate: s.GateID}); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%-10s ▶  resumed by demo-reviewer: %q\n", j.scenario, note)

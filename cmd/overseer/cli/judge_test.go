@@ -12,6 +12,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli/clitest"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev/jevhttp"
 	"github.com/corohq/temporal-overseer/testsuite/judgetest"
 	"github.com/corohq/temporal-overseer/worker"
@@ -21,7 +22,7 @@ func TestJudgeServeAnswersTheJevHTTPJudge(t *testing.T) {
 	const key = "serve-key-DISTINCTIVE"
 	t.Setenv(worker.EnvServeAPIKey, key)
 	url, out := clitest.ServeJudge(t, "-v")
-	assert.Contains(t, out.String(), "Serving the heuristic judge")
+	assert.Contains(t, out.String(), "Serving the learned judge")
 	assert.Contains(t, out.String(), "API key          required")
 
 	req := judgetest.BoundaryRequest()
@@ -30,7 +31,7 @@ func TestJudgeServeAnswersTheJevHTTPJudge(t *testing.T) {
 	resp, err := j.Decide(context.Background(), req)
 	require.NoError(t, err)
 	require.NoError(t, jev.Validate(req, resp))
-	assert.Equal(t, "overseer-heuristic-v1", resp.ModelVersion)
+	assert.Equal(t, overseer.DefaultLearnedModel().Version, resp.ModelVersion)
 
 	anon, err := jevhttp.New(jevhttp.Options{URL: url})
 	require.NoError(t, err)
@@ -57,7 +58,7 @@ func TestJudgeBadConfigIsOneSentence(t *testing.T) {
 		want string
 	}{
 		{name: "no subcommand", args: []string{"judge"}, want: "one subcommand: overseer judge serve"},
-		{name: "unknown backend", args: []string{"judge", "serve", "--backend", "gpt"}, want: `unknown judge "gpt": use heuristic, jev or openai`},
+		{name: "unknown backend", args: []string{"judge", "serve", "--backend", "gpt"}, want: `unknown judge "gpt": use learned, heuristic, jev or openai`},
 		{name: "budget above 30s", args: []string{"judge", "serve", "--judge-budget", "45s"}, want: "judge budget 45s: must be positive and at most 30s"},
 		{name: "bad budget in env", env: map[string]string{worker.EnvJudgeBudget: "soon"}, args: []string{"judge", "serve"}, want: `OVERSEER_JUDGE_BUDGET="soon" is not a duration`},
 		{name: "jev backend calling itself", args: []string{"judge", "serve", "--backend", "jev"}, want: "is this service itself"},
