@@ -58,6 +58,14 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 	severity := clamp(3*problem, 0, 3)
 	blocked := clamp(0.05+0.25*float64(st.Trajectory.FailureStreak), 0, 0.97)
 
+	return answersResponse(req, HeuristicModelVersion, breach, confidence, onObjective, severity, blocked), nil
+}
+
+// answersResponse builds the four answers of a rules- or model-based judge:
+// the chosen breach with its confidence (the rest spread evenly over the
+// other options), P(on objective), a severity score with a triangular
+// distribution over the levels, and P(blocked), rounded to 0.001.
+func answersResponse(req jev.Request, model, breach string, confidence, onObjective, severity, blocked float64) *jev.Response {
 	breachQ := req.Questions[QuestionBreach]
 	probs := make(map[string]float64, len(breachQ.Options))
 	for _, o := range breachQ.Options {
@@ -69,14 +77,14 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 		levels[l] = clamp(1-math.Abs(float64(i)-severity), 0, 1)
 	}
 	return &jev.Response{
-		ModelVersion: HeuristicModelVersion,
+		ModelVersion: model,
 		Answers: map[string]jev.Answer{
 			QuestionBreach:   {Type: jev.Choice, Choice: breach, Confidence: jev.Prob(round(confidence)), Probabilities: probs},
 			QuestionOffTrack: {Type: jev.Noul, Probability: jev.Prob(round(onObjective))},
 			QuestionSeverity: {Type: jev.Score, Score: jev.Prob(round(severity)), Confidence: jev.Prob(0.6), Probabilities: levels},
 			QuestionBlocked:  {Type: jev.Noul, Probability: jev.Prob(round(blocked))},
 		},
-	}, nil
+	}
 }
 
 type signals struct {

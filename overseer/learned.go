@@ -206,25 +206,7 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 	}
 	blocked := clamp(0.05+0.25*float64(t.FailureStreak), 0, 0.97)
 
-	breachQ := req.Questions[QuestionBreach]
-	probs := make(map[string]float64, len(breachQ.Options))
-	for _, o := range breachQ.Options {
-		probs[o.Name] = (1 - confidence) / float64(max(1, len(breachQ.Options)-1))
-	}
-	probs[breach] = confidence
-	levels := make(map[string]float64, len(SeverityLevels))
-	for i, l := range SeverityLevels {
-		levels[l] = clamp(1-math.Abs(float64(i)-severity), 0, 1)
-	}
-	return &jev.Response{
-		ModelVersion: m.Version,
-		Answers: map[string]jev.Answer{
-			QuestionBreach:   {Type: jev.Choice, Choice: breach, Confidence: jev.Prob(round(confidence)), Probabilities: probs},
-			QuestionOffTrack: {Type: jev.Noul, Probability: jev.Prob(round(onObjective))},
-			QuestionSeverity: {Type: jev.Score, Score: jev.Prob(round(severity)), Confidence: jev.Prob(0.6), Probabilities: levels},
-			QuestionBlocked:  {Type: jev.Noul, Probability: jev.Prob(round(blocked))},
-		},
-	}, nil
+	return answersResponse(req, m.Version, breach, confidence, onObjective, severity, blocked), nil
 }
 
 var defaultModel = DefaultLearnedModel()
