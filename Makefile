@@ -15,10 +15,14 @@ TESTFLAGS ?=
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools test lint fmt-check vet staticcheck workflowcheck demo bench default-model
+.PHONY: tools demo-tools test lint fmt-check vet staticcheck workflowcheck demo bench default-model
 
 tools:
 	@bash scripts/install-tools.sh
+
+# The demo needs only the Temporal CLI, not the lint tools.
+demo-tools:
+	@bash scripts/install-tools.sh temporal
 
 test: tools
 	$(GO) test -race -count=1 $(TESTFLAGS) ./...
@@ -55,7 +59,7 @@ workflowcheck: tools
 	echo "$(TOOLS_BIN)/workflowcheck -config $(WORKFLOWCHECK_CONFIG)$$pkgs"; \
 	$(TOOLS_BIN)/workflowcheck -config $(WORKFLOWCHECK_CONFIG) $$pkgs
 
-demo: tools
+demo: demo-tools
 	$(GO) run ./cmd/overseer demo
 
 bench:

@@ -3,7 +3,8 @@
 # (git-ignored). Idempotent: a tool is only (re)built when its binary is
 # missing or was built from a different module version.
 #
-#   scripts/install-tools.sh        # or: make tools
+#   scripts/install-tools.sh            # all of them; or: make tools
+#   scripts/install-tools.sh temporal   # only the named ones (make demo needs only temporal)
 #
 # Every tool is pinned below; bump a version here to upgrade it.
 set -euo pipefail
@@ -66,6 +67,27 @@ install_tool() {
 	printf '%-14s %-8s installed    %s (%ss)\n' "$name" "$version" "${bin#"$ROOT"/}" "$((SECONDS - start))"
 }
 
-install_tool temporal      github.com/temporalio/cli/cmd/temporal          github.com/temporalio/cli                     "$TEMPORAL_CLI_VERSION"  no
-install_tool staticcheck   honnef.co/go/tools/cmd/staticcheck               honnef.co/go/tools                            "$STATICCHECK_VERSION"   yes
-install_tool workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck  go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" yes
+# wanted NAME: true when NAME was asked for, or when no name was given.
+wanted() {
+	[[ ${#SELECTED[@]} -eq 0 ]] && return 0
+	local t
+	for t in "${SELECTED[@]}"; do [[ "$t" == "$1" ]] && return 0; done
+	return 1
+}
+SELECTED=("$@")
+for t in "${SELECTED[@]}"; do
+	case "$t" in
+	temporal | staticcheck | workflowcheck) ;;
+	*) echo "install-tools: unknown tool '$t': use temporal, staticcheck or workflowcheck" >&2; exit 2 ;;
+	esac
+done
+
+if wanted temporal; then
+	install_tool temporal      github.com/temporalio/cli/cmd/temporal          github.com/temporalio/cli                     "$TEMPORAL_CLI_VERSION"  no
+fi
+if wanted staticcheck; then
+	install_tool staticcheck   honnef.co/go/tools/cmd/staticcheck               honnef.co/go/tools                            "$STATICCHECK_VERSION"   yes
+fi
+if wanted workflowcheck; then
+	install_tool workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck  go.temporal.io/sdk/contrib/tools/workflowcheck "$WORKFLOWCHECK_VERSION" yes
+fi

@@ -2,29 +2,33 @@
 // `server start-dev`) for end-to-end tests and for the overseer CLI's demo.
 //
 // The CLI binary is never downloaded: it is taken from the
-// OVERSEER_TEMPORAL_CLI environment variable or from the project-local
-// .tools/bin/temporal installed by `make tools` (scripts/install-tools.sh).
+// OVERSEER_TEMPORAL_CLI environment variable, from the project-local
+// .tools/bin/temporal installed by `make tools` (scripts/install-tools.sh)
+// inside a checkout, or from `temporal` on PATH.
 package testsuite
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
-	sdktestsuite "go.temporal.io/sdk/testsuite"
 )
 
 const (
@@ -47,9 +51,9 @@ var OverseerSearchAttributes = map[string]enumspb.IndexedValueType{
 }
 
 // TemporalCLIPath returns the path of the Temporal CLI binary: the value of
-// $OVERSEER_TEMPORAL_CLI if set, otherwise <repo root>/.tools/bin/temporal.
-// It returns an error (telling how to install the CLI) if the binary cannot
-// be found.
+// $OVERSEER_TEMPORAL_CLI if set; else, inside a checkout, the pinned
+// <repo root>/.tools/bin/temporal if it is installed; else `temporal` on
+// PATH. It returns an error telling how to get one if none is found.
 func TemporalCLIPath() (string, error) {
 	if p := os.Getenv(TemporalCLIEnv); p != "" {
 		if err := checkExecutable(p); err != nil {
@@ -57,18 +61,17 @@ func TemporalCLIPath() (string, error) {
 		}
 		return p, nil
 	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", fmt.Errorf("temporal CLI not found: set %s to the path of a Temporal CLI %s binary, "+
-			"or run `make tools` (scripts/install-tools.sh) inside the repository: %w",
-			TemporalCLIEnv, TemporalCLIVersion, err)
+	if root, err := RepoRoot(); err == nil {
+		p := filepath.Join(root, ".tools", "bin", "temporal")
+		if checkExecutable(p) == nil {
+			return p, nil
+		}
 	}
-	p := filepath.Join(root, ".tools", "bin", "temporal")
-	if err := checkExecutable(p); err != nil {
-		return "", fmt.Errorf("temporal CLI not found at %s: run `make tools` (or scripts/install-tools.sh) "+
-			"to install Temporal CLI %s, or set %s: %w", p, TemporalCLIVersion, TemporalCLIEnv, err)
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
 	}
-	return p, nil
+	return "", fmt.Errorf("no Temporal CLI found: put `temporal` on PATH (Temporal CLI %s or later), set %s to its path, "+
+		"or run `make tools` inside the repository", TemporalCLIVersion, TemporalCLIEnv)
 }
 
 func checkExecutable(p string) error {
@@ -149,29 +152,57 @@ type DevServerOptions struct {
 	// If not set, the SDK's default logger (stdout) is used.
 	Logger log.Logger
 
-	// UI serves the Temporal Web UI on the frontend port + 1000 (the CLI's
-	// default). If not set, the server runs headless.
+	// UI serves the Temporal Web UI (on UIPort). If not set, the server runs
+	// headless.
 	UI bool
 
-	// Output receives the server process' stdout and stderr.
+	// Port is the frontend's (gRPC) port on 127.0.0.1. If not set, a free
+	// port. A port in use is an error that says so.
+	Port int
+
+	// UIPort is the Web UI's port when UI is set. If not set, Port + 1000
+	// (the Temporal CLI's default).
+	UIPort int
+
+	// Output receives the server process' stdout and stderr. An *os.File
+	// gets them directly; another writer through a pipe this process reads.
 	// If not set, they go to this process' stdout and stderr.
 	Output io.Writer
 }
 
 // DevServer is a running Temporal dev server with a connected client.
 type DevServer struct {
-	server    *sdktestsuite.DevServer
+	cmd       *exec.Cmd
+	client    client.Client
+	hostPort  string
+	uiPort    int // 0 when headless
 	namespace string
-	ui        bool
+	exited    chan struct{} // closed when the process has exited
+	waitErr   error         // the process' exit, once exited is closed
 
 	stopOnce sync.Once
 	stopErr  error
 }
 
-// StartDevServer starts a Temporal dev server on a free localhost port,
-// with the Web UI disabled and the overseer search attributes registered,
-// and returns once a client is connected. The server keeps an in-memory
-// database: all state is lost on Stop.
+// PortInUseError is StartDevServer's error when a port it was asked to use
+// is taken.
+type PortInUseError struct {
+	Port int
+	// What uses the port ("the Temporal frontend") and Flag is the flag
+	// that chooses another ("--port").
+	What, Flag string
+}
+
+func (e *PortInUseError) Error() string {
+	return fmt.Sprintf("port %d for %s is taken (another Temporal server?); stop what uses it or choose another with %s", e.Port, e.What, e.Flag)
+}
+
+// StartDevServer starts a Temporal dev server on 127.0.0.1 (on opts.Port,
+// or a free port), with the overseer search attributes registered, and
+// returns once a client is connected. The server keeps an in-memory
+// database: all state is lost on Stop. It runs in its own process group
+// and, on Linux, dies with this process even when this process is killed
+// (SIGKILL included), so it never outlives its owner.
 //
 // If ctx has no deadline, start-up gives up after about a minute.
 func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, error) {
@@ -192,10 +223,32 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 	if logLevel == "" {
 		logLevel = "error"
 	}
-	extraArgs, err := searchAttributeArgs(opts.SearchAttributes)
+	saArgs, err := searchAttributeArgs(opts.SearchAttributes)
 	if err != nil {
 		return nil, err
 	}
+	port, err := pickPort(opts.Port, "the Temporal frontend", "--port")
+	if err != nil {
+		return nil, err
+	}
+	uiPort := 0
+	if opts.UI {
+		want := opts.UIPort
+		if want == 0 && opts.Port != 0 {
+			want = opts.Port + 1000
+		}
+		if uiPort, err = pickPort(want, "the Temporal Web UI", "--ui-port"); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--namespace", namespace,
+		"--log-level", logLevel, "--dynamic-config-value", "frontend.enableServerVersionCheck=false"}
+	if opts.UI {
+		args = append(args, "--ui-port", strconv.Itoa(uiPort))
+	} else {
+		args = append(args, "--headless")
+	}
+	args = append(args, saArgs...)
 
 	// Keep the tail of the server's output so a failed start can say why.
 	var stdout, stderr io.Writer = os.Stdout, os.Stderr
@@ -203,30 +256,92 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 		stdout, stderr = opts.Output, opts.Output
 	}
 	tail := &tailBuffer{max: 4096}
-	stdout, stderr = io.MultiWriter(stdout, tail), io.MultiWriter(stderr, tail)
-
-	server, err := sdktestsuite.StartDevServer(ctx, sdktestsuite.DevServerOptions{
-		ExistingPath: exe, // set => the SDK never downloads a CLI
-		ClientOptions: &client.Options{
-			Namespace: namespace,
-			Logger:    opts.Logger,
-		},
-		// EnableUI false => --headless; HTTP API and /metrics ports are
-		// chosen freely by the CLI; the gRPC port is a free port picked by
-		// the SDK.
-		EnableUI:  opts.UI,
-		LogLevel:  logLevel,
-		ExtraArgs: extraArgs,
-		Stdout:    stdout,
-		Stderr:    stderr,
-	})
-	if err != nil {
+	s := &DevServer{hostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), uiPort: uiPort, namespace: namespace,
+		exited: make(chan struct{})}
+	s.cmd = exec.Command(exe, args...)
+	s.cmd.Stdout, s.cmd.Stderr = io.MultiWriter(stdout, tail), io.MultiWriter(stderr, tail)
+	if f, ok := opts.Output.(*os.File); ok {
+		// Straight to the file: no pipe through this process (and no tail
+		// for the error message; the output is in the file).
+		s.cmd.Stdout, s.cmd.Stderr = f, f
+	}
+	s.cmd.SysProcAttr = serverProcAttr()
+	if err := s.start(); err != nil {
+		return nil, fmt.Errorf("starting temporal dev server (%s): %w", exe, err)
+	}
+	fail := func(err error) (*DevServer, error) {
+		_ = s.kill()
 		if out := strings.TrimSpace(tail.String()); out != "" {
 			return nil, fmt.Errorf("starting temporal dev server (%s): %w\nserver output:\n%s", exe, err, out)
 		}
 		return nil, fmt.Errorf("starting temporal dev server (%s): %w", exe, err)
 	}
-	return &DevServer{server: server, namespace: namespace, ui: opts.UI}, nil
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+	}
+	s.client, err = s.waitReady(ctx, client.Options{HostPort: s.hostPort, Namespace: namespace, Logger: opts.Logger})
+	if err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// start starts the process from a goroutine locked to its OS thread, which
+// then waits for the process: Linux's parent-death signal fires when the
+// *thread* that started the child exits, so that thread must live exactly
+// as long as the server.
+func (s *DevServer) start() error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the server
+		if err := s.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
+	}()
+	return <-started
+}
+
+// waitReady dials the server until it answers, the process exits or ctx
+// ends.
+func (s *DevServer) waitReady(ctx context.Context, opts client.Options) (client.Client, error) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		c, err := client.DialContext(dctx, opts)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("the server exited before it was ready (%v)", s.waitErr)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the server did not answer at %s in time: %w", s.hostPort, err)
+		case <-t.C:
+		}
+	}
+}
+
+// pickPort returns want when it is free, a free port when want is 0, and
+// a PortInUseError otherwise.
+func pickPort(want int, what, flag string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(want)))
+	if err != nil {
+		if want != 0 {
+			return 0, &PortInUseError{Port: want, What: what, Flag: flag}
+		}
+		return 0, fmt.Errorf("find a free port for %s: %w", what, err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	return port, nil
 }
 
 // searchAttributeArgs returns the --search-attribute flags (sorted by name)
@@ -256,38 +371,64 @@ func searchAttributeArgs(extra map[string]enumspb.IndexedValueType) ([]string, e
 
 // Client returns the client connected to the server's namespace. It is
 // closed by Stop.
-func (s *DevServer) Client() client.Client { return s.server.Client() }
+func (s *DevServer) Client() client.Client { return s.client }
 
 // UIAddress returns the Web UI's URL, or "" when the server is headless.
 func (s *DevServer) UIAddress() string {
-	if !s.ui {
+	if s.uiPort == 0 {
 		return ""
 	}
-	host, port, err := net.SplitHostPort(s.FrontendHostPort())
-	if err != nil {
-		return ""
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf("http://%s:%d", host, n+1000)
+	return fmt.Sprintf("http://127.0.0.1:%d", s.uiPort)
 }
 
 // FrontendHostPort returns the server's gRPC host:port.
-func (s *DevServer) FrontendHostPort() string { return s.server.FrontendHostPort() }
+func (s *DevServer) FrontendHostPort() string { return s.hostPort }
 
 // Namespace returns the namespace Client is connected to.
 func (s *DevServer) Namespace() string { return s.namespace }
 
-// Stop closes the client, interrupts the server and waits for it to exit.
-// It is safe to call more than once; later calls return the first result.
+// PID is the server process' id.
+func (s *DevServer) PID() int { return s.cmd.Process.Pid }
+
+// Stop closes the client, interrupts the server and waits for it to exit;
+// a server still running after 10 s is killed with its process group. It
+// is safe to call more than once; later calls return the first result.
 func (s *DevServer) Stop() error {
 	s.stopOnce.Do(func() {
-		s.server.Client().Close()
-		s.stopErr = s.server.Stop()
+		s.client.Close()
+		if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+			select {
+			case <-s.exited: // already gone
+			default:
+				s.stopErr = fmt.Errorf("stop temporal dev server: %w", err)
+				_ = s.kill()
+				return
+			}
+		}
+		t := time.NewTimer(10 * time.Second)
+		defer t.Stop()
+		select {
+		case <-s.exited:
+		case <-t.C:
+			s.stopErr = s.kill()
+			if s.stopErr == nil {
+				s.stopErr = errors.New("stop temporal dev server: it ignored the interrupt for 10 s and was killed")
+			}
+			return
+		}
+		var exit *exec.ExitError
+		if s.waitErr != nil && !(errors.As(s.waitErr, &exit) && exitedOnInterrupt(exit)) {
+			s.stopErr = fmt.Errorf("temporal dev server: %w", s.waitErr)
+		}
 	})
 	return s.stopErr
+}
+
+// kill kills the server's process group and waits for the server.
+func (s *DevServer) kill() error {
+	err := killGroup(s.cmd.Process)
+	<-s.exited
+	return err
 }
 
 // tailBuffer keeps the last max bytes written to it.

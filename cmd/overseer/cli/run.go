@@ -194,6 +194,8 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	df.register(fs, DefaultDashboardListen)
 	noDashboard := fs.Bool("no-dashboard", false, "do not serve the dashboard")
 	metrics := fs.String("metrics", "127.0.0.1:9090", "serve the worker's Prometheus metrics on this host:port at /metrics (empty: none)")
+	port := fs.Int("port", 7233, "the dev server's gRPC port on 127.0.0.1 (0: any free port)")
+	uiPort := fs.Int("ui-port", 8233, "the Temporal Web UI's port (0: any free port)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -201,15 +203,19 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err := noArgs(pos); err != nil {
 		return err
 	}
+	if *port < 0 || *port > 65535 || *uiPort < 0 || *uiPort > 65535 {
+		return fmt.Errorf("%w: --port and --ui-port take a port number from 0 to 65535", ErrUsage)
+	}
 	cfg := worker.Config{TaskQueue: *taskQueue}
 	if err := wf.apply(&cfg); err != nil {
 		return err
 	}
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{UI: true, Output: io.Discard})
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{UI: true, Output: io.Discard, Port: *port, UIPort: *uiPort})
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
+	cfg.Namespace = srv.Namespace()
 	ms, err := startMetrics(*metrics, &cfg)
 	if err != nil {
 		return err
@@ -264,7 +270,11 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	if ms != nil {
 		fmt.Fprintf(out, "Worker metrics       %s\n", ms.URL())
 	}
-	fmt.Fprintf(out, "Start a job:         overseer start --address %s --scenario looping --objective \"Add CSV export\"\n", srv.FrontendHostPort())
+	address := ""
+	if !strings.HasSuffix(srv.FrontendHostPort(), ":7233") { // the CLI's default needs no flag
+		address = " --address " + srv.FrontendHostPort()
+	}
+	fmt.Fprintf(out, "Start a job:         overseer start%s --scenario looping --objective \"Add CSV export\"\n", address)
 	fmt.Fprintln(out, "Ctrl-C stops everything (the dev server keeps no data).")
 	<-ctx.Done()
 	fmt.Fprintln(out, "Stopping.")

@@ -1,0 +1,185 @@
+package testsuite_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/testsuite"
+)
+
+const ownerHelperEnv = "OVERSEER_TEST_DEVSERVER_OWNER"
+
+// TestDevServerOwnerHelper is the process the next test kills: it starts a
+// dev server, says where it is and waits to be killed. It does nothing in
+// a normal run.
+func TestDevServerOwnerHelper(t *testing.T) {
+	if os.Getenv(ownerHelperEnv) != "1" {
+		t.Skip("helper process of TestDevServerDiesWithItsOwner")
+	}
+	// A file, not a pipe: the server must not die merely because nobody
+	// reads its output any more.
+	out, err := os.CreateTemp("", "devserver-owner-*.log")
+	if err != nil {
+		fmt.Println("ERROR", err)
+		os.Exit(1)
+	}
+	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{Output: out})
+	if err != nil {
+		fmt.Println("ERROR", err)
+		os.Exit(1)
+	}
+	fmt.Println("READY", srv.PID(), srv.FrontendHostPort())
+	select {} // until killed
+}
+
+// alive reports whether pid runs (a zombie nobody reaped does not).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses: "pid (comm) S …".
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
+}
+
+func TestDevServerDiesWithItsOwner(t *testing.T) {
+	requireCLI(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux only")
+	}
+	owner := exec.Command(os.Args[0], "-test.run=^TestDevServerOwnerHelper$", "-test.count=1")
+	owner.Env = append(os.Environ(), ownerHelperEnv+"=1")
+	stdout, err := owner.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, owner.Start())
+	t.Cleanup(func() { _ = owner.Process.Kill(); _ = owner.Wait() })
+
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "READY ") || strings.HasPrefix(sc.Text(), "ERROR ") {
+				lines <- sc.Text()
+				return
+			}
+		}
+		close(lines)
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the owner never reported its dev server")
+	}
+	f := strings.Fields(line)
+	require.Len(t, f, 3, line)
+	pid, err := strconv.Atoi(f[1])
+	require.NoError(t, err)
+	hostPort := f[2]
+	require.True(t, alive(pid))
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // only if the test failed
+
+	require.NoError(t, owner.Process.Signal(syscall.SIGKILL))
+	_ = owner.Wait()
+	eventually(t, "the dev server to die with its killed owner", 10*time.Second, func() bool { return !alive(pid) })
+	eventually(t, "the port to close", 10*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", hostPort, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+}
+
+func TestDevServerPortTakenIsOneSentence(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	_, err = testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
+		ExistingPath: os.Args[0], // never run: the port is checked first
+		Port:         port,
+	})
+	var inUse *testsuite.PortInUseError
+	require.ErrorAs(t, err, &inUse)
+	assert.Equal(t, fmt.Sprintf("port %d for the Temporal frontend is taken (another Temporal server?); stop what uses it or choose another with --port", port), err.Error())
+}
+
+func TestDevServerOnTheGivenPorts(t *testing.T) {
+	requireCLI(t)
+	free := func() int {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	port, uiPort := free(), free()
+	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{Output: io.Discard, UI: true, Port: port, UIPort: uiPort})
+	require.NoError(t, err)
+	defer srv.Stop()
+	assert.Equal(t, fmt.Sprintf("127.0.0.1:%d", port), srv.FrontendHostPort())
+	assert.Equal(t, fmt.Sprintf("http://127.0.0.1:%d", uiPort), srv.UIAddress())
+	eventually(t, "the Web UI to answer", 30*time.Second, func() bool {
+		resp, err := http.Get(srv.UIAddress())
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+func TestTemporalCLIFromPATHOutsideACheckout(t *testing.T) {
+	t.Setenv("OVERSEER_TEMPORAL_CLI", "")
+	t.Chdir(t.TempDir()) // not a checkout: no .tools/bin
+	bin := t.TempDir()
+	exe := filepath.Join(bin, "temporal")
+	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
+	t.Setenv("PATH", bin)
+	got, err := testsuite.TemporalCLIPath()
+	require.NoError(t, err)
+	assert.Equal(t, exe, got)
+
+	t.Setenv("PATH", t.TempDir())
+	_, err = testsuite.TemporalCLIPath()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "put `temporal` on PATH")
+	assert.Contains(t, err.Error(), "OVERSEER_TEMPORAL_CLI")
+	assert.False(t, errors.Is(err, os.ErrNotExist))
+}
+
+func TestOverseerDevSaysWhenItsPortIsTaken(t *testing.T) {
+	requireCLI(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	var out, errOut strings.Builder
+	code := cli.Main(context.Background(), []string{"dev", "--port", strconv.Itoa(port), "--no-dashboard", "--metrics", ""}, &out, &errOut)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, fmt.Sprintf("overseer dev: port %d for the Temporal frontend is taken (another Temporal server?); stop what uses it or choose another with --port\n", port), errOut.String())
+
+	code = cli.Main(context.Background(), []string{"dev", "--port", "0", "--ui-port", strconv.Itoa(port), "--no-dashboard", "--metrics", ""}, &out, &errOut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut.String(), fmt.Sprintf("port %d for the Temporal Web UI is taken", port))
+	assert.Contains(t, errOut.String(), "--ui-port")
+}
