@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
 // dispatcherGoroutines counts the observer goroutines alive now.
@@ -128,3 +130,26 @@ func TestActivityScopeFallsBackToUnscoped(t *testing.T) {
 }
 
 var _ interceptor.WorkerInterceptor = (*Interceptor)(nil)
+
+// advancing is a judge that takes d of the fake clock's time.
+type advancing struct {
+	clock *fakeClock
+	d     time.Duration
+}
+
+func (a advancing) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
+	a.clock.Advance(a.d)
+	return HeuristicJudge{}.Decide(ctx, req)
+}
+
+func TestJudgmentElapsedFollowsTheInjectedClock(t *testing.T) {
+	clock := newFakeClock()
+	var recs []Record
+	s, err := New(Options{Mode: Shadow, Judge: advancing{clock, 3 * time.Second}, Thresholds: Thresholds{No: 0.2, Yes: 0.8},
+		Clock: clock, OnRecord: func(r Record) { recs = append(recs, r) }})
+	require.NoError(t, err)
+	d := s.ObserveSnapshot(t.Context(), Snapshot{Scope: Scope{UserID: "u", SessionID: "s", RunID: "r"}, Sequence: 1, Task: "Fix the export", WorkerActive: true})
+	require.NotEqual(t, Error, d.Status, d.Reason)
+	require.Len(t, recs, 1)
+	assert.Equal(t, 3*time.Second, recs[0].Elapsed)
+}

@@ -56,6 +56,9 @@ type Options struct {
 	// OnRecord receives one Record per judgment. It must return quickly; a
 	// panic in it is swallowed. If not set, records are dropped.
 	OnRecord func(Record)
+	// Clock times each judgment (Record.Elapsed). If not set, the real
+	// clock. The budget itself is a context deadline, in real time.
+	Clock Clock
 }
 
 // Supervisor judges one snapshot at a time and recommends advice. It is
@@ -82,6 +85,9 @@ func New(opts Options) (*Supervisor, error) {
 	}
 	s := &Supervisor{mode: mode, judge: opts.Judge, thresholds: opts.Thresholds, limits: opts.Limits,
 		budget: opts.Budget, version: opts.Version, onRecord: opts.OnRecord, now: time.Now}
+	if opts.Clock != nil {
+		s.now = opts.Clock.Now
+	}
 	if s.limits == (Limits{}) {
 		s.limits = DefaultLimits()
 	}
