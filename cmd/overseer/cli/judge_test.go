@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli/clitest"
-	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer/jev/jevhttp"
 	"github.com/corohq/temporal-overseer/testsuite/judgetest"
 	"github.com/corohq/temporal-overseer/worker"
