@@ -119,23 +119,29 @@ var sdkOnlyTags = map[string]bool{"client_name": true, "worker_type": true, "act
 // overseerTags is the metrics handler the SDK gets: it passes everything
 // through, except that overseer_* series leave out sdkOnlyTags.
 type overseerTags struct {
-	base client.MetricsHandler
-	tags map[string]string
+	base   client.MetricsHandler // untagged
+	tags   map[string]string
+	tagged client.MetricsHandler // base with all tags, for the SDK's series; nil: base
 }
 
 func (h overseerTags) WithTags(tags map[string]string) client.MetricsHandler {
 	merged := make(map[string]string, len(h.tags)+len(tags))
 	maps.Copy(merged, h.tags)
 	maps.Copy(merged, tags)
-	return overseerTags{base: h.base, tags: merged}
+	// Tagged now, as the wrapped handler would be: the SDK records through
+	// it often, the overseer rarely.
+	return overseerTags{base: h.base, tags: merged, tagged: h.base.WithTags(merged)}
 }
 
 func (h overseerTags) handler(name string) client.MetricsHandler {
-	tags := h.tags
-	if strings.HasPrefix(name, "overseer_") {
-		tags = maps.Clone(tags)
-		maps.DeleteFunc(tags, func(k, _ string) bool { return sdkOnlyTags[k] })
+	if !strings.HasPrefix(name, "overseer_") {
+		if h.tagged == nil {
+			return h.base
+		}
+		return h.tagged
 	}
+	tags := maps.Clone(h.tags)
+	maps.DeleteFunc(tags, func(k, _ string) bool { return sdkOnlyTags[k] })
 	if len(tags) == 0 {
 		return h.base
 	}
