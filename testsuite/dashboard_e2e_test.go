@@ -160,7 +160,7 @@ func TestDashboardInChromium(t *testing.T) {
 	exe := requireChromium(t)
 	srv := devServer(t)
 	c := srv.Client()
-	tq, _ := meteredWorker(t, srv, worker.Config{})
+	tq, _ := meteredWorker(t, srv, worker.Config{JudgeConfig: worker.JudgeConfig{Kind: worker.JudgeHeuristic}}) // the page is checked against the rule-by-rule verdicts
 	url := startDashboard(t, srv)
 
 	if *screenshots {
