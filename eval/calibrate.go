@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -118,7 +117,7 @@ func pauseThreshold(runs []ScoredRun, p overseer.Policy, budget float64) (float6
 			continue
 		}
 		succeeded++
-		if PolicyRatesOf([]ScoredRun{r}, noP).FalsePauses > 0 {
+		if firstPause(r, noP) >= 0 {
 			breachPaused++
 		} else if ok {
 			lows = append(lows, low)
@@ -128,17 +127,9 @@ func pauseThreshold(runs []ScoredRun, p overseer.Policy, budget float64) (float6
 	if allowed < 0 {
 		return 0, false
 	}
-	sort.Float64s(lows)
-	if allowed >= len(lows) {
+	t := thresholdUnder(candidates, lows, allowed, 0)
+	if math.IsInf(t, 1) {
 		return 1, true
-	}
-	// Flag "min P ≤ t" for at most `allowed` of the spared succeeded runs:
-	// t below lows[allowed]; take the highest candidate value under it.
-	t := 0.0
-	for _, v := range candidates {
-		if v < lows[allowed] && v > t {
-			t = v
-		}
 	}
 	return math.Floor(t*1000+1e-9) / 1000, true
 }

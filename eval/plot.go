@@ -14,13 +14,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// rocCurve is the ROC of scores (higher = more likely failed).
-func rocCurve(scores []float64, failed []bool) plotter.XYs {
-	idx := make([]int, len(scores))
+// rocCurve is the ROC of answers P(on objective), failed runs positive:
+// flagging "P ≤ t" for every t, from the lowest P up.
+func rocCurve(p []float64, failed []bool) plotter.XYs {
+	idx := make([]int, len(p))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.Slice(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	sort.Slice(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
 	var pos, neg float64
 	for _, f := range failed {
 		if f {
@@ -33,7 +34,7 @@ func rocCurve(scores []float64, failed []bool) plotter.XYs {
 	var tp, fp float64
 	for i := 0; i < len(idx); {
 		j := i
-		for j < len(idx) && scores[idx[j]] == scores[idx[i]] {
+		for j < len(idx) && p[idx[j]] == p[idx[i]] {
 			if failed[idx[j]] {
 				tp++
 			} else {
@@ -58,18 +59,10 @@ func WritePlots(dir string, runs []ScoredRun, rep Report) error {
 	roc.X.Label.Text = "share of succeeded runs flagged (false pauses)"
 	roc.Y.Label.Text = "share of failed runs flagged (catches)"
 	roc.X.Min, roc.X.Max, roc.Y.Min, roc.Y.Max = 0, 1, 0, 1
-	diag, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
-	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	roc.Add(diag)
+	roc.Add(dashedDiagonal())
 	for i, f := range CheckpointFractions {
-		var scores []float64
-		var failed []bool
-		for _, r := range runs {
-			if v, ok := answerAt(r, f*float64(r.Steps)); ok && r.Steps > 0 {
-				scores, failed = append(scores, 1-v), append(failed, r.Failed())
-			}
-		}
-		line, err := plotter.NewLine(rocCurve(scores, failed))
+		p, failed := answersOf(runs, atFraction(f))
+		line, err := plotter.NewLine(rocCurve(p, failed))
 		if err != nil {
 			return err
 		}
@@ -89,9 +82,7 @@ func WritePlots(dir string, runs []ScoredRun, rep Report) error {
 	cal.X.Label.Text = "P(on objective) answered"
 	cal.Y.Label.Text = "share of those runs that succeeded"
 	cal.X.Min, cal.X.Max, cal.Y.Min, cal.Y.Max = 0, 1, 0, 1
-	ideal, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
-	ideal.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	cal.Add(ideal)
+	cal.Add(dashedDiagonal())
 	var pts plotter.XYs
 	for _, c := range rep.Checkpoints {
 		if c.At != "50%" {
@@ -114,6 +105,14 @@ func WritePlots(dir string, runs []ScoredRun, rep Report) error {
 	}
 	cal.Legend.Top, cal.Legend.Left = true, true
 	return cal.Save(5*vg.Inch, 5*vg.Inch, filepath.Join(dir, "calibration.svg"))
+}
+
+// dashedDiagonal is the chance line of a ROC and the ideal of a
+// reliability diagram.
+func dashedDiagonal() *plotter.Line {
+	line, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}}) // two finite points: no error
+	line.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	return line
 }
 
 func palette(i int) color.RGBA {

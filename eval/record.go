@@ -205,8 +205,6 @@ type Boundary struct {
 	Steps  int
 	Run    overseer.PhaseRun
 	Report *overseer.PhaseReport
-	// Assessment is the recorded one, if the record carries it.
-	Assessment *RecordedAssessment
 }
 
 // Boundaries groups a record's steps into phase runs, in order. For
@@ -224,7 +222,7 @@ func (r Record) Boundaries() []Boundary {
 			run := overseer.PhaseRun{Phase: s.Phase, Failed: s.Failed, Duration: time.Duration(s.DurationMS) * time.Millisecond}
 			rep := &overseer.PhaseReport{Turns: max(1, s.Turns), CostUSD: s.CostUSD, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
 				Rework: s.Rework, FailedToolCategories: s.FailedTools, OutputMissing: s.OutputMissing}
-			out = append(out, Boundary{Steps: steps, Run: run, Report: rep, Assessment: s.Assessment})
+			out = append(out, Boundary{Steps: steps, Run: run, Report: rep})
 		}
 		return out
 	}

@@ -10,8 +10,6 @@ type Replayed struct {
 	// Steps is the number of agent steps done at this boundary.
 	Steps      int
 	Trajectory overseer.Trajectory
-	// Assessment is the one recorded at this boundary, if any.
-	Assessment *RecordedAssessment
 }
 
 // Replay rebuilds, boundary by boundary, the bounded trajectory of a
@@ -23,7 +21,7 @@ func Replay(rec Record) []Replayed {
 	out := make([]Replayed, 0, len(bs))
 	for _, b := range bs {
 		r.RecordPhase(b.Run, b.Report)
-		out = append(out, Replayed{Steps: b.Steps, Trajectory: r.Trajectory(), Assessment: b.Assessment})
+		out = append(out, Replayed{Steps: b.Steps, Trajectory: r.Trajectory()})
 	}
 	return out
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 
 	"github.com/corohq/temporal-overseer/overseer"
@@ -90,12 +90,7 @@ func answerAt(r ScoredRun, limit float64) (float64, bool) {
 func Checkpoints(runs []ScoredRun) []Checkpoint {
 	var out []Checkpoint
 	for _, f := range CheckpointFractions {
-		out = append(out, checkpoint(fmt.Sprintf("%.0f%%", 100*f), runs, func(r ScoredRun) (float64, bool) {
-			if r.Steps == 0 {
-				return 0, false
-			}
-			return answerAt(r, f*float64(r.Steps))
-		}))
+		out = append(out, checkpoint(fmt.Sprintf("%.0f%%", 100*f), runs, atFraction(f)))
 	}
 	for _, n := range CheckpointSteps {
 		out = append(out, checkpoint(fmt.Sprintf("%d steps", n), runs, func(r ScoredRun) (float64, bool) {
@@ -108,16 +103,31 @@ func Checkpoints(runs []ScoredRun) []Checkpoint {
 	return out
 }
 
-func checkpoint(at string, runs []ScoredRun, answer func(ScoredRun) (float64, bool)) Checkpoint {
-	c := Checkpoint{At: at}
-	var p []float64
-	var failed []bool
+// atFraction answers with the latest answer at or before fraction f of
+// each run's steps.
+func atFraction(f float64) func(ScoredRun) (float64, bool) {
+	return func(r ScoredRun) (float64, bool) {
+		if r.Steps == 0 {
+			return 0, false
+		}
+		return answerAt(r, f*float64(r.Steps))
+	}
+}
+
+// answersOf collects one answer per run that has one, with the run's class.
+func answersOf(runs []ScoredRun, answer func(ScoredRun) (float64, bool)) (p []float64, failed []bool) {
 	for _, r := range runs {
 		if v, ok := answer(r); ok {
 			p = append(p, v)
 			failed = append(failed, r.Failed())
 		}
 	}
+	return p, failed
+}
+
+func checkpoint(at string, runs []ScoredRun, answer func(ScoredRun) (float64, bool)) Checkpoint {
+	c := Checkpoint{At: at}
+	p, failed := answersOf(runs, answer)
 	c.Runs = len(p)
 	scores := make([]float64, len(p))
 	var brier float64
@@ -144,27 +154,34 @@ func checkpoint(at string, runs []ScoredRun, answer func(ScoredRun) (float64, bo
 }
 
 // thresholdAtBudget is the highest threshold t among the values such that
-// "value ≤ t" holds for at most budget of the negatives (succeeded runs),
-// or -1 when even the lowest value exceeds it.
+// "value ≤ t" holds for at most budget of the negatives (succeeded runs):
+// -1 when even the lowest value exceeds it, +Inf when the budget covers
+// every negative, NaN without negatives.
 func thresholdAtBudget(values []float64, failed []bool, budget float64) float64 {
-	var ok []float64
+	var negatives []float64
 	for i, v := range values {
 		if !failed[i] {
-			ok = append(ok, v)
+			negatives = append(negatives, v)
 		}
 	}
-	if len(ok) == 0 {
+	if len(negatives) == 0 {
 		return math.NaN()
 	}
-	sort.Float64s(ok)
-	allowed := int(math.Floor(budget*float64(len(ok)) + 1e-9))
-	if allowed >= len(ok) {
+	return thresholdUnder(values, negatives, int(math.Floor(budget*float64(len(negatives))+1e-9)), -1)
+}
+
+// thresholdUnder returns the highest candidate below the (allowed+1)-th
+// lowest negative, so that "value ≤ t" holds for at most allowed
+// negatives: floor when no candidate is that low, +Inf when allowed covers
+// every negative.
+func thresholdUnder(candidates, negatives []float64, allowed int, floor float64) float64 {
+	if allowed >= len(negatives) {
 		return math.Inf(1)
 	}
-	// Any t below ok[allowed] flags at most `allowed` succeeded runs.
-	t := -1.0
-	for _, v := range values {
-		if v < ok[allowed] && v > t {
+	limit := slices.Sorted(slices.Values(negatives))[allowed]
+	t := floor
+	for _, v := range candidates {
+		if v < limit && v > t {
 			t = v
 		}
 	}
@@ -251,13 +268,7 @@ func (r *PolicyRates) finish() {
 func PolicyRatesOf(runs []ScoredRun, p overseer.Policy) PolicyRates {
 	var r PolicyRates
 	for _, run := range runs {
-		first := -1
-		for _, pt := range run.Points {
-			if pt.Err == "" && p.Evaluate(pt.Answers).Flagged {
-				first = pt.Steps
-				break
-			}
-		}
+		first := firstPause(run, p)
 		if run.Failed() {
 			r.Failed++
 			if first >= 0 {
@@ -273,6 +284,17 @@ func PolicyRatesOf(runs []ScoredRun, p overseer.Policy) PolicyRates {
 	}
 	r.finish()
 	return r
+}
+
+// firstPause is the number of steps done at the first boundary of the run
+// that the policy flags, or -1 when it flags none.
+func firstPause(r ScoredRun, p overseer.Policy) int {
+	for _, pt := range r.Points {
+		if pt.Err == "" && p.Evaluate(pt.Answers).Flagged {
+			return pt.Steps
+		}
+	}
+	return -1
 }
 
 // Report is the outcome of `overseer eval`.
@@ -310,9 +332,7 @@ func NewReport(judge string, runs []ScoredRun, policy overseer.Policy) Report {
 		}
 	}
 	rep.Checkpoints = Checkpoints(runs)
-	rep.AnyBoundary = checkpoint("any boundary", runs, func(r ScoredRun) (float64, bool) {
-		return minAnswer(r)
-	})
+	rep.AnyBoundary = checkpoint("any boundary", runs, minAnswer)
 	rep.Policy = PolicyRatesOf(runs, policy)
 	return rep
 }

@@ -115,16 +115,3 @@ func scoreRun(ctx context.Context, rec Record, opts ScoreOptions) (ScoredRun, er
 	}
 	return run, nil
 }
-
-// ScoreRecorded turns the assessments a record carries (exported from
-// Temporal) into a scored run, without asking any judge.
-func ScoreRecorded(rec Record) ScoredRun {
-	run := ScoredRun{ID: rec.ID, Family: rec.FamilyName(), Outcome: rec.Outcome, Steps: rec.NumSteps()}
-	for _, b := range rec.Boundaries() {
-		if a := b.Assessment; a != nil {
-			p := Point{Steps: b.Steps, Answers: overseer.Answers{OnObjective: a.OnObjective, Breach: overseer.BreachNone}, Err: a.Error}
-			run.Points = append(run.Points, p)
-		}
-	}
-	return run
-}

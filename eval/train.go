@@ -118,7 +118,6 @@ type TrainingSummary struct {
 
 // sample is one boundary of one run as a training example.
 type sample struct {
-	run    int
 	x      []float64 // raw features, NaN when missing
 	y      bool      // the run succeeded
 	weight float64
@@ -128,21 +127,31 @@ type dataset struct {
 	records []Record
 	samples []sample
 	byRun   [][]int // sample indexes per run
-	steps   [][]int // steps done at each of them
+	// atSelection[k][run] is the run's latest sample at or before
+	// selectionFractions[k] of its steps, or -1.
+	atSelection [][]int
 }
 
 func newDataset(records []Record, names []string) (*dataset, error) {
-	ds := &dataset{records: records, byRun: make([][]int, len(records)), steps: make([][]int, len(records))}
+	ds := &dataset{records: records, byRun: make([][]int, len(records)), atSelection: make([][]int, len(selectionFractions))}
+	for k := range ds.atSelection {
+		ds.atSelection[k] = slices.Repeat([]int{-1}, len(records))
+	}
 	for i, rec := range records {
 		reps := Replay(rec)
+		steps := float64(rec.NumSteps())
 		for _, r := range reps {
 			x, err := overseer.Features(r.Trajectory, names)
 			if err != nil {
 				return nil, err
 			}
+			for k, f := range selectionFractions {
+				if float64(r.Steps) <= f*steps+1e-9 {
+					ds.atSelection[k][i] = len(ds.samples)
+				}
+			}
 			ds.byRun[i] = append(ds.byRun[i], len(ds.samples))
-			ds.steps[i] = append(ds.steps[i], r.Steps)
-			ds.samples = append(ds.samples, sample{run: i, x: x, y: !rec.Outcome.Failed(), weight: 1 / float64(len(reps))})
+			ds.samples = append(ds.samples, sample{x: x, y: !rec.Outcome.Failed(), weight: 1 / float64(len(reps))})
 		}
 	}
 	return ds, nil
@@ -267,6 +276,17 @@ func families(records []Record, idx []int) int {
 	return len(seen)
 }
 
+// otherFolds is every run of the folds but fold f: its training part.
+func otherFolds(folds [][]int, f int) []int {
+	var out []int
+	for g := range folds {
+		if g != f {
+			out = append(out, folds[g]...)
+		}
+	}
+	return out
+}
+
 func samplesOf(ds *dataset, runs []int) []int {
 	var out []int
 	for _, r := range runs {
@@ -279,19 +299,6 @@ func samplesOf(ds *dataset, runs []int) []int {
 // penalty.
 var selectionFractions = []float64{0.25, 0.5, 0.75}
 
-// sampleAt is the run's latest boundary at or before fraction f of its
-// steps, or -1.
-func (ds *dataset) sampleAt(run int, f float64) int {
-	limit := f * float64(ds.records[run].NumSteps())
-	at := -1
-	for k, i := range ds.byRun[run] {
-		if float64(ds.steps[run][k]) <= limit+1e-9 {
-			at = i
-		}
-	}
-	return at
-}
-
 // crossValidate fits on all folds but one, in turn, and returns the
 // out-of-fold linear scores by sample index and the selection criterion:
 // the mean over folds of the mean AUROC (failed runs positive) at 25, 50
@@ -301,24 +308,18 @@ func crossValidate(ds *dataset, folds [][]int, pool []string, cols []int, lambda
 	scores := map[int]float64{}
 	crit, n := 0.0, 0
 	for f := range folds {
-		var train []int
-		for g := range folds {
-			if g != f {
-				train = append(train, folds[g]...)
-			}
-		}
-		ft, err := fitOn(ds, samplesOf(ds, train), pool, cols, lambda)
+		ft, err := fitOn(ds, samplesOf(ds, otherFolds(folds, f)), pool, cols, lambda)
 		if err != nil {
 			return nil, 0, err
 		}
 		for _, i := range samplesOf(ds, folds[f]) {
 			scores[i] = ft.score(ds.samples[i].x)
 		}
-		for _, frac := range selectionFractions {
+		for k := range selectionFractions {
 			var s []float64
 			var failed []bool
 			for _, r := range folds[f] {
-				if i := ds.sampleAt(r, frac); i >= 0 {
+				if i := ds.atSelection[k][r]; i >= 0 {
 					s, failed = append(s, -scores[i]), append(failed, !ds.samples[i].y)
 				}
 			}
@@ -447,33 +448,29 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	for i := range all {
 		all[i] = i
 	}
-	if families(records, all) < 3 {
+	nFamilies := families(records, all)
+	if nFamilies < 3 {
 		return nil, errors.New("train: nested cross-validation needs runs of at least three task families (set task.family)")
 	}
 	res := &TrainResult{}
 	outer := groupFolds(records, all, opts.Folds)
 	res.Folds = len(outer)
 	res.CV = make([]ScoredRun, len(records))
-	for f := range outer {
-		var train []int
-		for g := range outer {
-			if g != f {
-				train = append(train, outer[g]...)
-			}
+	pick := func(runs []int) []Record {
+		out := make([]Record, len(runs))
+		for i, r := range runs {
+			out[i] = records[r]
 		}
+		return out
+	}
+	for f := range outer {
+		train := otherFolds(outer, f)
 		ft, _, err := fitCalibrated(ds, train, opts.Features, opts.Lambdas, opts.Folds-1)
 		if err != nil {
 			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
 		}
 		m, _ := ft.model(fmt.Sprintf("cv-fold-%d", f+1))
 		judge := &overseer.LearnedJudge{Model: m}
-		pick := func(runs []int) []Record {
-			out := make([]Record, len(runs))
-			for i, r := range runs {
-				out[i] = records[r]
-			}
-			return out
-		}
 		// The pause threshold this fold's policy would ship with, chosen on
 		// its training runs only (scored in-sample: what a user would have).
 		trainScored, err := Score(ctx, pick(train), ScoreOptions{Judge: judge})
@@ -500,7 +497,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	res.Lambda = lambda
-	res.Summary = TrainingSummary{Runs: len(records), Families: families(records, all), Boundaries: len(ds.samples),
+	res.Summary = TrainingSummary{Runs: len(records), Families: nFamilies, Boundaries: len(ds.samples),
 		Lambda: lambda, Folds: res.Folds, CVAUROC: map[string]float64{}}
 	agents := map[string]bool{}
 	for _, r := range records {
@@ -543,9 +540,4 @@ func weightsHash(m *overseer.LearnedModel) string {
 	return hex.EncodeToString(h.Sum(nil))[:10]
 }
 
-func round4(v float64) float64 {
-	if math.IsNaN(v) {
-		return v
-	}
-	return math.Round(v*1e4) / 1e4
-}
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
