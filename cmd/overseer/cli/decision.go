@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -55,7 +56,7 @@ func (s *scoringFlags) score(ctx context.Context, records []eval.Record) (string
 	if err != nil {
 		return "", overseer.Policy{}, nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	policy := cfg.DefaultPolicy()
+	policy := overseer.PolicyFor(judge)
 	if s.policy != "" {
 		if policy, err = overseer.LoadPolicy(s.policy); err != nil {
 			return "", overseer.Policy{}, nil, err
@@ -163,7 +164,7 @@ func printRates(out io.Writer, r eval.PolicyRates) {
 }
 
 func pct(n eval.Num) string {
-	if n.String() == "–" {
+	if math.IsNaN(float64(n)) {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f%%", 100*float64(n))
@@ -199,8 +200,8 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	if *modelOut == "" {
 		return fmt.Errorf("%w: give --out FILE for the model", ErrUsage)
 	}
-	if !(*budget > 0 && *budget < 1) {
-		return fmt.Errorf("%w: --max-false-pause %v: give a share in (0,1), e.g. 0.05", ErrUsage, *budget)
+	if err := checkBudget(*budget); err != nil {
+		return err
 	}
 	records, err := runs.load()
 	if err != nil {
@@ -297,6 +298,15 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
+// checkBudget refuses a false-pause budget outside (0,1) before any run is
+// read.
+func checkBudget(b float64) error {
+	if !(b > 0 && b < 1) {
+		return fmt.Errorf("%w: --max-false-pause %v: give a share in (0,1), e.g. 0.05", ErrUsage, b)
+	}
+	return nil
+}
+
 func writePolicy(path string, c eval.Calibration) error {
 	data, err := overseer.MarshalPolicy(c.Policy, c)
 	if err != nil {
@@ -331,8 +341,8 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	if err := noArgs(rest); err != nil {
 		return err
 	}
-	if !(*budget > 0 && *budget < 1) {
-		return fmt.Errorf("%w: --max-false-pause %v: give a share in (0,1), e.g. 0.05", ErrUsage, *budget)
+	if err := checkBudget(*budget); err != nil {
+		return err
 	}
 	records, err := runs.load()
 	if err != nil {
