@@ -156,6 +156,12 @@ func TestPolicyFiles(t *testing.T) {
 	}
 }
 
+func TestPolicyFor(t *testing.T) {
+	assert.Equal(t, overseer.DefaultLearnedPolicy(), overseer.PolicyFor(&overseer.LearnedJudge{}), "the shipped model has its calibrated policy")
+	assert.Equal(t, overseer.DefaultPolicy(), overseer.PolicyFor(&overseer.LearnedJudge{Model: tokensModel()}), "a model of your own needs your own policy")
+	assert.Equal(t, overseer.DefaultPolicy(), overseer.PolicyFor(overseer.HeuristicJudge{}))
+}
+
 func TestPhaseKindOf(t *testing.T) {
 	for name, want := range map[string]overseer.PhaseKind{
 		"edit": overseer.PhaseKindEdit, "Code": overseer.PhaseKindEdit, "implement-api": overseer.PhaseKindEdit,

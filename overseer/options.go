@@ -65,8 +65,7 @@ type Options struct {
 	Modes map[string]Mode
 
 	// Policy holds the verdict thresholds ([LoadPolicy] reads a policy
-	// file). If not set: DefaultLearnedPolicy() when Judge is not set
-	// either, else DefaultPolicy().
+	// file). If not set, the policy that goes with the judge ([PolicyFor]).
 	Policy Policy
 
 	// PhaseActivities names the activity types that are phases. If empty,
@@ -122,9 +121,9 @@ const (
 func (o Options) withDefaults() (Options, error) {
 	if o.Judge == nil {
 		o.Judge = &LearnedJudge{}
-		if o.Policy == (Policy{}) {
-			o.Policy = DefaultLearnedPolicy()
-		}
+	}
+	if o.Policy == (Policy{}) {
+		o.Policy = PolicyFor(o.Judge)
 	}
 	if o.Mode == "" {
 		o.Mode = ModeObserve
@@ -137,7 +136,6 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("overseer: Modes[%q]: %w", wt, err)
 		}
 	}
-	o.Policy = o.Policy.withDefaults()
 	if err := o.Policy.Validate(); err != nil {
 		return o, err
 	}

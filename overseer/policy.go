@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
 // Band is the status shown for a job, derived from P(on objective).
@@ -76,12 +78,16 @@ func DefaultPolicy() Policy {
 	}
 }
 
-// withDefaults returns p, or DefaultPolicy when p is the zero value.
-func (p Policy) withDefaults() Policy {
-	if p == (Policy{}) {
-		return DefaultPolicy()
+// PolicyFor is the policy that goes with a judge when none is given:
+// [DefaultLearnedPolicy], calibrated for it, for a [LearnedJudge] with the
+// shipped model (Model not set); [DefaultPolicy], the seed's thresholds,
+// for any other judge. A model of your own needs a policy of your own
+// (`overseer calibrate`).
+func PolicyFor(j jev.Judge) Policy {
+	if l, ok := j.(*LearnedJudge); ok && l.Model == nil {
+		return DefaultLearnedPolicy()
 	}
-	return p
+	return DefaultPolicy()
 }
 
 // Validate reports a policy whose thresholds contradict each other.

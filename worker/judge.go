@@ -216,14 +216,3 @@ func (c JudgeConfig) assessTimeout() time.Duration {
 func (c JudgeConfig) isLearned() bool {
 	return c.Kind == "" || strings.EqualFold(c.Kind, JudgeLearned)
 }
-
-// DefaultPolicy is the policy that goes with the configured judge when no
-// policy file is given: the policy calibrated for the shipped model when
-// the judge is the learned judge with that model, the seed thresholds
-// (overseer.DefaultPolicy) for any other judge.
-func (c JudgeConfig) DefaultPolicy() overseer.Policy {
-	if c.isLearned() && c.Model == "" {
-		return overseer.DefaultLearnedPolicy()
-	}
-	return overseer.DefaultPolicy()
-}

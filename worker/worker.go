@@ -52,7 +52,7 @@ type Config struct {
 	JudgeConfig JudgeConfig
 	// Policy holds the verdict thresholds (overseer.LoadPolicy reads the
 	// file `overseer calibrate` writes). If not set, the policy that goes
-	// with the judge (JudgeConfig.DefaultPolicy).
+	// with the judge (overseer.PolicyFor).
 	Policy overseer.Policy
 	// Mode for workflow types not in Modes. If not set, manage for the
 	// reference job and observe for anything else.
@@ -151,13 +151,9 @@ func (cfg Config) PluginOptions() overseer.Options {
 			modes[workflows.JobWorkflowName] = overseer.ModeManage
 		}
 	}
-	policy := cfg.Policy
-	if policy == (overseer.Policy{}) && cfg.Judge == nil {
-		policy = cfg.JudgeConfig.DefaultPolicy()
-	}
 	return overseer.Options{
 		Judge:            cfg.Judge,
-		Policy:           policy,
+		Policy:           cfg.Policy,
 		Mode:             mode,
 		Modes:            modes,
 		SearchAttributes: !cfg.NoSearchAttributes,
