@@ -128,17 +128,23 @@ func FeatureNames() []string {
 func Features(t Trajectory, names []string) ([]float64, error) {
 	out := make([]float64, len(names))
 	for i, n := range names {
-		f, ok := features[n]
-		if !ok {
+		if _, ok := features[n]; !ok {
 			return nil, unknownFeature(n)
 		}
-		v, has := f(t)
-		if !has || math.IsNaN(v) || math.IsInf(v, 0) {
+		v, ok := featureValue(n, t)
+		if !ok {
 			v = math.NaN()
 		}
 		out[i] = v
 	}
 	return out, nil
+}
+
+// featureValue is a known feature's value, false when the trajectory cannot
+// supply it (or it is not finite).
+func featureValue(name string, t Trajectory) (float64, bool) {
+	v, ok := features[name](t)
+	return v, ok && !math.IsNaN(v) && !math.IsInf(v, 0)
 }
 
 // steps is the number of agent steps so far: the turns the phases reported,

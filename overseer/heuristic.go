@@ -56,9 +56,15 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 	}
 	problem := math.Max(breachSignal, 1-onObjective-0.08)
 	severity := clamp(3*problem, 0, 3)
-	blocked := clamp(0.05+0.25*float64(st.Trajectory.FailureStreak), 0, 0.97)
+	blocked := blockedAfter(st.Trajectory.FailureStreak)
 
 	return answersResponse(req, HeuristicModelVersion, breach, confidence, onObjective, severity, blocked), nil
+}
+
+// blockedAfter is P(blocked) after a streak of failed phase runs: 0.05,
+// plus 0.25 per failed run, at most 0.97.
+func blockedAfter(failureStreak int) float64 {
+	return clamp(0.05+0.25*float64(failureStreak), 0, 0.97)
 }
 
 // answersResponse builds the four answers of a rules- or model-based judge:

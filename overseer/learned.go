@@ -139,8 +139,8 @@ func unknownFeature(name string) error {
 func (m *LearnedModel) Score(t Trajectory) float64 {
 	s := m.Intercept
 	for _, f := range m.Features {
-		v, ok := features[f.Name](t)
-		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+		v, ok := featureValue(f.Name, t)
+		if !ok {
 			continue // the training mean: standardised 0
 		}
 		s += f.Weight * (v - f.Mean) / f.Std
@@ -204,7 +204,7 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 	if breach != BreachNone {
 		severity = 3 * confidence
 	}
-	blocked := clamp(0.05+0.25*float64(t.FailureStreak), 0, 0.97)
+	blocked := blockedAfter(t.FailureStreak)
 
 	return answersResponse(req, m.Version, breach, confidence, onObjective, severity, blocked), nil
 }
