@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -46,26 +44,7 @@ const FailedLetter = 'X'
 // A letter carries no duration, cost or tokens: records of this format
 // give a judge the shape of the run only.
 func ImportLetters(path string) ([]Record, error) {
-	paths := []string{path}
-	if fi, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("runs: %w", err)
-	} else if fi.IsDir() {
-		paths, _ = filepath.Glob(filepath.Join(path, "*.csv"))
-	}
-	var out []Record
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("runs: %w", err)
-		}
-		recs, err := ReadLetters(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Base(p), err)
-		}
-		out = append(out, recs...)
-	}
-	return out, nil
+	return readFiles(path, "*.csv", ReadLetters)
 }
 
 // ReadLetters reads the phase-letter sequence CSV format (see

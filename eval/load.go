@@ -3,6 +3,7 @@ package eval
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,11 +113,17 @@ func LoadRuns(path, format string) ([]Record, error) {
 // loadRecordFiles reads one .jsonl file or every *.jsonl file of a
 // directory, in name order.
 func loadRecordFiles(path string) ([]Record, error) {
+	return readFiles(path, "*.jsonl", ReadRecords)
+}
+
+// readFiles reads one file, or every file of a directory that matches glob
+// (in name order), with read; errors name the file.
+func readFiles(path, glob string, read func(io.Reader) ([]Record, error)) ([]Record, error) {
 	paths := []string{path}
 	if fi, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("runs: %w", err)
 	} else if fi.IsDir() {
-		paths, _ = filepath.Glob(filepath.Join(path, "*.jsonl"))
+		paths, _ = filepath.Glob(filepath.Join(path, glob))
 	}
 	var out []Record
 	for _, p := range paths {
@@ -124,7 +131,7 @@ func loadRecordFiles(path string) ([]Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
-		recs, err := ReadRecords(f)
+		recs, err := read(f)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Base(p), err)
