@@ -121,6 +121,16 @@ func decodeResume(raw converter.RawValue) (ResumeRequest, error) {
 	return req, req.Validate()
 }
 
+// accept decodes a resume request and checks it against the open gates:
+// the one rule of the signal, the update and its validator.
+func (r *run) accept(raw converter.RawValue) (ResumeRequest, error) {
+	req, err := decodeResume(raw)
+	if err != nil {
+		return req, err
+	}
+	return req, r.check(req)
+}
+
 // check refuses a valid request the job's gates cannot take.
 func (r *run) check(req ResumeRequest) error {
 	if len(r.open) == 0 {
@@ -158,10 +168,7 @@ func (r *run) registerResume(ctx workflow.Context) error {
 		for {
 			var raw converter.RawValue
 			ch.Receive(ctx, &raw)
-			req, err := decodeResume(raw)
-			if err == nil {
-				err = r.check(req)
-			}
+			req, err := r.accept(raw)
 			if err == nil {
 				_, err = r.resume(ctx, req)
 			}
@@ -181,10 +188,7 @@ func (r *run) registerResume(ctx workflow.Context) error {
 	})
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeUpdateName,
 		func(ctx workflow.Context, raw converter.RawValue) (Gate, error) {
-			req, err := decodeResume(raw)
-			if err == nil {
-				err = r.check(req)
-			}
+			req, err := r.accept(raw)
 			if err != nil {
 				return Gate{}, err
 			}
@@ -192,11 +196,8 @@ func (r *run) registerResume(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{
 			Validator: func(ctx workflow.Context, raw converter.RawValue) error {
-				req, err := decodeResume(raw)
-				if err != nil {
-					return err
-				}
-				return r.check(req)
+				_, err := r.accept(raw)
+				return err
 			},
 			Description: "Resume (or abort) a job paused at an overseer gate; refused unless the job is paused (at the named gate). " +
 				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}; returns the closed gate.`,
