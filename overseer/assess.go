@@ -58,6 +58,17 @@ func NewAssessor(opts Options) (*Assessor, error) {
 	return &Assessor{judge: o.Judge, logger: o.Logger}, nil
 }
 
+// A PureJudge answers from the request alone, in microseconds: no I/O, no
+// clock, no randomness, no goroutines, no shared state it changes. Such a
+// judge may run inside workflow code ([PlacementWorkflow]); its answer is
+// recorded in history, so a worker with another model never changes a run
+// being replayed. [HeuristicJudge] and [LearnedJudge] are pure.
+type PureJudge interface {
+	jev.Judge
+	// Pure marks the judge as safe to run in workflow code.
+	Pure()
+}
+
 // Assess asks the judge the four questions about one boundary. An invalid
 // answer is a non-retryable error of type InvalidAnswerErrorType, a
 // rejected request (jev.ErrRejected) one of type RejectedErrorType, a
@@ -65,12 +76,8 @@ func NewAssessor(opts Options) (*Assessor, error) {
 // other judge error is returned as is and retried by the activity's retry
 // policy.
 func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, error) {
-	req, err := NewRequest(in.Obligations, in.Trajectory)
-	if err != nil {
-		return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidRequestErrorType, err)
-	}
 	start := time.Now()
-	resp, err := a.judge.Decide(ctx, req)
+	out, err := decide(ctx, a.judge, in)
 	latency := time.Since(start)
 	log := a.logger.With(zap.String("workflow_type", in.WorkflowType), zap.String("phase", in.Phase))
 	if activity.IsActivity(ctx) {
@@ -79,6 +86,26 @@ func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 	}
 	if err != nil {
 		log.Warn("overseer judge failed", zap.Duration("latency", latency), zap.Error(err))
+		return AssessOutput{}, err
+	}
+	if out.Latency == 0 {
+		out.Latency = latency
+	}
+	log.Info("overseer assessed phase", zap.Float64("on_objective", out.Answers.OnObjective),
+		zap.String("breach", out.Answers.Breach), zap.Float64("severity", out.Answers.Severity), zap.Duration("latency", out.Latency))
+	return out, nil
+}
+
+// decide asks judge about one boundary and validates its answer, with the
+// error types of [Assessor.Assess]. It reads no clock, so a [PureJudge]
+// can run it in workflow code.
+func decide(ctx context.Context, judge jev.Judge, in AssessInput) (AssessOutput, error) {
+	req, err := NewRequest(in.Obligations, in.Trajectory)
+	if err != nil {
+		return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidRequestErrorType, err)
+	}
+	resp, err := judge.Decide(ctx, req)
+	if err != nil {
 		if errors.Is(err, jev.ErrInvalidAnswer) {
 			return AssessOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidAnswerErrorType, err)
 		}
@@ -89,13 +116,7 @@ func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 	}
 	answers, err := ParseAnswers(req, resp, in.Obligations)
 	if err != nil {
-		log.Warn("overseer judge answered invalidly", zap.Error(err))
 		return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidAnswerErrorType, err)
 	}
-	if resp.Latency > 0 {
-		latency = resp.Latency
-	}
-	log.Info("overseer assessed phase", zap.Float64("on_objective", answers.OnObjective),
-		zap.String("breach", answers.Breach), zap.Float64("severity", answers.Severity), zap.Duration("latency", latency))
-	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: latency}, nil
+	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: resp.Latency}, nil
 }

@@ -131,23 +131,30 @@
 // 2 s apart), the only retry layer. [Options.AssessTimeout] bounds one
 // attempt and [Options.AssessTotalTimeout] all of them (by default 3 ×
 // AssessTimeout + 3 s), so a judge that fails slowly still gets its 3
-// attempts. Observe
-// mode changes nothing. Manage mode fails open (the job continues) until
+// attempts. Manage mode fails open (the job continues) until
 // Policy.MaxConsecutiveFailures failures in a row (default 3), then pauses
-// for manual review.
+// for manual review; a human resume starts the count afresh, so a judge
+// that stays down pauses the job again only after as many failures more.
 //
-// # History budget
+// # Where the judge runs, and what it costs in history
 //
-// overseer.assess runs as a local activity by default: one MarkerRecorded
-// event per boundary, plus one UpsertWorkflowSearchAttributes event when
-// search attributes are enabled and the status changed — at most 2 events
-// per boundary, within the budget of 4. Set [Options.AssessAsActivity] to
-// run it as a regular activity (about 6 events per boundary) on its own task
-// queue, where a fleet can cap judge calls per second. A local activity
-// holds the workflow task until the judge answers (bounded by
-// [Options.AssessTimeout]); in observe mode the workflow's code is not
-// delayed, but the server receives the next phase's schedule command with
-// that workflow task. Choose the regular activity if even that matters.
+// [Options.Placement] says where the judge answers. By default
+// ([PlacementAuto]) a [PureJudge] — the shipped [LearnedJudge] and
+// [HeuristicJudge] — answers in workflow code, inside a side effect: one
+// MarkerRecorded event per boundary, no activity, and no wait. Any other
+// judge (an HTTP judge, a model API) answers in an activity: in observe
+// mode a regular one, so the workflow task that schedules the next phase
+// is never held by the judge (a slow, hanging or failing judge delays no
+// phase; about six events per boundary); in manage mode a local one, since
+// the verdict must be waited for anyway (one event per boundary, and the
+// workflow task waits for the judge). At the end of a run the overseer
+// waits for an assessment still in flight, at most
+// [Options.AssessTotalTimeout], so that every boundary is recorded: this
+// delays the run's completion, never a phase. Search attributes, when
+// enabled, add one UpsertWorkflowSearchAttributes event when the status
+// changed. [PlacementActivity] with [Options.AssessTaskQueue] puts judge
+// calls on a task queue of their own, where a fleet can cap them per
+// second.
 //
 // # Determinism
 //

@@ -156,36 +156,61 @@ func (r *run) openIDs() []string {
 	return ids
 }
 
-func (r *run) registerResume(ctx workflow.Context) error {
+// listen registers the resume update and starts the run's one signal
+// listener: resume signals and in-phase advice.
+func (r *run) listen(ctx workflow.Context) error {
 	// Each signal is received as its raw payload into a fresh value, so a
 	// signal that cannot be decoded is counted and dropped and never leaves
 	// fields behind for the next one.
-	ch := workflow.GetSignalChannelWithOptions(ctx, ResumeSignalName, workflow.SignalChannelOptions{
+	resumes := workflow.GetSignalChannelWithOptions(ctx, ResumeSignalName, workflow.SignalChannelOptions{
 		Description: "Resume (or abort) a job paused at an overseer gate; cannot be refused, so prefer the update. " +
 			`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}.`,
 	})
+	advice := workflow.GetSignalChannelWithOptions(ctx, InPhaseSignalName, workflow.SignalChannelOptions{
+		Description: "In-phase advice from the supervisor of a running phase activity; shown in the status, never acted on.",
+	})
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(resumes, func(c workflow.ReceiveChannel, _ bool) {
+		var raw converter.RawValue
+		c.Receive(ctx, &raw)
+		r.resumeSignal(ctx, raw)
+	})
+	sel.AddReceive(advice, func(c workflow.ReceiveChannel, _ bool) {
+		var a InPhaseAdvice
+		c.Receive(ctx, &a)
+		r.recordInPhase(a)
+	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			var raw converter.RawValue
-			ch.Receive(ctx, &raw)
-			req, err := r.accept(raw)
-			if err == nil {
-				_, err = r.resume(ctx, req)
-			}
-			if err != nil {
-				r.st.Counters.IgnoredResumes++
-				msg := err.Error()
-				var app *temporal.ApplicationError
-				if errors.As(err, &app) {
-					msg = app.Message()
-				}
-				// A signal carries no sender identity the workflow can read;
-				// "by" is the sender's own claim, when it decoded.
-				r.logger.Warn("overseer: dropped resume signal", "reason", msg, "by", clip(req.By, MaxResumeByBytes),
-					"ignored_resumes", r.st.Counters.IgnoredResumes)
-			}
+		for ctx.Err() == nil {
+			sel.Select(ctx)
 		}
 	})
+	return r.registerResumeUpdate(ctx)
+}
+
+// resumeSignal resumes the job if the signal is a valid request for an open
+// gate; otherwise it counts the signal and drops it.
+func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
+	req, err := r.accept(raw)
+	if err == nil {
+		_, err = r.resume(ctx, req)
+	}
+	if err == nil {
+		return
+	}
+	r.st.Counters.IgnoredResumes++
+	msg := err.Error()
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		msg = app.Message()
+	}
+	// A signal carries no sender identity the workflow can read; "by" is
+	// the sender's own claim, when it decoded.
+	r.logger.Warn("overseer: dropped resume signal", "reason", msg, "by", clip(req.By, MaxResumeByBytes),
+		"ignored_resumes", r.st.Counters.IgnoredResumes)
+}
+
+func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeUpdateName,
 		func(ctx workflow.Context, raw converter.RawValue) (Gate, error) {
 			req, err := r.accept(raw)
@@ -232,8 +257,13 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 		}
 		r.open = nil
 		r.aborted = g
-	} else if r.note != nil && req.Note != "" {
-		r.note.ReviewerNote, r.note.ReviewedBy = req.Note, req.By
+	} else {
+		// A human looked: judge failures count afresh, so a judge that stays
+		// down pauses again only after MaxConsecutiveFailures more.
+		r.st.Counters.ConsecutiveFailures = 0
+		if r.note != nil && req.Note != "" {
+			r.note.ReviewerNote, r.note.ReviewedBy = req.Note, req.By
+		}
 	}
 	for _, c := range closed {
 		r.recordGate(*c)

@@ -246,7 +246,7 @@ func TestSlowlyFailingJudgeGetsAllItsAttempts(t *testing.T) {
 	for _, asActivity := range []bool{false, true} {
 		t.Run(map[bool]string{false: "local activity", true: "activity"}[asActivity], func(t *testing.T) {
 			judge := &slowFailingJudge{delay: 150 * time.Millisecond}
-			h := newHarness(t, overseer.Options{Mode: overseer.ModeObserve, Judge: judge, AssessAsActivity: asActivity,
+			h := newHarness(t, overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Placement: map[bool]overseer.Placement{false: overseer.PlacementLocalActivity, true: overseer.PlacementActivity}[asActivity],
 				AssessTimeout: 300 * time.Millisecond})
 			h.env.ExecuteWorkflow(phasesWorkflow, []string{"spec"})
 			require.NoError(t, h.env.GetWorkflowError())

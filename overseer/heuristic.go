@@ -32,6 +32,11 @@ const HeuristicModelVersion = "overseer-heuristic-v1"
 //   - blocked rises with the failure streak.
 type HeuristicJudge struct{}
 
+var _ PureJudge = HeuristicJudge{}
+
+// Pure implements [PureJudge]: the judge may run in workflow code.
+func (HeuristicJudge) Pure() {}
+
 // Decide implements jev.Judge.
 func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
 	if err := ctx.Err(); err != nil {

@@ -1,10 +1,6 @@
 package overseer
 
-import (
-	"time"
-
-	"go.temporal.io/sdk/workflow"
-)
+import "time"
 
 // InPhaseSignalName is the signal by which the in-phase supervisor
 // (package supervision) reports advice about a running phase activity.
@@ -31,21 +27,14 @@ type InPhaseAdvice struct {
 	At                  time.Time `json:"at"`
 }
 
-// registerInPhase records in-phase advice signals in the status: the
-// latest per activity, the most recent activities kept.
-func (r *run) registerInPhase(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, InPhaseSignalName)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			var a InPhaseAdvice
-			ch.Receive(ctx, &a)
-			kept := r.st.InPhase[:0]
-			for _, old := range r.st.InPhase {
-				if old.ActivityID != a.ActivityID {
-					kept = append(kept, old)
-				}
-			}
-			r.st.InPhase = window(kept, a, maxInPhase)
+// recordInPhase records in-phase advice in the status: the latest per
+// activity, the most recent activities kept.
+func (r *run) recordInPhase(a InPhaseAdvice) {
+	kept := r.st.InPhase[:0]
+	for _, old := range r.st.InPhase {
+		if old.ActivityID != a.ActivityID {
+			kept = append(kept, old)
 		}
-	})
+	}
+	r.st.InPhase = window(kept, a, maxInPhase)
 }

@@ -112,16 +112,12 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	}
 	var cfg runConfig
 	pinned := workflow.SideEffect(ctx, func(workflow.Context) any {
-		c := i.opts.runConfigFor(wfType)
-		if modeOverride != "" {
-			c.Mode = modeOverride
-		}
-		return c
+		return i.opts.runConfigFor(wfType, i.opts.modeFor(wfType, modeOverride))
 	})
 	if err := pinned.Get(&cfg); err != nil {
 		return nil, fmt.Errorf("overseer: read pinned configuration: %w", err)
 	}
-	r := newRun(ctx, wfType, cfg)
+	r := newRun(ctx, wfType, cfg, i.opts.Judge)
 	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
 	if err := registerStatusQuery(ctx, r.status); err != nil {
 		return nil, err
@@ -131,10 +127,9 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		return i.Next.ExecuteWorkflow(ctx, in)
 	}
 	i.run = r
-	if err := r.registerResume(ctx); err != nil {
+	if err := r.listen(ctx); err != nil {
 		return nil, err
 	}
-	r.registerInPhase(ctx)
 	ctx = workflow.WithValue(ctx, runKey{}, r)
 
 	// The workflow function runs on its own coroutine so that an abort at a
@@ -155,7 +150,10 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	if r.aborted != nil {
 		return nil, abortError(*r.aborted)
 	}
-	// Record the last boundary's assessment before the run ends.
+	// Record the last boundary's assessment before the run ends. This is the
+	// one wait observe mode has on a judge in an activity: it delays the
+	// end of the run, never a phase (with PlacementWorkflow nothing is ever
+	// in flight here).
 	_ = workflow.Await(wait, func() bool { return r.inFlight == 0 })
 	var can *workflow.ContinueAsNewError
 	if errors.As(wfErr, &can) {

@@ -182,7 +182,10 @@ type LearnedJudge struct {
 	Model *LearnedModel
 }
 
-var _ jev.Judge = (*LearnedJudge)(nil)
+var _ PureJudge = (*LearnedJudge)(nil)
+
+// Pure implements [PureJudge]: the judge may run in workflow code.
+func (*LearnedJudge) Pure() {}
 
 // Decide implements jev.Judge.
 func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {

@@ -124,7 +124,7 @@ func TestIgnoredResumeSignalIsCountedNotApplied(t *testing.T) {
 }
 
 func TestAssessAsRegularActivity(t *testing.T) {
-	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage, AssessAsActivity: true}, onTrack(), answer(0.1, overseer.BreachNone, 0.9, 3), onTrack())
+	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage, Placement: overseer.PlacementActivity}, onTrack(), answer(0.1, overseer.BreachNone, 0.9, 3), onTrack())
 	var assessQueue []string
 	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		if info.ActivityType.Name == overseer.AssessActivityName {

@@ -35,6 +35,29 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("overseer: unknown mode %q: use off, observe or manage", s)
 }
 
+// Placement says where the judge answers at a phase boundary.
+type Placement string
+
+// The placements of the judge.
+const (
+	// PlacementAuto picks PlacementWorkflow for a [PureJudge]; otherwise
+	// PlacementLocalActivity in manage mode and PlacementActivity in observe
+	// mode (and whenever AssessTaskQueue is set).
+	PlacementAuto Placement = ""
+	// PlacementWorkflow runs a [PureJudge] in workflow code, inside a side
+	// effect: no activity, one marker per boundary, the workflow task is
+	// never held waiting.
+	PlacementWorkflow Placement = "workflow"
+	// PlacementLocalActivity runs the judge in a local activity: one marker
+	// per boundary, but the workflow task waits for the judge (at most
+	// AssessTotalTimeout), and with it the scheduling of the next phase.
+	PlacementLocalActivity Placement = "local_activity"
+	// PlacementActivity runs the judge in a regular activity, optionally on
+	// its own task queue: about six events per boundary, and the workflow
+	// task is never held waiting.
+	PlacementActivity Placement = "activity"
+)
+
 // Names of what the plugin registers. They are exported so operators can
 // use them from the temporal CLI.
 const (
@@ -86,14 +109,15 @@ type Options struct {
 	// less than AssessTimeout.
 	AssessTotalTimeout time.Duration
 
-	// AssessAsActivity runs overseer.assess as a regular activity instead of
-	// a local one. If not set, a local activity: one history event per
-	// boundary instead of about six. A regular activity on its own task
-	// queue (AssessTaskQueue) lets a fleet cap judge calls per second with
+	// Placement says where the judge answers at a phase boundary. If not
+	// set, PlacementAuto: in workflow code for a [PureJudge] (the shipped
+	// judges), else a local activity in manage mode and a regular activity
+	// in observe mode, so that observe mode never holds the workflow task.
+	Placement Placement
+	// AssessTaskQueue is the task queue of the Overseer activity when it
+	// runs as a regular activity. If not set, the workflow's own task queue.
+	// A queue of its own lets a fleet cap judge calls per second with
 	// worker.Options.TaskQueueActivitiesPerSecond.
-	AssessAsActivity bool
-	// AssessTaskQueue is the task queue of the regular Overseer activity. If
-	// not set, the workflow's own task queue.
 	AssessTaskQueue string
 
 	// SearchAttributes upserts OverseerStatus, OverseerOnObjective and
@@ -153,8 +177,20 @@ func (o Options) withDefaults() (Options, error) {
 	if o.AssessTotalTimeout != 0 && o.AssessTotalTimeout < o.AssessTimeout {
 		return o, fmt.Errorf("overseer: AssessTotalTimeout %v is less than AssessTimeout %v; it bounds all attempts together", o.AssessTotalTimeout, o.AssessTimeout)
 	}
-	if o.AssessTaskQueue != "" && !o.AssessAsActivity {
-		return o, fmt.Errorf("overseer: AssessTaskQueue is set but AssessAsActivity is not; a local activity has no task queue")
+	switch o.Placement {
+	case PlacementAuto, PlacementActivity:
+	case PlacementWorkflow:
+		if _, ok := o.Judge.(PureJudge); !ok {
+			return o, fmt.Errorf("overseer: Placement %q needs a judge that can run in workflow code (a PureJudge), not %T; use %q or %q",
+				o.Placement, o.Judge, PlacementLocalActivity, PlacementActivity)
+		}
+		fallthrough
+	case PlacementLocalActivity:
+		if o.AssessTaskQueue != "" {
+			return o, fmt.Errorf("overseer: AssessTaskQueue is set but Placement is %q, which has no task queue; use %q", o.Placement, PlacementActivity)
+		}
+	default:
+		return o, fmt.Errorf("overseer: unknown Placement %q: use %q, %q, %q or leave it empty", o.Placement, PlacementWorkflow, PlacementLocalActivity, PlacementActivity)
 	}
 	if o.RecentAssessments < 0 {
 		return o, fmt.Errorf("overseer: RecentAssessments %d is negative", o.RecentAssessments)
@@ -180,17 +216,17 @@ type runConfig struct {
 	// AssessTotalTimeout is 0 in runs pinned before it existed: see
 	// totalAssessTimeout.
 	AssessTotalTimeout time.Duration `json:"assess_total_timeout,omitempty"`
-	AssessAsActivity   bool          `json:"assess_as_activity,omitempty"`
-	AssessTaskQueue    string        `json:"assess_task_queue,omitempty"`
-	SearchAttributes   bool          `json:"search_attributes,omitempty"`
-	RecentAssessments  int           `json:"recent_assessments"`
+	// AssessAsActivity is set in runs pinned before Placement existed.
+	AssessAsActivity  bool      `json:"assess_as_activity,omitempty"`
+	Placement         Placement `json:"placement,omitempty"`
+	AssessTaskQueue   string    `json:"assess_task_queue,omitempty"`
+	SearchAttributes  bool      `json:"search_attributes,omitempty"`
+	RecentAssessments int       `json:"recent_assessments"`
 }
 
-func (o Options) runConfigFor(workflowType string) runConfig {
-	mode := o.Mode
-	if m, ok := o.Modes[workflowType]; ok {
-		mode = m
-	}
+// runConfigFor is the configuration a new run of workflowType pins; mode
+// is the run's own mode (see modeFor).
+func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 	obligations := DefaultObligations
 	if obl, ok := o.Obligations[workflowType]; ok {
 		obligations = obl
@@ -202,11 +238,38 @@ func (o Options) runConfigFor(workflowType string) runConfig {
 		PhaseActivities:    slices.Clone(o.PhaseActivities),
 		AssessTimeout:      o.AssessTimeout,
 		AssessTotalTimeout: o.AssessTotalTimeout,
-		AssessAsActivity:   o.AssessAsActivity,
+		Placement:          o.placementFor(mode),
 		AssessTaskQueue:    o.AssessTaskQueue,
 		SearchAttributes:   o.SearchAttributes,
 		RecentAssessments:  o.RecentAssessments,
 	}
+}
+
+// placementFor resolves PlacementAuto for a run in mode.
+func (o Options) placementFor(mode Mode) Placement {
+	if o.Placement != PlacementAuto {
+		return o.Placement
+	}
+	if _, ok := o.Judge.(PureJudge); ok && o.AssessTaskQueue == "" {
+		return PlacementWorkflow
+	}
+	if mode == ModeObserve || o.AssessTaskQueue != "" {
+		return PlacementActivity
+	}
+	return PlacementLocalActivity
+}
+
+// placement is where this run's judge answers. Runs pinned before
+// Placement existed have none: they used a local activity unless
+// AssessAsActivity was set.
+func (c runConfig) placement() Placement {
+	switch {
+	case c.Placement != PlacementAuto:
+		return c.Placement
+	case c.AssessAsActivity:
+		return PlacementActivity
+	}
+	return PlacementLocalActivity
 }
 
 func (c runConfig) isPhase(activityType string) bool {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
 func TestBandBoundaries(t *testing.T) {
@@ -70,6 +71,12 @@ func TestPolicyValidate(t *testing.T) {
 
 	_, err := overseer.NewPlugin(overseer.Options{Mode: "enforce"})
 	assert.ErrorContains(t, err, `unknown mode "enforce"`)
+	_, err = overseer.NewPlugin(overseer.Options{Placement: overseer.PlacementLocalActivity, AssessTaskQueue: "judges"})
+	assert.ErrorContains(t, err, `Placement is "local_activity", which has no task queue`)
+	_, err = overseer.NewPlugin(overseer.Options{Placement: overseer.PlacementWorkflow, Judge: jev.NewScripted()})
+	assert.ErrorContains(t, err, "needs a judge that can run in workflow code")
+	_, err = overseer.NewPlugin(overseer.Options{Placement: "sidecar"})
+	assert.ErrorContains(t, err, `unknown Placement "sidecar"`)
 	_, err = overseer.NewPlugin(overseer.Options{AssessTaskQueue: "judges"})
-	assert.ErrorContains(t, err, "AssessAsActivity")
+	assert.NoError(t, err, "a task queue of its own makes the automatic placement a regular activity")
 }

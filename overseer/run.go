@@ -1,13 +1,20 @@
 package overseer
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
 type runKey struct{}
@@ -18,6 +25,9 @@ type run struct {
 	wfType string
 	cfg    runConfig
 	logger log.Logger
+	// judge is the worker's judge, asked in workflow code when the run is
+	// pinned to PlacementWorkflow.
+	judge jev.Judge
 
 	st   Status
 	traj Trajectory
@@ -45,8 +55,8 @@ type searchAttributes struct {
 	paused      bool
 }
 
-func newRun(ctx workflow.Context, wfType string, cfg runConfig) *run {
-	return &run{wfType: wfType, cfg: cfg, logger: workflow.GetLogger(ctx), st: Status{Mode: cfg.Mode, Assessments: []Assessment{}}}
+func newRun(ctx workflow.Context, wfType string, cfg runConfig, judge jev.Judge) *run {
+	return &run{wfType: wfType, cfg: cfg, logger: workflow.GetLogger(ctx), judge: judge, st: Status{Mode: cfg.Mode, Assessments: []Assessment{}}}
 }
 
 func (r *run) status() Status {
@@ -76,13 +86,11 @@ func (r *run) takeNote() *Note {
 // any gate) lets the workflow go on. settle hands the phase's own result,
 // untouched, to the workflow; a finished phase is never re-run.
 func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, settle func()) {
-	phaseErr := f.Get(ctx, nil)
+	var raw converter.RawValue
+	phaseErr := f.Get(ctx, &raw)
 	var report *PhaseReport
 	if phaseErr == nil {
-		var c ReportCarrier
-		if f.Get(ctx, &c) == nil {
-			report = c.OverseerReport
-		}
+		report = reportOf(ctx, raw, f)
 	}
 	pr := PhaseRun{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Failed: phaseErr != nil}
 	if phaseErr != nil {
@@ -111,10 +119,17 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 	seq := r.seq
 	in := AssessInput{WorkflowType: r.wfType, Phase: phase, Obligations: r.cfg.Obligations, Trajectory: r.traj.clone()}
 	rec := Assessment{Seq: seq, Phase: phase, Digest: r.traj.Digest()}
-	r.inFlight++
-	var out AssessOutput
-	err := r.executeAssess(ctx, in).Get(ctx, &out)
-	r.inFlight--
+	var (
+		out AssessOutput
+		err error
+	)
+	if r.cfg.placement() == PlacementWorkflow {
+		out, err = r.decideInWorkflow(ctx, in)
+	} else {
+		r.inFlight++
+		err = r.executeAssess(ctx, in).Get(ctx, &out)
+		r.inFlight--
+	}
 	rec.At = workflow.Now(ctx)
 	r.st.Counters.Assessments++
 	if err != nil {
@@ -166,7 +181,7 @@ func (r *run) executeAssess(ctx workflow.Context, in AssessInput) workflow.Futur
 	}
 	// StartToClose bounds one attempt; ScheduleToClose all of them. Left
 	// unset, a local activity's ScheduleToClose would be one attempt's bound.
-	if r.cfg.AssessAsActivity {
+	if r.cfg.placement() == PlacementActivity {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			TaskQueue:              r.cfg.AssessTaskQueue,
 			StartToCloseTimeout:    r.cfg.AssessTimeout,
@@ -181,6 +196,67 @@ func (r *run) executeAssess(ctx workflow.Context, in AssessInput) workflow.Futur
 		RetryPolicy:            retry,
 	})
 	return workflow.ExecuteLocalActivity(ctx, AssessActivityName, in)
+}
+
+// workflowAnswer is what a judge run in workflow code leaves in history:
+// its output, or the error it failed with.
+type workflowAnswer struct {
+	Output *AssessOutput `json:"output,omitempty"`
+	Error  string        `json:"error,omitempty"`
+}
+
+// decideInWorkflow asks a PureJudge in workflow code. The answer is
+// recorded in a side effect, so replay reads it back instead of asking a
+// judge whose model may have changed since. A panicking judge or one that
+// is not pure (the worker was redeployed with another judge) is recorded
+// as a failed assessment, like an activity error.
+func (r *run) decideInWorkflow(ctx workflow.Context, in AssessInput) (AssessOutput, error) {
+	var rec workflowAnswer
+	err := workflow.SideEffect(ctx, func(workflow.Context) (rec any) {
+		defer func() {
+			if p := recover(); p != nil {
+				rec = workflowAnswer{Error: fmt.Sprintf("overseer.assess: judge panicked: %v", p)}
+			}
+		}()
+		judge, ok := r.judge.(PureJudge)
+		if !ok {
+			return workflowAnswer{Error: fmt.Sprintf("overseer.assess: this worker's judge %T cannot run in workflow code, "+
+				"where this run's judge was pinned to run; give the worker a PureJudge", r.judge)}
+		}
+		out, err := decide(context.Background(), judge, in)
+		if err != nil {
+			return workflowAnswer{Error: err.Error()}
+		}
+		return workflowAnswer{Output: &out}
+	}).Get(&rec)
+	switch {
+	case err != nil:
+		return AssessOutput{}, fmt.Errorf("overseer.assess: read the recorded answer: %w", err)
+	case rec.Error != "" || rec.Output == nil:
+		return AssessOutput{}, errors.New(rec.Error)
+	}
+	return *rec.Output, nil
+}
+
+// reportOf reads the PhaseReport a phase result carries. A JSON result is
+// decoded only when it mentions the report field; any other encoding is
+// decoded by the workflow's own data converter.
+func reportOf(ctx workflow.Context, raw converter.RawValue, f workflow.Future) *PhaseReport {
+	var c ReportCarrier
+	p := raw.Payload()
+	if p == nil {
+		return nil
+	}
+	if string(p.GetMetadata()[converter.MetadataEncoding]) == converter.MetadataEncodingJSON {
+		if !bytes.Contains(p.GetData(), []byte(`"overseer_report"`)) || json.Unmarshal(p.GetData(), &c) != nil {
+			return nil
+		}
+		return c.OverseerReport
+	}
+	if f.Get(ctx, &c) != nil {
+		return nil
+	}
+	return c.OverseerReport
 }
 
 // The Overseer activity's retry policy: 3 attempts, 1 s then 2 s apart.
