@@ -168,6 +168,11 @@ type DevServerOptions struct {
 	// gets them directly; another writer through a pipe this process reads.
 	// If not set, they go to this process' stdout and stderr.
 	Output io.Writer
+
+	// DynamicConfig sets server dynamic-config values, e.g.
+	// {"history.transferProcessorMaxPollRPS": "1000"}; each value is
+	// written as the CLI's --dynamic-config-value takes it (JSON).
+	DynamicConfig map[string]string
 }
 
 // DevServer is a running Temporal dev server with a connected client.
@@ -249,6 +254,9 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 		args = append(args, "--headless")
 	}
 	args = append(args, saArgs...)
+	for _, k := range slices.Sorted(maps.Keys(opts.DynamicConfig)) {
+		args = append(args, "--dynamic-config-value", k+"="+opts.DynamicConfig[k])
+	}
 
 	// Keep the tail of the server's output so a failed start can say why.
 	var stdout, stderr io.Writer = os.Stdout, os.Stderr
