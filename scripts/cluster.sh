@@ -1,0 +1,343 @@
+#!/usr/bin/env bash
+# A Temporal cluster on PostgreSQL on this machine, without containers: the
+# cluster docker-compose.yml describes, run from the same files (deploy/) so
+# that what CI tests is what compose runs.
+#
+#   scripts/cluster.sh up          # make cluster: start, print the address, stop on Ctrl-C
+#   scripts/cluster.sh run CMD...  # start, run CMD with OVERSEER_E2E_* set, stop (make test-cluster)
+#   scripts/cluster.sh start       # start in the background ...
+#   scripts/cluster.sh stop        # ... and stop what start started
+#   scripts/cluster.sh build       # only build the server and its schema tool
+#
+# What start does:
+#   1. PostgreSQL from Debian's packages (apt-get install postgresql when no
+#      server is installed; needs root), run as a plain process (pg_ctl, as
+#      the postgres user when run as root) on its own data directory.
+#   2. The Temporal server and temporal-sql-tool built from Go modules at the
+#      versions scripts/cluster/go.mod pins (go.temporal.io/server v1.29.1,
+#      the dev server's release), cached in .tools/bin with a version stamp.
+#   3. The persistence and visibility databases at the release's
+#      postgresql/v12 schema (deploy/setup-schema.sh).
+#   4. The server, all services in one process, with deploy/temporal/overseer.yaml
+#      (4 history shards, SQL visibility) and deploy/dynamicconfig/
+#      (deploy/start-temporal.sh), on loopback.
+#   5. The namespace and the overseer's search attributes through the
+#      operator API (deploy/register-search-attributes.sh with .tools/bin/temporal).
+#
+# Environment:
+#   OVERSEER_CLUSTER_DIR          state: PostgreSQL data, logs, pid files
+#                                 (default .tools/cluster)
+#   OVERSEER_CLUSTER_PORT_OFFSET  every port is Temporal's (or PostgreSQL's)
+#                                 default plus this (default 10000): frontend
+#                                 127.0.0.1:17233, PostgreSQL 127.0.0.1:15432
+#   OVERSEER_CLUSTER_FRESH=1      start from empty databases
+#   LOG_LEVEL                     the server's log level (default info)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="$ROOT/.tools/bin"
+MODDIR="$ROOT/scripts/cluster"
+DIR="${OVERSEER_CLUSTER_DIR:-$ROOT/.tools/cluster}"
+case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
+PGDATA="$DIR/pgdata"
+LOGS="$DIR/logs"
+OFFSET="${OVERSEER_CLUSTER_PORT_OFFSET:-10000}"
+
+# The release (scripts/cluster/go.mod pins it; this is checked against it).
+TEMPORAL_SERVER_VERSION="v1.29.1"
+NAMESPACE="default"
+# What docker-compose.yml's temporal-admin service registers (compose_test.go
+# checks that the two lists agree with the plugin).
+SEARCH_ATTRIBUTES="OverseerStatus=Keyword OverseerOnObjective=Double OverseerPaused=Bool"
+
+# The environment deploy/temporal/overseer.yaml and deploy/setup-schema.sh read.
+export BIND_ON_IP=127.0.0.1
+export FRONTEND_GRPC_PORT=$((7233 + OFFSET)) FRONTEND_HTTP_PORT=$((7243 + OFFSET)) FRONTEND_MEMBERSHIP_PORT=$((6933 + OFFSET))
+export HISTORY_GRPC_PORT=$((7234 + OFFSET)) HISTORY_MEMBERSHIP_PORT=$((6934 + OFFSET))
+export MATCHING_GRPC_PORT=$((7235 + OFFSET)) MATCHING_MEMBERSHIP_PORT=$((6935 + OFFSET))
+export WORKER_GRPC_PORT=$((7239 + OFFSET)) WORKER_MEMBERSHIP_PORT=$((6939 + OFFSET))
+export POSTGRES_SEEDS=127.0.0.1 DB_PORT=$((5432 + OFFSET)) POSTGRES_USER=temporal POSTGRES_PWD=temporal
+export DBNAME=temporal VISIBILITY_DBNAME=temporal_visibility
+export LOG_LEVEL="${LOG_LEVEL:-info}"
+ADDRESS="127.0.0.1:$FRONTEND_GRPC_PORT"
+
+say() { echo "cluster: $*"; }
+die() {
+	echo "cluster: $*" >&2
+	exit 1
+}
+
+# --- PostgreSQL -------------------------------------------------------------
+
+# The newest installed PostgreSQL server's bin directory (Debian layout).
+pg_bindir() {
+	local d
+	d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+	[[ -n "$d" && -x "$d/postgres" && -x "$d/initdb" && -x "$d/pg_ctl" ]] && echo "$d"
+}
+
+ensure_postgres() {
+	if [[ -n "$(pg_bindir)" ]]; then
+		return
+	fi
+	[[ $EUID -eq 0 ]] || die "no PostgreSQL server in /usr/lib/postgresql/*/bin: install Debian's (sudo apt-get install -y postgresql) and run again"
+	say "installing PostgreSQL from Debian's packages (apt-get install -y postgresql)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q postgresql
+	[[ -n "$(pg_bindir)" ]] || die "apt-get installed postgresql but no server is in /usr/lib/postgresql/*/bin"
+}
+
+# as_pg CMD...: runs a PostgreSQL program as the postgres user when root
+# (the server refuses to run as root), else as this user.
+as_pg() {
+	if [[ $EUID -eq 0 ]]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+pg_running() {
+	[[ -f "$PGDATA/PG_VERSION" ]] && as_pg "$(pg_bindir)/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1
+}
+
+init_postgres() {
+	local bindir="$1"
+	if [[ "${OVERSEER_CLUSTER_FRESH:-}" == "1" && -d "$PGDATA" ]]; then
+		say "OVERSEER_CLUSTER_FRESH=1: removing $PGDATA"
+		rm -rf "$PGDATA"
+	fi
+	[[ -f "$PGDATA/PG_VERSION" ]] && return
+	mkdir -p "$PGDATA"
+	chmod 700 "$PGDATA"
+	local pwfile="$DIR/.pwfile"
+	(umask 077 && printf '%s\n' "$POSTGRES_PWD" >"$pwfile")
+	if [[ $EUID -eq 0 ]]; then
+		chown postgres: "$PGDATA" "$pwfile"
+		runuser -u postgres -- test -x "$PGDATA" ||
+			die "the postgres user cannot reach $PGDATA: set OVERSEER_CLUSTER_DIR to a directory it can (e.g. /tmp/overseer-cluster)"
+	fi
+	# The Temporal user is the superuser, as in the postgres image compose
+	# runs (POSTGRES_USER): it creates the databases.
+	as_pg "$bindir/initdb" -D "$PGDATA" -U "$POSTGRES_USER" --pwfile="$pwfile" --auth=scram-sha-256 \
+		-E UTF8 --no-locale >"$LOGS/initdb.log" 2>&1 || {
+		rm -f "$pwfile"
+		cat "$LOGS/initdb.log" >&2
+		die "initdb failed"
+	}
+	rm -f "$pwfile"
+}
+
+start_postgres() {
+	local bindir="$1"
+	touch "$LOGS/postgresql.log"
+	[[ $EUID -ne 0 ]] || chown postgres: "$LOGS/postgresql.log"
+	# Loopback TCP only (no Unix socket), on its own port.
+	as_pg "$bindir/pg_ctl" -D "$PGDATA" -l "$LOGS/postgresql.log" -w -t 60 \
+		-o "-c listen_addresses=127.0.0.1 -c port=$DB_PORT -c unix_socket_directories=''" start >/dev/null ||
+		{
+			tail -n 20 "$LOGS/postgresql.log" >&2 || true
+			die "PostgreSQL did not start (log: $LOGS/postgresql.log)"
+		}
+}
+
+stop_postgres() {
+	local bindir
+	bindir="$(pg_bindir)" || return 0
+	if pg_running; then
+		as_pg "$bindir/pg_ctl" -D "$PGDATA" -m fast -w -t 60 stop >/dev/null && say "PostgreSQL stopped"
+	fi
+}
+
+# --- Temporal server --------------------------------------------------------
+
+# build: the server and the schema tool into .tools/bin, unless the stamped
+# binaries are of the pinned version.
+build() {
+	command -v go >/dev/null 2>&1 || die "'go' not found on PATH"
+	local pinned
+	pinned="$(cd "$MODDIR" && go list -m -f '{{.Version}}' go.temporal.io/server)"
+	[[ "$pinned" == "$TEMPORAL_SERVER_VERSION" ]] ||
+		die "scripts/cluster/go.mod pins go.temporal.io/server $pinned, this script $TEMPORAL_SERVER_VERSION: make them agree"
+	local want="go.temporal.io/server/cmd/server+cmd/tools/sql@$TEMPORAL_SERVER_VERSION" stamp="$BIN/.temporal-server.version"
+	if [[ -x "$BIN/temporal-server" && -x "$BIN/temporal-sql-tool" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+		printf '%-17s %-8s up to date   %s\n' temporal-server "$TEMPORAL_SERVER_VERSION" ".tools/bin/temporal-server, temporal-sql-tool"
+		return
+	fi
+	local start=$SECONDS tmp
+	mkdir -p "$BIN"
+	tmp="$(mktemp -d "$BIN/.build.XXXXXX")"
+	rm -f "$stamp"
+	(cd "$MODDIR" && go build -o "$tmp/" go.temporal.io/server/cmd/server go.temporal.io/server/cmd/tools/sql) ||
+		{
+			rm -rf "$tmp"
+			die "building the Temporal server $TEMPORAL_SERVER_VERSION failed"
+		}
+	mv "$tmp/server" "$BIN/temporal-server"
+	mv "$tmp/sql" "$BIN/temporal-sql-tool"
+	rm -rf "$tmp"
+	echo "$want" >"$stamp"
+	printf '%-17s %-8s built        %s (%ss)\n' temporal-server "$TEMPORAL_SERVER_VERSION" ".tools/bin/temporal-server, temporal-sql-tool" "$((SECONDS - start))"
+}
+
+server_pid() {
+	local pid
+	[[ -f "$DIR/temporal.pid" ]] || return 1
+	pid="$(cat "$DIR/temporal.pid")"
+	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+start_server() {
+	# The server detaches from the terminal's process group (setsid), so
+	# Ctrl-C reaches this script, which stops it after its clients.
+	TEMPORAL_SERVER="$BIN/temporal-server" OVERSEER_SERVER_CONFIG="$ROOT/deploy/temporal" \
+		DYNAMIC_CONFIG_FILE_PATH="$ROOT/deploy/dynamicconfig/development-sql.yaml" \
+		setsid sh "$ROOT/deploy/start-temporal.sh" >>"$LOGS/temporal.log" 2>&1 </dev/null &
+	echo $! >"$DIR/temporal.pid"
+	local pid=$! deadline=$((SECONDS + 120))
+	until "$BIN/temporal" operator cluster health --address "$ADDRESS" >/dev/null 2>&1; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 30 "$LOGS/temporal.log" >&2 || true
+			die "the Temporal server exited (log: $LOGS/temporal.log)"
+		fi
+		if ((SECONDS >= deadline)); then
+			tail -n 30 "$LOGS/temporal.log" >&2 || true
+			die "the Temporal server did not answer at $ADDRESS in 120 s (log: $LOGS/temporal.log)"
+		fi
+		sleep 0.5
+	done
+}
+
+stop_server() {
+	local pid i
+	pid="$(server_pid)" || {
+		rm -f "$DIR/temporal.pid"
+		return 0
+	}
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 60; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		say "the Temporal server ignored SIGTERM for 30 s: killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	rm -f "$DIR/temporal.pid"
+	say "Temporal server stopped"
+}
+
+# --- commands ---------------------------------------------------------------
+
+# check_ports: every port this cluster listens on is free.
+check_ports() {
+	local p taken=()
+	for p in "$DB_PORT" "$FRONTEND_GRPC_PORT" "$FRONTEND_HTTP_PORT" "$FRONTEND_MEMBERSHIP_PORT" \
+		"$HISTORY_GRPC_PORT" "$HISTORY_MEMBERSHIP_PORT" "$MATCHING_GRPC_PORT" "$MATCHING_MEMBERSHIP_PORT" \
+		"$WORKER_GRPC_PORT" "$WORKER_MEMBERSHIP_PORT"; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			taken+=("$p")
+		fi
+	done
+	((${#taken[@]} == 0)) ||
+		die "port(s) ${taken[*]} on 127.0.0.1 are taken: stop what uses them, or choose other ports with OVERSEER_CLUSTER_PORT_OFFSET (now $OFFSET)"
+}
+
+start() {
+	local t0=$SECONDS
+	if server_pid >/dev/null || { [[ -n "$(pg_bindir)" ]] && pg_running; }; then
+		die "a cluster from $DIR is running already: scripts/cluster.sh stop (with the same OVERSEER_CLUSTER_DIR) first"
+	fi
+	check_ports
+	STARTED=1
+	mkdir -p "$DIR" "$LOGS"
+	ensure_postgres
+	local bindir
+	bindir="$(pg_bindir)"
+	bash "$ROOT/scripts/install-tools.sh" temporal
+	build
+	init_postgres "$bindir"
+	start_postgres "$bindir"
+	say "$("$bindir/postgres" --version) on 127.0.0.1:$DB_PORT, data in $PGDATA"
+	SQL_TOOL="$BIN/temporal-sql-tool" sh "$ROOT/deploy/setup-schema.sh" | sed 's/^/cluster: /'
+	start_server
+	say "Temporal server $TEMPORAL_SERVER_VERSION at $ADDRESS (log: $LOGS/temporal.log)"
+	TEMPORAL="$BIN/temporal" TEMPORAL_ADDRESS="$ADDRESS" TEMPORAL_NAMESPACE="$NAMESPACE" \
+		OVERSEER_SEARCH_ATTRIBUTES="$SEARCH_ATTRIBUTES" sh "$ROOT/deploy/register-search-attributes.sh" | sed 's/^/cluster: /'
+	cat >"$DIR/env" <<EOF
+OVERSEER_E2E_ADDRESS=$ADDRESS
+OVERSEER_E2E_NAMESPACE=$NAMESPACE
+TEMPORAL_ADDRESS=$ADDRESS
+TEMPORAL_NAMESPACE=$NAMESPACE
+EOF
+	say "ready in $((SECONDS - t0)) s"
+}
+
+stop() {
+	stop_server
+	stop_postgres
+}
+
+# cleanup: stops the cluster if this invocation started (part of) it.
+STARTED=0
+cleanup() {
+	if ((STARTED)); then
+		stop
+	fi
+}
+
+# e2e_env: what the end-to-end tests read to run against this cluster
+# (testsuite/e2e_test.go), and what they need to restart it.
+e2e_env() {
+	export OVERSEER_E2E_TARGET=cluster OVERSEER_E2E_ADDRESS="$ADDRESS" OVERSEER_E2E_NAMESPACE="$NAMESPACE"
+	export OVERSEER_E2E_CLUSTER_CTL="$ROOT/scripts/cluster.sh" OVERSEER_CLUSTER_DIR="$DIR" OVERSEER_CLUSTER_PORT_OFFSET="$OFFSET"
+}
+
+cmd="${1:-}"
+shift || true
+case "$cmd" in
+build)
+	build
+	;;
+start)
+	# A failed start stops what it had started.
+	trap 'rc=$?; ((rc == 0)) || cleanup' EXIT
+	start
+	;;
+stop)
+	stop
+	;;
+up)
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	start
+	cat <<EOF
+
+A Temporal cluster on PostgreSQL is running until Ctrl-C:
+  frontend   $ADDRESS (namespace $NAMESPACE)
+  worker     go run ./cmd/overseer worker --address $ADDRESS
+  tests      OVERSEER_E2E_TARGET=cluster OVERSEER_E2E_ADDRESS=$ADDRESS go test ./testsuite
+  logs       $LOGS
+
+EOF
+	wait "$(server_pid)" || true
+	say "the Temporal server exited (log: $LOGS/temporal.log)"
+	;;
+run)
+	[[ $# -gt 0 ]] || die "usage: scripts/cluster.sh run CMD [ARGS...]"
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	start
+	e2e_env
+	set +e
+	"$@"
+	rc=$?
+	set -e
+	exit "$rc"
+	;;
+*)
+	echo "usage: scripts/cluster.sh up|run CMD...|start|stop|build" >&2
+	exit 2
+	;;
+esac
