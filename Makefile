@@ -15,7 +15,7 @@ TESTFLAGS ?=
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools demo-tools test lint fmt-check vet staticcheck workflowcheck demo bench default-model
+.PHONY: tools demo-tools test lint fmt-check vet staticcheck workflowcheck demo bench default-model cluster test-cluster
 
 tools:
 	@bash scripts/install-tools.sh
@@ -28,6 +28,22 @@ test: tools
 	$(GO) test -race -count=1 $(TESTFLAGS) ./...
 
 lint: tools fmt-check vet staticcheck workflowcheck
+
+# A Temporal cluster on PostgreSQL on this machine (scripts/cluster.sh, the
+# cluster docker-compose.yml describes): `make cluster` runs one until
+# Ctrl-C (frontend 127.0.0.1:17233, data kept in .tools/cluster);
+# `make test-cluster` starts a fresh one on other ports, runs the end-to-end
+# suite against it (OVERSEER_E2E_TARGET=cluster, two workers per task queue)
+# and stops it.
+CLUSTER_TEST_DIR         ?= $(CURDIR)/.tools/cluster-test
+CLUSTER_TEST_PORT_OFFSET ?= 20000
+
+cluster:
+	@bash scripts/cluster.sh up
+
+test-cluster:
+	OVERSEER_CLUSTER_DIR=$(CLUSTER_TEST_DIR) OVERSEER_CLUSTER_PORT_OFFSET=$(CLUSTER_TEST_PORT_OFFSET) OVERSEER_CLUSTER_FRESH=1 \
+		bash scripts/cluster.sh run $(GO) test -race -count=1 -timeout 30m $(TESTFLAGS) ./testsuite
 
 # Fails (listing the files) if any Go file outside .tools/.git/vendor is not gofmt'ed.
 fmt-check:

@@ -292,6 +292,8 @@ cleanup() {
 e2e_env() {
 	export OVERSEER_E2E_TARGET=cluster OVERSEER_E2E_ADDRESS="$ADDRESS" OVERSEER_E2E_NAMESPACE="$NAMESPACE"
 	export OVERSEER_E2E_CLUSTER_CTL="$ROOT/scripts/cluster.sh" OVERSEER_CLUSTER_DIR="$DIR" OVERSEER_CLUSTER_PORT_OFFSET="$OFFSET"
+	# A restart from the tests keeps the data.
+	unset OVERSEER_CLUSTER_FRESH
 }
 
 cmd="${1:-}"

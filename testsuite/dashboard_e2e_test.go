@@ -104,7 +104,7 @@ func tokenJudge() jev.Judge {
 
 // meteredWorker runs a worker whose client feeds a fresh Metrics, and
 // serves them; it returns the task queue and the /metrics URL.
-func meteredWorker(t *testing.T, srv *testsuite.DevServer, cfg worker.Config) (string, string) {
+func meteredWorker(t *testing.T, srv server, cfg worker.Config) (string, string) {
 	t.Helper()
 	m, err := worker.NewMetrics()
 	require.NoError(t, err)
@@ -130,7 +130,7 @@ func meteredWorker(t *testing.T, srv *testsuite.DevServer, cfg worker.Config) (s
 	return cfg.TaskQueue, ms.URL()
 }
 
-func startDashboard(t *testing.T, srv *testsuite.DevServer) string {
+func startDashboard(t *testing.T, srv server) string {
 	t.Helper()
 	d, err := dashboard.New(dashboard.Options{Client: srv.Client(), Namespace: srv.Namespace(), Refresh: time.Second,
 		TemporalUI: "http://127.0.0.1:8233"})
@@ -158,7 +158,7 @@ func startJobWithMemo(t *testing.T, c client.Client, taskQueue string, in workfl
 // docs/dashboard-job.png.
 func TestDashboardInChromium(t *testing.T) {
 	exe := requireChromium(t)
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq, _ := meteredWorker(t, srv, worker.Config{JudgeConfig: worker.JudgeConfig{Kind: worker.JudgeHeuristic}}) // the page is checked against the rule-by-rule verdicts
 	url := startDashboard(t, srv)
@@ -319,7 +319,7 @@ next:
 // checks that /metrics exposes the overseer's series and the SDK's with
 // non-zero counts.
 func TestMetricsAfterDemoJobs(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	core, logs := observer.New(zap.InfoLevel)
 	tq, metricsURL := meteredWorker(t, srv, worker.Config{Judge: tokenJudge(), Logger: zap.New(core)})

@@ -25,15 +25,16 @@ import (
 )
 
 // TestDecisionLoopOnDevServer runs jobs with known outcomes on the dev
-// server, then the loop a user runs to fit the judge to their own jobs:
+// server (or the cluster), then the loop a user runs to fit the judge to their own jobs:
 // overseer export → train → eval → calibrate.
 func TestDecisionLoopOnDevServer(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	ctx := context.Background()
 	c := srv.Client()
-	tq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-decision", Mode: overseer.ModeObserve, AgentWork: 5 * time.Millisecond})
 	// Ids unique to this test run; the family is the id without its number.
 	suffix := fmt.Sprintf("x%d", time.Now().UnixNano())
+	// The task queue too: a cluster keeps the jobs of earlier runs.
+	tq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-decision-" + suffix, Mode: overseer.ModeObserve, AgentWork: 5 * time.Millisecond})
 	id := func(family string, n int) string { return fmt.Sprintf("%s%s-%d", family, suffix, n) }
 
 	start := func(id string, in workflows.JobInput) {

@@ -62,6 +62,7 @@ func alive(pid int) bool {
 }
 
 func TestDevServerDiesWithItsOwner(t *testing.T) {
+	skipOnCluster(t)
 	requireCLI(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux only")
@@ -111,6 +112,7 @@ func TestDevServerDiesWithItsOwner(t *testing.T) {
 }
 
 func TestDevServerPortTakenIsOneSentence(t *testing.T) {
+	skipOnCluster(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -125,6 +127,7 @@ func TestDevServerPortTakenIsOneSentence(t *testing.T) {
 }
 
 func TestDevServerOnTheGivenPorts(t *testing.T) {
+	skipOnCluster(t)
 	requireCLI(t)
 	free := func() int {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -149,6 +152,7 @@ func TestDevServerOnTheGivenPorts(t *testing.T) {
 }
 
 func TestTemporalCLIFromPATHOutsideACheckout(t *testing.T) {
+	skipOnCluster(t)
 	t.Setenv("OVERSEER_TEMPORAL_CLI", "")
 	t.Chdir(t.TempDir()) // not a checkout: no .tools/bin
 	bin := t.TempDir()
@@ -168,6 +172,7 @@ func TestTemporalCLIFromPATHOutsideACheckout(t *testing.T) {
 }
 
 func TestOverseerDevSaysWhenItsPortIsTaken(t *testing.T) {
+	skipOnCluster(t)
 	requireCLI(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -25,6 +25,7 @@ func requireCLI(t *testing.T) {
 }
 
 func TestDevServer(t *testing.T) {
+	skipOnCluster(t)
 	requireCLI(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -78,6 +79,7 @@ func TestDevServer(t *testing.T) {
 }
 
 func TestDevServerRejectsConflictingSearchAttribute(t *testing.T) {
+	skipOnCluster(t)
 	// Fails before anything is started, so no CLI is needed.
 	_, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
 		ExistingPath: os.Args[0], // any executable; never run
@@ -91,6 +93,7 @@ func TestDevServerRejectsConflictingSearchAttribute(t *testing.T) {
 }
 
 func TestTemporalCLIPathEnvOverride(t *testing.T) {
+	skipOnCluster(t)
 	t.Setenv("OVERSEER_TEMPORAL_CLI", os.Args[0])
 	got, err := testsuite.TemporalCLIPath()
 	if err != nil || got != os.Args[0] {

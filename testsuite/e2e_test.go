@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
@@ -27,23 +29,121 @@ import (
 	"github.com/corohq/temporal-overseer/workflows"
 )
 
+// The end-to-end tests run against the dev server (the default) or, with
+// OVERSEER_E2E_TARGET=cluster, against a Temporal cluster at
+// OVERSEER_E2E_ADDRESS with the overseer's search attributes registered:
+// `make test-cluster` starts one on PostgreSQL (scripts/cluster.sh) and runs
+// them there, with two workers on each test's task queue.
+const (
+	targetEnv    = "OVERSEER_E2E_TARGET"
+	addressEnv   = "OVERSEER_E2E_ADDRESS"
+	namespaceEnv = "OVERSEER_E2E_NAMESPACE"
+	// clusterCtlEnv is scripts/cluster.sh when it runs the tests: the
+	// restart test stops and starts the cluster with it.
+	clusterCtlEnv = "OVERSEER_E2E_CLUSTER_CTL"
+
+	targetDevServer = "devserver"
+	targetCluster   = "cluster"
+)
+
+// target returns the Temporal server the end-to-end tests run against.
+func target() string {
+	if v := os.Getenv(targetEnv); v != "" {
+		return v
+	}
+	return targetDevServer
+}
+
+func onCluster() bool { return target() == targetCluster }
+
+// skipOnCluster skips a test about the dev server itself under the cluster
+// target.
+func skipOnCluster(t *testing.T) {
+	t.Helper()
+	if onCluster() {
+		t.Skipf("about the dev server and its harness, not Temporal behaviour: runs under the default target, not %s=%s", targetEnv, targetCluster)
+	}
+}
+
+// server is what the end-to-end tests use of the Temporal server: the dev
+// server (*testsuite.DevServer) or a cluster.
+type server interface {
+	Client() client.Client
+	FrontendHostPort() string
+	Namespace() string
+}
+
+// cluster is a Temporal cluster this process did not start.
+type cluster struct {
+	client              client.Client
+	hostPort, namespace string
+}
+
+func (c *cluster) Client() client.Client     { return c.client }
+func (c *cluster) FrontendHostPort() string { return c.hostPort }
+func (c *cluster) Namespace() string        { return c.namespace }
+
+// connectCluster dials the cluster of OVERSEER_E2E_ADDRESS and checks that
+// the overseer's search attributes are registered on its namespace.
+func connectCluster(ctx context.Context) (*cluster, error) {
+	addr := os.Getenv(addressEnv)
+	if addr == "" {
+		return nil, fmt.Errorf("%s=%s needs %s (host:port of the frontend); make test-cluster sets both", targetEnv, targetCluster, addressEnv)
+	}
+	ns := os.Getenv(namespaceEnv)
+	if ns == "" {
+		ns = "default"
+	}
+	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Namespace: ns, Logger: worker.SDKLogger(zap.NewNop())})
+	if err != nil {
+		return nil, fmt.Errorf("cluster at %s: %w", addr, err)
+	}
+	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ns})
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("cluster at %s, namespace %s: list search attributes: %w", addr, ns, err)
+	}
+	for name, typ := range testsuite.OverseerSearchAttributes {
+		if got := resp.GetCustomAttributes()[name]; got != typ {
+			c.Close()
+			return nil, fmt.Errorf("cluster at %s, namespace %s: search attribute %s is %v, want %v (deploy/register-search-attributes.sh registers them)", addr, ns, name, got, typ)
+		}
+	}
+	return &cluster{client: c, hostPort: addr, namespace: ns}, nil
+}
+
 var (
 	sharedOnce sync.Once
-	shared     *testsuite.DevServer
+	shared     server
 	sharedErr  error
 )
 
-// devServer returns one dev server shared by the end-to-end tests of this
-// package; it is stopped by TestMain.
-func devServer(t *testing.T) *testsuite.DevServer {
+// e2eServer returns the Temporal server shared by the end-to-end tests of
+// this package: one dev server, started once and stopped by TestMain, or
+// the cluster of OVERSEER_E2E_ADDRESS.
+func e2eServer(t *testing.T) server {
 	t.Helper()
-	requireCLI(t)
+	requireCLI(t) // the tests drive the official CLI on either target
 	sharedOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared, sharedErr = testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-			Output: os.Stderr, Logger: worker.SDKLogger(zap.NewNop()),
-		})
+		switch target() {
+		case targetDevServer:
+			var dev *testsuite.DevServer
+			dev, sharedErr = testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+				Output: os.Stderr, Logger: worker.SDKLogger(zap.NewNop()),
+			})
+			if sharedErr == nil {
+				shared = dev
+			}
+		case targetCluster:
+			var c *cluster
+			if c, sharedErr = connectCluster(ctx); sharedErr == nil {
+				shared = c
+			}
+		default:
+			sharedErr = fmt.Errorf("%s=%q: use %s (the default) or %s", targetEnv, target(), targetDevServer, targetCluster)
+		}
 	})
 	require.NoError(t, sharedErr)
 	return shared
@@ -51,14 +151,35 @@ func devServer(t *testing.T) *testsuite.DevServer {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared != nil {
-		_ = shared.Stop()
+	switch s := shared.(type) {
+	case *testsuite.DevServer:
+		_ = s.Stop()
+	case *cluster:
+		s.client.Close()
 	}
 	os.Exit(code)
 }
 
-// startWorker runs a worker with the plugin on its own task queue.
-func startWorker(t *testing.T, srv *testsuite.DevServer, cfg worker.Config) string {
+// workersPerQueue is how many workers serve each test's task queue: two on
+// a cluster, as a fleet would, one on the dev server.
+func workersPerQueue() int {
+	if onCluster() {
+		return 2
+	}
+	return 1
+}
+
+// startWorker runs workers with the plugin on their own task queue (see
+// workersPerQueue); they stop when the test ends.
+func startWorker(t *testing.T, srv server, cfg worker.Config) string {
+	t.Helper()
+	tq, _ := startWorkers(t, srv, cfg)
+	return tq
+}
+
+// startWorkers is startWorker with a stop function for tests that stop the
+// workers themselves (it is also called when the test ends).
+func startWorkers(t *testing.T, srv server, cfg worker.Config) (taskQueue string, stop func()) {
 	t.Helper()
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
@@ -71,11 +192,37 @@ func startWorker(t *testing.T, srv *testsuite.DevServer, cfg worker.Config) stri
 		// and need verdicts that follow the scenarios rule by rule.
 		cfg.JudgeConfig.Kind = worker.JudgeHeuristic
 	}
-	w, err := worker.New(srv.Client(), cfg)
-	require.NoError(t, err)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return cfg.TaskQueue
+	var stops []func()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			// Workers stop before the clients they use close.
+			for _, s := range slices.Backward(stops) {
+				s()
+			}
+		})
+	}
+	t.Cleanup(stop)
+	n := workersPerQueue()
+	for i := 1; i <= n; i++ {
+		c := srv.Client()
+		if n > 1 {
+			// Each worker of the fleet has its own connection and identity,
+			// as separate processes would.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			wc, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace(),
+				Identity: fmt.Sprintf("e2e-worker-%d-%d@%s", i, time.Now().UnixNano(), cfg.TaskQueue), Logger: worker.SDKLogger(zap.NewNop())})
+			cancel()
+			require.NoError(t, err)
+			stops = append(stops, wc.Close)
+			c = wc
+		}
+		w, err := worker.New(c, cfg)
+		require.NoError(t, err)
+		require.NoError(t, w.Start())
+		stops = append(stops, w.Stop)
+	}
+	return cfg.TaskQueue, stop
 }
 
 func startJob(t *testing.T, c client.Client, taskQueue string, in workflows.JobInput) client.WorkflowRun {
@@ -127,7 +274,7 @@ func status(t *testing.T, c client.Client, id string) overseer.Status {
 }
 
 // overseerCLI runs the overseer command in-process, against srv.
-func overseerCLI(srv *testsuite.DevServer, args ...string) (code int, stdout, stderr string) {
+func overseerCLI(srv server, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	if len(args) > 0 && args[0] != "demo" && args[0] != "dev" {
 		args = append(args, "--address", srv.FrontendHostPort(), "--timeout", "5s")
@@ -137,7 +284,7 @@ func overseerCLI(srv *testsuite.DevServer, args ...string) (code int, stdout, st
 }
 
 // temporalCLI runs the official Temporal CLI against srv.
-func temporalCLI(t *testing.T, srv *testsuite.DevServer, args ...string) string {
+func temporalCLI(t *testing.T, srv server, args ...string) string {
 	t.Helper()
 	exe, err := testsuite.TemporalCLIPath()
 	require.NoError(t, err)
@@ -148,7 +295,7 @@ func temporalCLI(t *testing.T, srv *testsuite.DevServer, args ...string) string 
 }
 
 func TestE2EPausedJobResumedByOverseerCLI(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
@@ -187,7 +334,7 @@ func TestE2EPausedJobResumedByOverseerCLI(t *testing.T) {
 }
 
 func TestE2EListByStatusAndResumeWithOfficialCLI(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "Ship", Scenario: activities.Blocked, RetryDelay: 100 * time.Millisecond})
@@ -215,7 +362,7 @@ func TestE2EListByStatusAndResumeWithOfficialCLI(t *testing.T) {
 }
 
 func TestE2EResumeBySignalFromOfficialCLI(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "Ship", Scenario: activities.Looping})
@@ -230,7 +377,7 @@ func TestE2EResumeBySignalFromOfficialCLI(t *testing.T) {
 }
 
 func TestE2EContinueAsNewKeepsOverseerState(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{Mode: overseer.ModeObserve})
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "Long job", Scenario: activities.OnTrack, ContinueAsNewAfter: 3})
@@ -244,7 +391,7 @@ func TestE2EContinueAsNewKeepsOverseerState(t *testing.T) {
 }
 
 func TestE2EBadInputsGiveOneClearSentence(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 
 	code, _, stderr := overseerCLI(srv, "status", "no-such-job")
@@ -286,7 +433,7 @@ func TestE2EBadInputsGiveOneClearSentence(t *testing.T) {
 }
 
 func TestE2EStartFromSpecAndStatusJSON(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	tq := startWorker(t, srv, worker.Config{})
 	spec := filepath.Join(t.TempDir(), "job.json")
 	id := fmt.Sprintf("e2e-spec-%d", time.Now().UnixNano())
@@ -308,7 +455,7 @@ func TestE2EStartFromSpecAndStatusJSON(t *testing.T) {
 }
 
 func TestE2EInPhaseSupervisionAdviceShowsInStatus(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	cfg := supervision.Config{Mode: supervision.Shadow, Version: "e2e", Budget: 3 * time.Second,
 		Thresholds: supervision.Thresholds{No: 0.2, Yes: 0.8}, Limits: supervision.DefaultLimits(),

@@ -37,7 +37,7 @@ func metadata(t *testing.T, c client.Client, id string) *sdkpb.WorkflowMetadata 
 }
 
 // temporalCLIFails runs the official CLI and expects it to fail.
-func temporalCLIFails(t *testing.T, srv *testsuite.DevServer, args ...string) string {
+func temporalCLIFails(t *testing.T, srv server, args ...string) string {
 	t.Helper()
 	exe, err := testsuite.TemporalCLIPath()
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func temporalCLIFails(t *testing.T, srv *testsuite.DevServer, args ...string) st
 	return string(out)
 }
 
-func pausedJob(t *testing.T, srv *testsuite.DevServer, tq string) (client.WorkflowRun, overseer.Status) {
+func pausedJob(t *testing.T, srv server, tq string) (client.WorkflowRun, overseer.Status) {
 	t.Helper()
 	c := srv.Client()
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
@@ -58,7 +58,7 @@ func pausedJob(t *testing.T, srv *testsuite.DevServer, tq string) (client.Workfl
 var resumeCommand = regexp.MustCompile(`Resume: temporal (workflow update execute .*)`)
 
 func TestE2EPausedJobIsVisibleInPlainTemporalAndItsCommandResumesIt(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	run, s := pausedJob(t, srv, tq)
@@ -133,7 +133,7 @@ func shellWords(t *testing.T, line string) []string {
 }
 
 func TestE2EMalformedResumeSignalNeverTurnsTheNextIntoAnAbort(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	run, _ := pausedJob(t, srv, tq)
@@ -159,7 +159,7 @@ func TestE2EMalformedResumeSignalNeverTurnsTheNextIntoAnAbort(t *testing.T) {
 }
 
 func TestE2EResumeRefusalsAreTypedAndBoundToTheGate(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	run, s := pausedJob(t, srv, tq)
@@ -217,7 +217,7 @@ func TestE2EResumeRefusalsAreTypedAndBoundToTheGate(t *testing.T) {
 }
 
 func TestE2EClosedAtAGateIsNotListedAsPaused(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	cancelled, _ := pausedJob(t, srv, tq)
@@ -266,7 +266,7 @@ func listed(jobs []ops.Job, id string) bool {
 }
 
 func TestE2EModeOffWritesNothingToHistory(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{Mode: overseer.ModeOff})
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "x", Scenario: activities.OnTrack})
@@ -305,7 +305,7 @@ func TestE2EModeOffWritesNothingToHistory(t *testing.T) {
 // TestE2EReadmeTemporalWalkthrough runs the README's plain-Temporal block
 // verbatim, with JOB_ID and GATE_ID filled in.
 func TestE2EReadmeTemporalWalkthrough(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	root, err := testsuite.RepoRoot()

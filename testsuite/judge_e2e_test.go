@@ -19,7 +19,6 @@ import (
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli/clitest"
 	"github.com/corohq/temporal-overseer/overseer"
-	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -31,7 +30,7 @@ var base64Field = regexp.MustCompile(`"(?:data|encoding|[A-Za-z]+)"\s*:\s*"([A-Z
 // historyJSON returns every event of the workflow's history as JSON,
 // followed by the decoded text of every base64 field in it (payloads are
 // bytes, so a key inside one would be invisible in the JSON itself).
-func historyJSON(t *testing.T, srv *testsuite.DevServer, id string) []string {
+func historyJSON(t *testing.T, srv server, id string) []string {
 	t.Helper()
 	it := srv.Client().GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var events []string
@@ -62,7 +61,7 @@ func logLines(logs *observer.ObservedLogs) []string {
 }
 
 func TestE2EJudgeJevHTTPAgainstJudgeServe(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	const key = "jev-e2e-KEY-7f3c9a1b5d-DISTINCTIVE"
 	t.Setenv(worker.EnvServeAPIKey, key)
@@ -100,7 +99,7 @@ func TestE2EJudgeJevHTTPAgainstJudgeServe(t *testing.T) {
 }
 
 func TestE2EJudgeWrongKeyIsRecordedNeverAVerdict(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	const key = "jev-e2e-RIGHT-KEY-0c1d2e3f"
 	const wrong = "jev-e2e-WRONG-KEY-9a8b7c6d"
@@ -128,7 +127,7 @@ func TestE2EJudgeWrongKeyIsRecordedNeverAVerdict(t *testing.T) {
 
 // assertNoKey checks that key appears in no event of the workflow's
 // history, no worker log entry and no line the judge service printed.
-func assertNoKey(t *testing.T, srv *testsuite.DevServer, id string, logs *observer.ObservedLogs, served *clitest.SyncBuffer, key string) {
+func assertNoKey(t *testing.T, srv server, id string, logs *observer.ObservedLogs, served *clitest.SyncBuffer, key string) {
 	t.Helper()
 	events := historyJSON(t, srv, id)
 	assert.Contains(t, strings.Join(events, "\n"), "Add CSV export", "the scan reads the decoded payloads (the objective is only in them)")

@@ -31,7 +31,7 @@ func scrapeMetrics(t *testing.T, m *worker.Metrics) string {
 }
 
 func TestE2EMetricsAtZeroFromStartAndOpenGatesGauge(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	m, err := worker.NewMetrics()
 	require.NoError(t, err)
 	// The worker's own client carries the metrics handler, as in overseer dev.
@@ -84,7 +84,7 @@ func supervisionGoroutines() int {
 }
 
 func TestE2ESupervisionGoroutineStopsWithTheWorker(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	base := supervisionGoroutines()
 	w, err := worker.New(srv.Client(), worker.Config{TaskQueue: "e2e-supervision-lifecycle", Mode: overseer.ModeObserve, Logger: zap.NewNop()})
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestE2ESupervisionGoroutineStopsWithTheWorker(t *testing.T) {
 }
 
 func TestE2EDashboardStatusOfAContinuedRunIsItsOwn(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{Mode: overseer.ModeObserve})
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "Long job", Scenario: activities.OnTrack, ContinueAsNewAfter: 3})
@@ -126,7 +126,7 @@ func TestE2EDashboardStatusOfAContinuedRunIsItsOwn(t *testing.T) {
 }
 
 func TestE2EStartRefusesARunningIDUnlessAttached(t *testing.T) {
-	srv := devServer(t)
+	srv := e2eServer(t)
 	tq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-start-twice", AgentWork: 20 * time.Second})
 	id := fmt.Sprintf("e2e-start-twice-%d", time.Now().UnixNano())
 	code, stdout, stderr := overseerCLI(srv, "start", "--id", id, "--objective", "first", "--scenario", "on_track", "--task-queue", tq)

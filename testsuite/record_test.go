@@ -28,7 +28,7 @@ func TestRecordHistories(t *testing.T) {
 	if !*recordHistories {
 		t.Skip("records histories only with -record-histories")
 	}
-	srv := devServer(t)
+	srv := e2eServer(t)
 	c := srv.Client()
 	dir := filepath.Join("..", "workflows", "testdata")
 
@@ -50,7 +50,7 @@ func TestRecordHistories(t *testing.T) {
 	export(t, srv, run.GetID(), filepath.Join(dir, "job_before_plugin.json"))
 }
 
-func export(t *testing.T, srv *testsuite.DevServer, id, path string) {
+func export(t *testing.T, srv server, id, path string) {
 	t.Helper()
 	exe, err := testsuite.TemporalCLIPath()
 	require.NoError(t, err)
