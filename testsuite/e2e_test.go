@@ -79,7 +79,7 @@ type cluster struct {
 	hostPort, namespace string
 }
 
-func (c *cluster) Client() client.Client     { return c.client }
+func (c *cluster) Client() client.Client    { return c.client }
 func (c *cluster) FrontendHostPort() string { return c.hostPort }
 func (c *cluster) Namespace() string        { return c.namespace }
 
