@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"runtime/debug"
 	"sort"
@@ -46,6 +47,7 @@ func Commands() map[string]Command {
 		"eval":      &Eval{},
 		"calibrate": &CalibrateCmd{},
 		"export":    &Export{},
+		"bench":     &Bench{Progress: os.Stderr},
 	}
 }
 

@@ -1,0 +1,488 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// Options configure [Run]. The zero value runs the default bench.
+type Options struct {
+	// Phases per job. If not set, 20.
+	Phases int
+	// PhaseDuration is how long each phase works in the latency jobs; the
+	// throughput jobs always run trivial phases. If not set, 50 ms.
+	PhaseDuration time.Duration
+	// Rounds each variant runs, interleaved with the others. If not set, 5.
+	Rounds int
+	// Concurrency is how many trivial jobs run at once in the throughput
+	// measurement. If not set, 8.
+	Concurrency int
+	// LongPhases is the length of the job that measures the judge's
+	// request size; it continues as new halfway. If not set, 1,000.
+	LongPhases int
+	// HangBudget is the budget (AssessTimeout and AssessTotalTimeout) of
+	// the judge that hangs. If not set, 1 s.
+	HangBudget time.Duration
+	// Variants names the variants to run (see [Variants]). If empty, all.
+	Variants []string
+	// Progress receives a line per measurement. If nil, nothing.
+	Progress io.Writer
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Phases == 0 {
+		o.Phases = 20
+	}
+	if o.PhaseDuration == 0 {
+		o.PhaseDuration = 50 * time.Millisecond
+	}
+	if o.Rounds == 0 {
+		o.Rounds = 5
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 8
+	}
+	if o.LongPhases == 0 {
+		o.LongPhases = 1000
+	}
+	if o.HangBudget == 0 {
+		o.HangBudget = time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	switch {
+	case o.Phases < 1 || o.Rounds < 1 || o.Concurrency < 1:
+		return o, fmt.Errorf("bench: phases, rounds and concurrency must be at least 1 (got %d, %d, %d)", o.Phases, o.Rounds, o.Concurrency)
+	case o.LongPhases < 20:
+		return o, fmt.Errorf("bench: the long job needs at least 20 phases, not %d", o.LongPhases)
+	case o.PhaseDuration < 0 || o.HangBudget < 0:
+		return o, errors.New("bench: durations must not be negative")
+	}
+	for _, name := range o.Variants {
+		if !slices.ContainsFunc(variants(o), func(v variant) bool { return v.Name == name }) {
+			return o, fmt.Errorf("bench: unknown variant %q: use one of %v", name, Variants())
+		}
+	}
+	return o, nil
+}
+
+// variant is one way to run the same job.
+type variant struct {
+	Name        string
+	Description string
+	// plugin is nil for the variants without the overseer.
+	plugin      *overseer.Options
+	handwritten bool
+}
+
+// Variant names.
+const (
+	VariantBare          = "bare"
+	VariantHandwritten   = "hand-written"
+	VariantObserve       = "observe"
+	VariantManage        = "manage"
+	VariantManageSA      = "manage+search-attributes"
+	VariantManageLocal   = "manage/local-activity"
+	VariantObserveRemote = "observe/remote-judge"
+	VariantObserveHang   = "observe/hanging-judge"
+)
+
+func variants(o Options) []variant {
+	plugin := func(opts overseer.Options) *overseer.Options { return &opts }
+	remote := remoteJudge{judge: &overseer.LearnedJudge{}}
+	return []variant{
+		{Name: VariantBare, Description: "the job with no plugin"},
+		{Name: VariantHandwritten, Description: "a local activity asks the same judge after each phase; a signal resumes a flagged job", handwritten: true},
+		{Name: VariantObserve, Description: "plugin defaults, observe mode (the learned judge in workflow code)", plugin: plugin(overseer.Options{Mode: overseer.ModeObserve})},
+		{Name: VariantManage, Description: "plugin defaults, manage mode", plugin: plugin(overseer.Options{Mode: overseer.ModeManage})},
+		{Name: VariantManageSA, Description: "manage mode with search attributes", plugin: plugin(overseer.Options{Mode: overseer.ModeManage, SearchAttributes: true})},
+		{Name: VariantManageLocal, Description: "manage mode, the judge in a local activity like the hand-written job", plugin: plugin(overseer.Options{Mode: overseer.ModeManage, Placement: overseer.PlacementLocalActivity})},
+		{Name: VariantObserveRemote, Description: "observe mode, the same judge as a remote one (a regular activity)", plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: remote, Policy: overseer.DefaultLearnedPolicy()})},
+		{Name: VariantObserveHang, Description: fmt.Sprintf("observe mode, a remote judge that hangs for its whole %v budget", o.HangBudget),
+			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: hangingJudge{}, AssessTimeout: o.HangBudget, AssessTotalTimeout: o.HangBudget})},
+	}
+}
+
+// Variants lists the variant names, in the order they are reported.
+func Variants() []string {
+	var names []string
+	for _, v := range variants(Options{}) {
+		names = append(names, v.Name)
+	}
+	return names
+}
+
+// Stat summarises one measurement over the rounds.
+type Stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
+}
+
+func statOf(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Stat{Median: m, Min: s[0], Max: s[len(s)-1], N: len(s)}
+}
+
+// VariantResult is what one variant measured.
+type VariantResult struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// LatencyMS is one job's latency, start to result, with phases of
+	// PhaseDuration; TrivialLatencyMS with phases that return at once.
+	LatencyMS        Stat `json:"latency_ms"`
+	TrivialLatencyMS Stat `json:"trivial_latency_ms"`
+	// PhasesDoneMS is, in the same jobs as LatencyMS, the time from the
+	// job's start to its last phase's completion, as the server recorded
+	// them: how the phases were paced, whatever the run did after them.
+	PhasesDoneMS Stat `json:"phases_done_ms"`
+	// ThroughputJobsPerS is how many trivial jobs per second Concurrency
+	// jobs at once complete; CPUPerBoundaryUS is the bench process' CPU
+	// time (workers and client; the server is another process) per phase
+	// boundary in that measurement.
+	ThroughputJobsPerS Stat `json:"throughput_jobs_per_s"`
+	CPUPerBoundaryUS   Stat `json:"cpu_per_boundary_us"`
+	// History of one job: events and bytes per phase boundary, and its
+	// largest event.
+	EventsPerBoundary float64 `json:"events_per_boundary"`
+	BytesPerBoundary  float64 `json:"bytes_per_boundary"`
+	Events            int     `json:"events"`
+	LargestEventBytes int     `json:"largest_event_bytes"`
+}
+
+// RequestSize is the judge's request size at one phase of the long job.
+type RequestSize struct {
+	Phase int    `json:"phase"`
+	Bytes int    `json:"bytes"`
+	Note  string `json:"note,omitempty"`
+}
+
+// Result is a bench run.
+type Result struct {
+	Phases        int             `json:"phases"`
+	PhaseDuration time.Duration   `json:"phase_duration_ns"`
+	Rounds        int             `json:"rounds"`
+	Concurrency   int             `json:"concurrency"`
+	HangBudget    time.Duration   `json:"hang_budget_ns"`
+	Variants      []VariantResult `json:"variants"`
+	// RequestSizes of the long job; CarriedStateBytes is the overseer state
+	// its second run started with.
+	RequestSizes      []RequestSize `json:"request_sizes"`
+	CarriedStateBytes int           `json:"carried_state_bytes"`
+	Took              time.Duration `json:"took_ns"`
+}
+
+// Variant returns the named variant's result.
+func (r *Result) Variant(name string) (VariantResult, bool) {
+	i := slices.IndexFunc(r.Variants, func(v VariantResult) bool { return v.Name == name })
+	if i < 0 {
+		return VariantResult{}, false
+	}
+	return r.Variants[i], true
+}
+
+// Run runs the bench against the Temporal service c is connected to, with
+// its own workers in this process (one task queue per variant).
+func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	prefix := fmt.Sprintf("bench-%d", start.UnixNano())
+	var chosen []variant
+	for _, v := range variants(o) {
+		if len(o.Variants) == 0 || slices.Contains(o.Variants, v.Name) {
+			chosen = append(chosen, v)
+		}
+	}
+	res := &Result{Phases: o.Phases, PhaseDuration: o.PhaseDuration, Rounds: o.Rounds, Concurrency: o.Concurrency, HangBudget: o.HangBudget}
+	type samples struct{ latency, paced, trivial, throughput, cpu []float64 }
+	got := map[string]*samples{}
+	hist := map[string]historyStats{}
+	policy := overseer.DefaultLearnedPolicy()
+	for round := 0; round < o.Rounds; round++ {
+		// Rotate the order every round so no variant always runs first.
+		for k := range chosen {
+			v := chosen[(k+round)%len(chosen)]
+			s := got[v.Name]
+			if s == nil {
+				s = &samples{}
+				got[v.Name] = s
+			}
+			// Only the measured variant's worker runs, so the process' CPU
+			// time is this variant's.
+			queue := fmt.Sprintf("%s-r%d-%s", prefix, round, slug(v.Name))
+			w, err := newWorker(c, queue, v)
+			if err != nil {
+				return nil, fmt.Errorf("bench: worker for %s: %w", v.Name, err)
+			}
+			m, err := measure(ctx, job{c: c, queue: queue, handwritten: v.handwritten, policy: policy, idPrefix: queue}, o, round == 0)
+			w.Stop()
+			if err != nil {
+				return nil, fmt.Errorf("bench: %s: %w", v.Name, err)
+			}
+			if round == 0 {
+				hist[v.Name] = m.history
+			}
+			s.latency = append(s.latency, ms(m.latency))
+			s.paced = append(s.paced, ms(m.paced))
+			s.trivial = append(s.trivial, ms(m.trivial))
+			s.throughput = append(s.throughput, float64(o.Concurrency)/m.batchWall.Seconds())
+			s.cpu = append(s.cpu, float64(m.batchCPU.Microseconds())/float64(o.Concurrency*o.Phases))
+			fmt.Fprintf(o.Progress, "round %d/%d  %-26s latency %7.1f ms (phases done %7.1f)  trivial %6.1f ms  %6.1f jobs/s  %5.0f µs CPU/boundary\n",
+				round+1, o.Rounds, v.Name, ms(m.latency), ms(m.paced), ms(m.trivial), s.throughput[len(s.throughput)-1], s.cpu[len(s.cpu)-1])
+		}
+	}
+	for _, v := range chosen {
+		s, h := got[v.Name], hist[v.Name]
+		res.Variants = append(res.Variants, VariantResult{
+			Name: v.Name, Description: v.Description,
+			LatencyMS: statOf(s.latency), PhasesDoneMS: statOf(s.paced), TrivialLatencyMS: statOf(s.trivial),
+			ThroughputJobsPerS: statOf(s.throughput), CPUPerBoundaryUS: statOf(s.cpu),
+			EventsPerBoundary: float64(h.events) / float64(o.Phases), BytesPerBoundary: float64(h.bytes) / float64(o.Phases),
+			Events: h.events, LargestEventBytes: h.largest,
+		})
+	}
+	if err := requestSizes(ctx, c, prefix, o, res); err != nil {
+		return nil, err
+	}
+	res.Took = time.Since(start)
+	return res, nil
+}
+
+func newWorker(c client.Client, queue string, v variant) (sdkworker.Worker, error) {
+	var wo sdkworker.Options
+	if v.plugin != nil {
+		p, err := overseer.NewPlugin(*v.plugin)
+		if err != nil {
+			return nil, err
+		}
+		wo.Plugins = []sdkworker.Plugin{p}
+	}
+	w := sdkworker.New(c, queue, wo)
+	w.RegisterActivityWithOptions(Phase, activity.RegisterOptions{Name: PhaseActivityName})
+	if v.handwritten {
+		assessor, err := overseer.NewAssessor(overseer.Options{})
+		if err != nil {
+			return nil, err
+		}
+		w.RegisterWorkflowWithOptions(HandwrittenJob, workflowOptions(HandwrittenWorkflowName))
+		w.RegisterActivityWithOptions(assessor.Assess, activity.RegisterOptions{Name: overseer.AssessActivityName})
+	} else {
+		w.RegisterWorkflowWithOptions(Job, workflowOptions(JobWorkflowName))
+	}
+	return w, w.Start()
+}
+
+// job starts bench jobs on one variant's task queue.
+type job struct {
+	c           client.Client
+	queue       string
+	handwritten bool
+	policy      overseer.Policy
+	idPrefix    string
+	n           int
+}
+
+// measurement is one variant's measurements in one round.
+type measurement struct {
+	latency, paced, trivial, batchWall, batchCPU time.Duration
+	history                                     historyStats
+}
+
+// measure runs one round of a variant: a warm-up job, one job with phases
+// of PhaseDuration, one with trivial phases, and Concurrency trivial jobs
+// at once.
+func measure(ctx context.Context, j job, o Options, withHistory bool) (measurement, error) {
+	var m measurement
+	trivial := JobInput{Phases: o.Phases}
+	if _, _, err := j.run(ctx, "warm-up", trivial); err != nil {
+		return m, err
+	}
+	lat, id, err := j.run(ctx, "latency", JobInput{Phases: o.Phases, PhaseDuration: o.PhaseDuration})
+	if err != nil {
+		return m, err
+	}
+	m.latency = lat
+	h, err := historyOf(ctx, j.c, id)
+	if err != nil {
+		return m, fmt.Errorf("history: %w", err)
+	}
+	m.paced = h.phasesDone
+	if withHistory {
+		m.history = h
+	}
+	if m.trivial, _, err = j.run(ctx, "trivial", trivial); err != nil {
+		return m, err
+	}
+	m.batchWall, m.batchCPU, err = j.batch(ctx, o.Concurrency, trivial)
+	return m, err
+}
+
+// jobTimeout bounds one job: a job that takes longer is stuck (a bench job
+// that paused would wait for a human forever).
+const jobTimeout = 3 * time.Minute
+
+func (j *job) start(ctx context.Context, what string, in JobInput) (client.WorkflowRun, error) {
+	j.n++
+	opts := client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%s-%d", j.idPrefix, what, j.n), TaskQueue: j.queue, WorkflowExecutionTimeout: jobTimeout}
+	if j.handwritten {
+		return j.c.ExecuteWorkflow(ctx, opts, HandwrittenWorkflowName, HandwrittenInput{JobInput: in, Obligations: overseer.DefaultObligations, Policy: j.policy})
+	}
+	return j.c.ExecuteWorkflow(ctx, opts, JobWorkflowName, in)
+}
+
+func (j *job) run(ctx context.Context, what string, in JobInput) (time.Duration, string, error) {
+	t0 := time.Now()
+	run, err := j.start(ctx, what, in)
+	if err != nil {
+		return 0, "", err
+	}
+	if err := wait(ctx, run, in.Phases); err != nil {
+		return 0, "", err
+	}
+	return time.Since(t0), run.GetID(), nil
+}
+
+// batch runs n jobs at once and returns the wall time and this process'
+// CPU time they took.
+func (j *job) batch(ctx context.Context, n int, in JobInput) (time.Duration, time.Duration, error) {
+	cpu0 := processCPU()
+	t0 := time.Now()
+	runs := make([]client.WorkflowRun, n)
+	for i := range runs {
+		var err error
+		if runs[i], err = j.start(ctx, "batch", in); err != nil {
+			return 0, 0, err
+		}
+	}
+	for _, run := range runs {
+		if err := wait(ctx, run, in.Phases); err != nil {
+			return 0, 0, err
+		}
+	}
+	return time.Since(t0), processCPU() - cpu0, nil
+}
+
+func wait(ctx context.Context, run client.WorkflowRun, phases int) error {
+	var done int
+	if err := run.Get(ctx, &done); err != nil {
+		return fmt.Errorf("job %s: %w", run.GetID(), err)
+	}
+	if done != phases {
+		return fmt.Errorf("job %s ran %d phases, not %d", run.GetID(), done, phases)
+	}
+	return nil
+}
+
+type historyStats struct {
+	events, bytes, largest int
+	// phasesDone is from the run's start to its last phase's completion.
+	phasesDone time.Duration
+}
+
+func historyOf(ctx context.Context, c client.Client, id string) (historyStats, error) {
+	var (
+		h       historyStats
+		started time.Time
+		phases  = map[int64]bool{} // scheduled event ids of phase activities
+	)
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return h, err
+		}
+		size := proto.Size(e)
+		h.events++
+		h.bytes += size
+		h.largest = max(h.largest, size)
+		at := e.GetEventTime().AsTime()
+		switch {
+		case e.GetWorkflowExecutionStartedEventAttributes() != nil:
+			started = at
+		case e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == PhaseActivityName:
+			phases[e.GetEventId()] = true
+		case phases[e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]:
+			h.phasesDone = at.Sub(started)
+		}
+	}
+	return h, nil
+}
+
+// requestSizes runs the long job, continued as new halfway, with a judge
+// that records its request size at every boundary.
+func requestSizes(ctx context.Context, c client.Client, prefix string, o Options, res *Result) error {
+	judge := &sizingJudge{}
+	queue := prefix + "-sizes"
+	w, err := newWorker(c, queue, variant{plugin: &overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Policy: overseer.DefaultLearnedPolicy()}})
+	if err != nil {
+		return fmt.Errorf("bench: request sizes: %w", err)
+	}
+	defer w.Stop()
+	half := o.LongPhases / 2
+	j := job{c: c, queue: queue, idPrefix: prefix}
+	_, id, err := j.run(ctx, "long", JobInput{Phases: o.LongPhases, ContinueEvery: half})
+	if err != nil {
+		return fmt.Errorf("bench: request sizes: %w", err)
+	}
+	for _, p := range []struct {
+		phase int
+		note  string
+	}{{10, ""}, {100, ""}, {half, "last before continue-as-new"}, {half + 1, "first after continue-as-new"}, {o.LongPhases, ""}} {
+		if p.phase <= o.LongPhases {
+			res.RequestSizes = append(res.RequestSizes, RequestSize{Phase: p.phase, Bytes: judge.size(p.phase), Note: p.note})
+		}
+	}
+	// The second run of the chain starts with the carried overseer state.
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("bench: request sizes: %w", err)
+		}
+		for _, p := range e.GetWorkflowExecutionStartedEventAttributes().GetHeader().GetFields() {
+			res.CarriedStateBytes += proto.Size(p)
+		}
+	}
+	return nil
+}
+
+var _ jev.Judge = remoteJudge{}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func slug(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}

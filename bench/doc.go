@@ -1,0 +1,43 @@
+// Package bench measures what the overseer plugin costs a job, side by
+// side with the same job run bare and with a hand-written judge loop.
+//
+// # Variants
+//
+// Every variant runs the same job ([Job]: N phase activities in a row)
+// on a worker of its own, one variant at a time, interleaved over several
+// rounds so that no variant always runs first or last:
+//
+//   - bare: the job with no plugin;
+//   - hand-written: [HandwrittenJob], the honest baseline — a local
+//     activity asks the same judge after each phase and a selector waits
+//     for a resume signal when the policy flags the answer;
+//   - observe, manage: the plugin with its defaults (the learned judge,
+//     which is pure, answers in workflow code);
+//   - manage+search-attributes: manage mode that also upserts the
+//     Overseer* search attributes;
+//   - manage/local-activity: the judge in a local activity, like the
+//     hand-written job;
+//   - observe/remote-judge: the same judge seen as a remote one, in a
+//     regular activity;
+//   - observe/hanging-judge: a remote judge that never answers within its
+//     budget.
+//
+// # Measurements
+//
+// Per variant and round: the latency of one job with phases of a given
+// duration (and when its last phase completed, by the server's clock), the
+// latency of one job with trivial phases, and the throughput and this
+// process' CPU time per boundary of several trivial jobs at once. Once per
+// variant: the job's history events and bytes per boundary and its largest
+// event. Once per bench: the judge's request size along a long job that
+// continues as new halfway, and the overseer state it carries over.
+//
+// # The server
+//
+// Run it against a dev server whose transfer queue polls faster than its
+// default of 20 times a second (history.transferProcessorMaxPollRPS) and
+// whose task queues have one partition: by default the dev server paces a
+// job at about 100 ms per phase and, with few pollers, stalls tasks on
+// partitions no poller is on, which hides everything a boundary costs.
+// `overseer bench` starts such a dev server unless given --address.
+package bench

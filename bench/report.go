@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// Ratios compares one variant with the bare job and the hand-written one.
+type Ratios struct {
+	// LatencyVsBare and LatencyVsHandwritten divide median job latencies
+	// (phases of PhaseDuration).
+	LatencyVsBare        float64 `json:"latency_vs_bare"`
+	LatencyVsHandwritten float64 `json:"latency_vs_handwritten"`
+	// AddedMSPerBoundary is the median latency over the bare job's, per
+	// phase boundary, with trivial phases.
+	AddedMSPerBoundary float64 `json:"added_ms_per_boundary"`
+	// CPUVsBare and CPUVsHandwritten divide median CPU per boundary.
+	CPUVsBare        float64 `json:"cpu_vs_bare"`
+	CPUVsHandwritten float64 `json:"cpu_vs_handwritten"`
+	// EventsOverBare is the extra history events per boundary.
+	EventsOverBare float64 `json:"events_over_bare"`
+}
+
+// Ratios returns the named variant's ratios; zero where a baseline was not
+// run.
+func (r *Result) Ratios(name string) Ratios {
+	v, _ := r.Variant(name)
+	bare, hasBare := r.Variant(VariantBare)
+	hand, hasHand := r.Variant(VariantHandwritten)
+	var q Ratios
+	if hasBare {
+		q.LatencyVsBare = div(v.LatencyMS.Median, bare.LatencyMS.Median)
+		q.AddedMSPerBoundary = (v.TrivialLatencyMS.Median - bare.TrivialLatencyMS.Median) / float64(r.Phases)
+		q.CPUVsBare = div(v.CPUPerBoundaryUS.Median, bare.CPUPerBoundaryUS.Median)
+		q.EventsOverBare = v.EventsPerBoundary - bare.EventsPerBoundary
+	}
+	if hasHand {
+		q.LatencyVsHandwritten = div(v.LatencyMS.Median, hand.LatencyMS.Median)
+		q.CPUVsHandwritten = div(v.CPUPerBoundaryUS.Median, hand.CPUPerBoundaryUS.Median)
+	}
+	return q
+}
+
+func div(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// WriteTable writes the result as tables people read.
+func WriteTable(w io.Writer, r *Result) error {
+	fmt.Fprintf(w, "overseer bench: %d phases per job (%v each for latency, trivial for throughput), %d rounds interleaved, %d jobs at once; took %v\n\n",
+		r.Phases, r.PhaseDuration, r.Rounds, r.Concurrency, r.Took.Round(1e9))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "variant\tlatency ms\t÷ bare\t÷ hand\tphases done ms\t+ms/boundary\tjobs/s\tCPU µs/boundary\t÷ bare\t÷ hand\tevents/boundary\tbytes/boundary\tlargest event B\t")
+	for _, v := range r.Variants {
+		q := r.Ratios(v.Name)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%d\t\n", v.Name,
+			span(v.LatencyMS, "%.0f"), ratio(q.LatencyVsBare), ratio(q.LatencyVsHandwritten), span(v.PhasesDoneMS, "%.0f"), q.AddedMSPerBoundary,
+			span(v.ThroughputJobsPerS, "%.1f"), span(v.CPUPerBoundaryUS, "%.0f"), ratio(q.CPUVsBare), ratio(q.CPUVsHandwritten),
+			v.EventsPerBoundary, v.BytesPerBoundary, v.LargestEventBytes)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nlatency ms, jobs/s and CPU: median [min–max] over the rounds; ÷: ratio of medians; +ms/boundary: trivial-phase job latency over the bare job's, per boundary.")
+	fmt.Fprintln(w, "phases done: from the job's start to its last phase's completion, by the server's clock. CPU: this process (the variant's worker and the client), not the server.")
+	if hang, ok := r.Variant(VariantObserveHang); ok {
+		if healthy, ok := r.Variant(VariantObserveRemote); ok {
+			fmt.Fprintf(w, "\nhanging judge vs the same remote judge healthy, observe mode: phases done ÷ %.3f, job latency ÷ %.3f (the run waits at its end for the last assessment, at most its %v budget)\n",
+				div(hang.PhasesDoneMS.Median, healthy.PhasesDoneMS.Median), div(hang.LatencyMS.Median, healthy.LatencyMS.Median), r.HangBudget)
+		}
+	}
+	if len(r.RequestSizes) > 0 {
+		fmt.Fprintln(w, "\njudge request size in the long job:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for _, s := range r.RequestSizes {
+			fmt.Fprintf(tw, "phase %d\t%d B\t%s\t\n", s.Phase, s.Bytes, s.Note)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "overseer state carried across continue-as-new: %d B\n", r.CarriedStateBytes)
+	}
+	fmt.Fprintln(w, "\nvariants:")
+	for _, v := range r.Variants {
+		fmt.Fprintf(w, "  %-26s %s\n", v.Name, v.Description)
+	}
+	return nil
+}
+
+// WriteJSON writes the result, with every variant's ratios, as indented
+// JSON.
+func WriteJSON(w io.Writer, r *Result) error {
+	type withRatios struct {
+		VariantResult
+		Ratios Ratios `json:"ratios"`
+	}
+	out := struct {
+		*Result
+		Variants []withRatios `json:"variants"`
+	}{Result: r}
+	for _, v := range r.Variants {
+		out.Variants = append(out.Variants, withRatios{VariantResult: v, Ratios: r.Ratios(v.Name)})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func span(s Stat, format string) string {
+	return fmt.Sprintf(format+" ["+format+"–"+format+"]", s.Median, s.Min, s.Max)
+}
+
+func ratio(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", x)
+}

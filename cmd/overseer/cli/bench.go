@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/bench"
+	"github.com/corohq/temporal-overseer/testsuite"
+	"github.com/corohq/temporal-overseer/worker"
+)
+
+// devServerPollRPS raises the dev server's transfer-queue poll rate: at its
+// default (20 polls a second) the server paces a job at about 100 ms per
+// phase, which hides everything a phase boundary costs.
+const devServerPollRPS = "1000"
+
+// Bench is `overseer bench`: the same job bare, hand-written and under the
+// plugin, side by side.
+type Bench struct {
+	// Progress receives a line per measurement. If not set, nothing.
+	Progress io.Writer
+}
+
+// Synopsis implements Command.
+func (*Bench) Synopsis() string {
+	return "measure the plugin per phase boundary against the bare job and a hand-written judge loop"
+}
+
+// Run implements Command.
+func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("bench", out)
+	var conn connFlags
+	conn.register(fs)
+	phases := fs.Int("phases", 20, "phases per job")
+	phaseDuration := fs.Duration("phase-duration", 0, "how long each phase works in the latency jobs (default 50ms)")
+	rounds := fs.Int("rounds", 5, "rounds, each running every variant once")
+	concurrency := fs.Int("concurrency", 8, "jobs at once in the throughput measurement")
+	long := fs.Int("long-phases", 1000, "phases of the job that measures the judge's request size (continues as new halfway)")
+	hang := fs.Duration("hang-budget", 0, "budget of the hanging judge (default 1s)")
+	only := fs.String("variants", "", "comma-separated variants to run (default all: "+strings.Join(bench.Variants(), ", ")+")")
+	stock := fs.Bool("stock-dev-server", false, "keep the dev server's default transfer-queue poll rate (20/s), which paces each phase at ~100 ms")
+	asJSON := fs.Bool("json", false, "write the result as JSON")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	opts := bench.Options{Phases: *phases, PhaseDuration: *phaseDuration, Rounds: *rounds, Concurrency: *concurrency,
+		LongPhases: *long, HangBudget: *hang, Progress: b.Progress}
+	if *only != "" {
+		for _, v := range strings.Split(*only, ",") {
+			opts.Variants = append(opts.Variants, strings.TrimSpace(v))
+		}
+	}
+	c, stop, err := b.connect(ctx, conn, *stock)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	res, err := bench.Run(ctx, c, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return bench.WriteJSON(out, res)
+	}
+	return bench.WriteTable(out, res)
+}
+
+// connect dials --address, or starts a dev server with its poll rate raised.
+func (b *Bench) connect(ctx context.Context, conn connFlags, stock bool) (client.Client, func(), error) {
+	if conn.address != "" {
+		c, err := conn.dial(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.Close, nil
+	}
+	dc := map[string]string{"history.transferProcessorMaxPollRPS": devServerPollRPS,
+		"matching.numTaskqueueReadPartitions": "1", "matching.numTaskqueueWritePartitions": "1"}
+	if stock {
+		dc = nil
+	}
+	if b.Progress != nil {
+		fmt.Fprintf(b.Progress, "starting the Temporal dev server (history.transferProcessorMaxPollRPS=%s)…\n",
+			map[bool]string{true: "20, stock", false: devServerPollRPS}[stock])
+	}
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(zap.NewNop()), DynamicConfig: dc})
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv.Client(), func() { _ = srv.Stop() }, nil
+}
