@@ -312,7 +312,7 @@ type job struct {
 // measurement is one variant's measurements in one round.
 type measurement struct {
 	latency, paced, trivial, batchWall, batchCPU time.Duration
-	history                                     historyStats
+	history                                      historyStats
 }
 
 // measure runs one round of a variant: a warm-up job, one job with phases

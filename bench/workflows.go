@@ -129,7 +129,6 @@ func HandwrittenJob(ctx workflow.Context, in HandwrittenInput) (int, error) {
 	return in.Done, nil
 }
 
-
 func workflowOptions(name string) workflow.RegisterOptions {
 	return workflow.RegisterOptions{Name: name}
 }
