@@ -8,6 +8,8 @@
 #   scripts/cluster.sh start       # start in the background ...
 #   scripts/cluster.sh stop        # ... and stop what start started
 #   scripts/cluster.sh build       # only build the server and its schema tool
+#   scripts/cluster.sh env         # print the server's environment (what
+#                                  # deploy/temporal/overseer.yaml reads)
 #
 # What start does:
 #   1. PostgreSQL from Debian's packages (apt-get install postgresql when no
@@ -191,9 +193,10 @@ server_pid() {
 start_server() {
 	# The server detaches from the terminal's process group (setsid), so
 	# Ctrl-C reaches this script, which stops it after its clients.
-	TEMPORAL_SERVER="$BIN/temporal-server" OVERSEER_SERVER_CONFIG="$ROOT/deploy/temporal" \
-		DYNAMIC_CONFIG_FILE_PATH="$ROOT/deploy/dynamicconfig/development-sql.yaml" \
-		setsid sh "$ROOT/deploy/start-temporal.sh" >>"$LOGS/temporal.log" 2>&1 </dev/null &
+	(
+		while IFS= read -r kv; do export "${kv?}"; done < <(server_env)
+		exec setsid sh "$ROOT/deploy/start-temporal.sh" >>"$LOGS/temporal.log" 2>&1 </dev/null
+	) &
 	echo $! >"$DIR/temporal.pid"
 	local pid=$! deadline=$((SECONDS + 120))
 	until "$BIN/temporal" operator cluster health --address "$ADDRESS" >/dev/null 2>&1; do
@@ -296,11 +299,27 @@ e2e_env() {
 	unset OVERSEER_CLUSTER_FRESH
 }
 
+# server_env: the environment deploy/start-temporal.sh runs the server with.
+server_env() {
+	local v
+	for v in BIND_ON_IP FRONTEND_GRPC_PORT FRONTEND_HTTP_PORT FRONTEND_MEMBERSHIP_PORT HISTORY_GRPC_PORT \
+		HISTORY_MEMBERSHIP_PORT MATCHING_GRPC_PORT MATCHING_MEMBERSHIP_PORT WORKER_GRPC_PORT WORKER_MEMBERSHIP_PORT \
+		POSTGRES_SEEDS DB_PORT POSTGRES_USER POSTGRES_PWD DBNAME VISIBILITY_DBNAME LOG_LEVEL; do
+		echo "$v=${!v}"
+	done
+	echo "TEMPORAL_SERVER=$BIN/temporal-server"
+	echo "OVERSEER_SERVER_CONFIG=$ROOT/deploy/temporal"
+	echo "DYNAMIC_CONFIG_FILE_PATH=$ROOT/deploy/dynamicconfig/development-sql.yaml"
+}
+
 cmd="${1:-}"
 shift || true
 case "$cmd" in
 build)
 	build
+	;;
+env)
+	server_env
 	;;
 start)
 	# A failed start stops what it had started.
@@ -339,7 +358,7 @@ run)
 	exit "$rc"
 	;;
 *)
-	echo "usage: scripts/cluster.sh up|run CMD...|start|stop|build" >&2
+	echo "usage: scripts/cluster.sh up|run CMD...|start|stop|build|env" >&2
 	exit 2
 	;;
 esac

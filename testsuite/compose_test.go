@@ -3,6 +3,8 @@ package testsuite_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -10,8 +12,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"text/template"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,7 +124,7 @@ func splitHostPort(t *testing.T, hp string) (string, string) {
 
 func TestComposeServices(t *testing.T) {
 	c, root := loadCompose(t)
-	for _, name := range []string{"postgresql", "temporal", "temporal-admin", "temporal-ui", "judge", "worker", "dashboard"} {
+	for _, name := range []string{"postgresql", "temporal-schema", "temporal", "temporal-admin", "temporal-ui", "judge", "worker", "dashboard"} {
 		t.Run(name, func(t *testing.T) {
 			s, ok := c.Services[name]
 			require.True(t, ok, "service %s is missing", name)
@@ -147,6 +151,9 @@ func TestComposeServices(t *testing.T) {
 		"the worker starts once the search attributes are registered")
 	assert.Contains(t, worker.DependsOn, "judge")
 	assert.Equal(t, "no", c.Services["temporal-admin"].Restart, "the admin step runs once")
+	assert.Equal(t, "no", c.Services["temporal-schema"].Restart, "the schema step runs once")
+	assert.Equal(t, "service_completed_successfully", c.Services["temporal"].DependsOn["temporal-schema"].Condition,
+		"the server starts on the databases the schema step set up")
 }
 
 func TestComposeAddressesAgree(t *testing.T) {
@@ -162,18 +169,21 @@ func TestComposeAddressesAgree(t *testing.T) {
 			assert.Equal(t, "7233", port)
 			assert.Contains(t, containerPorts(temporalSvc), port)
 			if ns := env(c.Services[name], "TEMPORAL_NAMESPACE"); ns != "" {
-				assert.Equal(t, env(temporalSvc, "DEFAULT_NAMESPACE"), ns)
+				// The admin step creates it.
+				assert.Equal(t, env(c.Services["temporal-admin"], "TEMPORAL_NAMESPACE"), ns)
 			}
 		})
 	}
 
-	t.Run("temporal → postgresql", func(t *testing.T) {
-		assert.Equal(t, "postgresql", env(temporalSvc, "POSTGRES_SEEDS"))
-		assert.Contains(t, containerPorts(pg), env(temporalSvc, "DB_PORT"))
-		assert.Equal(t, env(pg, "POSTGRES_USER"), env(temporalSvc, "POSTGRES_USER"))
-		assert.Equal(t, env(pg, "POSTGRES_PASSWORD"), env(temporalSvc, "POSTGRES_PWD"))
-		assert.Equal(t, "postgres12", env(temporalSvc, "DB"))
-	})
+	for _, name := range []string{"temporal-schema", "temporal"} {
+		t.Run(name+" → postgresql", func(t *testing.T) {
+			s := c.Services[name]
+			assert.Equal(t, "postgresql", env(s, "POSTGRES_SEEDS"))
+			assert.Contains(t, containerPorts(pg), env(s, "DB_PORT"))
+			assert.Equal(t, env(pg, "POSTGRES_USER"), env(s, "POSTGRES_USER"))
+			assert.Equal(t, env(pg, "POSTGRES_PASSWORD"), env(s, "POSTGRES_PWD"))
+		})
+	}
 
 	t.Run("worker → judge", func(t *testing.T) {
 		judge := c.Services["judge"]
@@ -262,7 +272,8 @@ func TestComposeRegistersTheOverseerSearchAttributes(t *testing.T) {
 }
 
 // TestComposeAdminStepScript runs the admin step's script with a stand-in
-// temporal CLI that records its arguments.
+// temporal CLI that records its arguments, on a cluster without the
+// namespace yet.
 func TestComposeAdminStepScript(t *testing.T) {
 	c, root := loadCompose(t)
 	admin := c.Services["temporal-admin"]
@@ -273,7 +284,13 @@ func TestComposeAdminStepScript(t *testing.T) {
 	}
 	bin := t.TempDir()
 	log := filepath.Join(bin, "calls")
-	fake := "#!/bin/sh\necho \"$@\" >> " + log + "\n"
+	created := filepath.Join(bin, "namespace-created")
+	// The namespace is described only once it was created.
+	fake := "#!/bin/sh\necho \"$@\" >> " + log + "\n" +
+		"case \"$*\" in\n" +
+		"\"operator namespace describe\"*) [ -f " + created + " ] || exit 1 ;;\n" +
+		"\"operator namespace create\"*) touch " + created + " ;;\n" +
+		"esac\n"
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "temporal"), []byte(fake), 0o755))
 	cmd := exec.CommandContext(context.Background(), sh, filepath.Join(root, "deploy", "register-search-attributes.sh"))
 	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
@@ -284,6 +301,8 @@ func TestComposeAdminStepScript(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	calls, err := os.ReadFile(log)
 	require.NoError(t, err)
+	assert.Contains(t, string(calls), "operator cluster health --address temporal:7233\n", "it waits for the frontend")
+	assert.Contains(t, string(calls), "operator namespace create --address temporal:7233 --namespace default\n")
 	for name, typ := range composeSearchAttributes(t, c) {
 		assert.Contains(t, string(calls), "operator search-attribute create --address temporal:7233 --namespace default --name "+name+" --type "+typ)
 	}
@@ -338,4 +357,260 @@ func mustRead(t *testing.T, p string) []byte {
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
 	return b
+}
+
+// serverConfig is the part of the Temporal server's configuration that
+// compose and make cluster must agree on.
+type serverConfig struct {
+	Persistence struct {
+		NumHistoryShards int    `yaml:"numHistoryShards"`
+		DefaultStore     string `yaml:"defaultStore"`
+		VisibilityStore  string `yaml:"visibilityStore"`
+		Datastores       map[string]struct {
+			SQL *struct {
+				PluginName   string `yaml:"pluginName"`
+				DatabaseName string `yaml:"databaseName"`
+				ConnectAddr  string `yaml:"connectAddr"`
+				User         string `yaml:"user"`
+				Password     string `yaml:"password"`
+			} `yaml:"sql"`
+		} `yaml:"datastores"`
+	} `yaml:"persistence"`
+	Services map[string]struct {
+		RPC struct {
+			GRPCPort int    `yaml:"grpcPort"`
+			BindOnIP string `yaml:"bindOnIP"`
+		} `yaml:"rpc"`
+	} `yaml:"services"`
+	DynamicConfigClient struct {
+		Filepath string `yaml:"filepath"`
+	} `yaml:"dynamicConfigClient"`
+}
+
+// renderServerConfig renders deploy/temporal/overseer.yaml the way the
+// Temporal server does (a Go template; env reads environ), with the few
+// sprig functions it uses. A function this does not know fails the test:
+// add it here when the template starts using it.
+func renderServerConfig(t *testing.T, root string, environ map[string]string) serverConfig {
+	t.Helper()
+	data := mustRead(t, filepath.Join(root, "deploy", "temporal", "overseer.yaml"))
+	require.Contains(t, strings.SplitN(string(data), "\n", 2)[0], "enable-template", "the server renders the file only with this comment on top")
+	funcs := template.FuncMap{
+		"env": func(k string) string { return environ[k] },
+		"default": func(d any, given ...any) any {
+			if len(given) == 0 || given[0] == nil || given[0] == "" {
+				return d
+			}
+			return given[0]
+		},
+		"quote": func(v any) string { return fmt.Sprintf("%q", fmt.Sprint(v)) },
+		"fail":  func(msg string) (string, error) { return "", errors.New(msg) },
+	}
+	tpl, err := template.New("overseer.yaml").Funcs(funcs).Parse(string(data))
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, tpl.Execute(&out, nil))
+	var cfg serverConfig
+	require.NoError(t, yaml.Unmarshal(out.Bytes(), &cfg), out.String())
+	return cfg
+}
+
+// clusterScriptEnv is the environment scripts/cluster.sh runs the server
+// with (scripts/cluster.sh env), for the port offset given.
+func clusterScriptEnv(t *testing.T, root, offset string) map[string]string {
+	t.Helper()
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "cluster.sh"), "env")
+	cmd.Env = append(os.Environ(), "OVERSEER_CLUSTER_PORT_OFFSET="+offset)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	environ := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		require.True(t, ok, line)
+		environ[k] = v
+	}
+	return environ
+}
+
+// shellDefault returns the default a POSIX script gives a variable with
+// : "${NAME:=default}".
+func shellDefault(t *testing.T, script, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^: "\$\{` + name + `:=([^}]*)\}"`).FindStringSubmatch(script)
+	require.NotNil(t, m, "no default for %s", name)
+	return m[1]
+}
+
+// TestComposeAndMakeClusterRunOneServerSetup checks that docker-compose.yml
+// and scripts/cluster.sh (make cluster, what CI tests) run the same Temporal
+// release with the same configuration, schema step and admin step.
+func TestComposeAndMakeClusterRunOneServerSetup(t *testing.T) {
+	c, root := loadCompose(t)
+	script := string(mustRead(t, filepath.Join(root, "scripts", "cluster.sh")))
+	startScript := string(mustRead(t, filepath.Join(root, "deploy", "start-temporal.sh")))
+	schemaScript := string(mustRead(t, filepath.Join(root, "deploy", "setup-schema.sh")))
+	temporalSvc, pg := c.Services["temporal"], c.Services["postgresql"]
+
+	t.Run("the steps", func(t *testing.T) {
+		for svc, step := range map[string]string{"temporal-schema": "setup-schema.sh", "temporal": "start-temporal.sh", "temporal-admin": "register-search-attributes.sh"} {
+			s := c.Services[svc]
+			assert.Equal(t, []string{"/bin/sh", "/deploy/" + step}, s.Entrypoint, svc)
+			assert.Contains(t, s.Volumes, "./deploy/"+step+":/deploy/"+step+":ro", svc)
+			assert.Contains(t, script, `"$ROOT/deploy/`+step+`"`, "scripts/cluster.sh runs deploy/%s too", step)
+		}
+		// The server's configuration directory is where compose mounts it,
+		// and scripts/cluster.sh points the same script at deploy/temporal.
+		assert.Contains(t, temporalSvc.Volumes, "./deploy/temporal:"+shellDefault(t, startScript, "OVERSEER_SERVER_CONFIG")+":ro")
+		assert.Contains(t, script, `OVERSEER_SERVER_CONFIG=$ROOT/deploy/temporal`)
+		assert.Contains(t, startScript, "--env overseer", "the file is overseer.yaml")
+	})
+
+	t.Run("versions", func(t *testing.T) {
+		image, tag, _ := strings.Cut(temporalSvc.Image, ":")
+		assert.Equal(t, "temporalio/server", image)
+		mod := string(mustRead(t, filepath.Join(root, "scripts", "cluster", "go.mod")))
+		assert.Regexp(t, `(?m)^\s+go\.temporal\.io/server v`+regexp.QuoteMeta(tag)+`$`, mod, "make cluster builds the release compose runs")
+		assert.Regexp(t, `(?m)^\s+github\.com/temporalio/cli `+regexp.QuoteMeta(testsuite.TemporalCLIVersion)+`$`, mod,
+			"built with the dependencies of the pinned Temporal CLI")
+		assert.Contains(t, script, `TEMPORAL_SERVER_VERSION="v`+tag+`"`)
+		// The schema step's tool, hence its embedded schema, is of the same
+		// release on both sides.
+		assert.Equal(t, c.Services["temporal-admin"].Image, c.Services["temporal-schema"].Image)
+		assert.True(t, strings.HasPrefix(c.Services["temporal-schema"].Image, "temporalio/admin-tools:"+tag+"-"))
+		assert.Equal(t, "postgres:15", pg.Image, "the PostgreSQL release make cluster runs (Debian 12's)")
+	})
+
+	composeEnv := map[string]string{"BIND_ON_IP": "172.18.0.3"}
+	for k := range temporalSvc.Environment {
+		composeEnv[k] = env(temporalSvc, k)
+	}
+	composeCfg := renderServerConfig(t, root, composeEnv)
+	clusterEnv := clusterScriptEnv(t, root, "20000")
+	clusterCfg := renderServerConfig(t, root, clusterEnv)
+
+	t.Run("one configuration", func(t *testing.T) {
+		for name, cfg := range map[string]serverConfig{"compose": composeCfg, "make cluster": clusterCfg} {
+			p := cfg.Persistence
+			assert.GreaterOrEqual(t, p.NumHistoryShards, 4, "%s: several history shards", name)
+			for _, store := range []string{p.DefaultStore, p.VisibilityStore} {
+				ds := p.Datastores[store]
+				require.NotNil(t, ds.SQL, "%s: store %q is SQL (visibility too: no Elasticsearch)", name, store)
+				assert.Equal(t, "postgres12", ds.SQL.PluginName, name)
+			}
+			for _, svc := range []string{"frontend", "history", "matching", "worker"} {
+				assert.Contains(t, cfg.Services, svc, "%s: all services in one process", name)
+			}
+		}
+		assert.Equal(t, composeCfg.Persistence.NumHistoryShards, clusterCfg.Persistence.NumHistoryShards)
+	})
+
+	t.Run("compose's addresses", func(t *testing.T) {
+		p := composeCfg.Persistence
+		for _, store := range []string{p.DefaultStore, p.VisibilityStore} {
+			sql := p.Datastores[store].SQL
+			host, port := splitHostPort(t, sql.ConnectAddr)
+			assert.Equal(t, "postgresql", host)
+			assert.Contains(t, containerPorts(pg), port)
+			assert.Equal(t, env(pg, "POSTGRES_USER"), sql.User)
+			assert.Equal(t, env(pg, "POSTGRES_PASSWORD"), sql.Password)
+		}
+		// The databases the schema step creates.
+		assert.Equal(t, shellDefault(t, schemaScript, "DBNAME"), p.Datastores[p.DefaultStore].SQL.DatabaseName)
+		assert.Equal(t, shellDefault(t, schemaScript, "VISIBILITY_DBNAME"), p.Datastores[p.VisibilityStore].SQL.DatabaseName)
+		fe := composeCfg.Services["frontend"].RPC
+		assert.Contains(t, containerPorts(temporalSvc), strconv.Itoa(fe.GRPCPort))
+		assert.Equal(t, "172.18.0.3", fe.BindOnIP)
+		// The dynamic configuration is a file compose mounts.
+		mounted := false
+		for _, v := range temporalSvc.Volumes {
+			src, rest, _ := strings.Cut(v, ":")
+			dst, _, _ := strings.Cut(rest, ":")
+			if rel, ok := strings.CutPrefix(composeCfg.DynamicConfigClient.Filepath, dst+"/"); ok {
+				_, err := os.Stat(filepath.Join(root, src, rel))
+				assert.NoError(t, err)
+				mounted = true
+			}
+		}
+		assert.True(t, mounted, "%s is mounted", composeCfg.DynamicConfigClient.Filepath)
+	})
+
+	t.Run("make cluster's addresses", func(t *testing.T) {
+		p := clusterCfg.Persistence
+		for _, store := range []string{p.DefaultStore, p.VisibilityStore} {
+			assert.Equal(t, "127.0.0.1:"+clusterEnv["DB_PORT"], p.Datastores[store].SQL.ConnectAddr)
+		}
+		for name, svc := range clusterCfg.Services {
+			assert.Equal(t, "127.0.0.1", svc.RPC.BindOnIP, "%s on loopback", name)
+		}
+		assert.Equal(t, 27233, clusterCfg.Services["frontend"].RPC.GRPCPort, "Temporal's port plus the offset: never the dev server's 7233")
+		assert.Equal(t, filepath.Join(root, "deploy", "dynamicconfig", "development-sql.yaml"), clusterCfg.DynamicConfigClient.Filepath)
+		assert.Equal(t, filepath.Base(composeCfg.DynamicConfigClient.Filepath), filepath.Base(clusterCfg.DynamicConfigClient.Filepath),
+			"the same dynamic configuration")
+	})
+
+	t.Run("search attributes", func(t *testing.T) {
+		m := regexp.MustCompile(`(?m)^SEARCH_ATTRIBUTES="([^"]*)"`).FindStringSubmatch(script)
+		require.NotNil(t, m)
+		assert.Equal(t, env(c.Services["temporal-admin"], "OVERSEER_SEARCH_ATTRIBUTES"), m[1])
+	})
+}
+
+// TestComposeSchemaStepScript runs the schema step's script with a
+// stand-in temporal-sql-tool that records its arguments and password.
+func TestComposeSchemaStepScript(t *testing.T) {
+	c, root := loadCompose(t)
+	schema := c.Services["temporal-schema"]
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	fake := "#!/bin/sh\necho \"$SQL_PASSWORD | $*\" >> " + log + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "temporal-sql-tool"), []byte(fake), 0o755))
+	cmd := exec.CommandContext(context.Background(), sh, filepath.Join(root, "deploy", "setup-schema.sh"))
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+	// A password that is none of the other words (the default is the
+	// user's name), as a .env file would set.
+	const pw = "pw-from-dot-env-5e1f"
+	for k := range schema.Environment {
+		v := env(schema, k)
+		if k == "POSTGRES_PWD" {
+			v = pw
+		}
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	calls := string(mustRead(t, log))
+	conn := pw + " | --plugin postgres12 --endpoint postgresql --port 5432 --user temporal --database "
+	for db, name := range map[string]string{"temporal": "postgresql/v12/temporal", "temporal_visibility": "postgresql/v12/visibility"} {
+		assert.Contains(t, calls, conn+db+" create-database\n")
+		assert.Contains(t, calls, conn+db+" setup-schema --version 0.0\n")
+		assert.Contains(t, calls, conn+db+" update-schema --schema-name "+name+"\n")
+		// The tool's embedded schema is the release's versioned directory.
+		if dir := moduleDir(t, "go.temporal.io/server@v1.29.1"); dir != "" {
+			_, err := os.Stat(filepath.Join(dir, "schema", name, "versioned"))
+			assert.NoError(t, err)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(calls), "\n") {
+		_, args, _ := strings.Cut(line, " | ")
+		assert.NotContains(t, args, pw, "the password is not on the command line")
+	}
+}
+
+// moduleDir returns the module cache directory of module@version, or ""
+// when it is not in the cache.
+func moduleDir(t *testing.T, modVersion string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), modVersion)
+	if _, err := os.Stat(dir); err != nil {
+		return ""
+	}
+	return dir
 }
