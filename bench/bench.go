@@ -10,6 +10,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -172,6 +173,11 @@ type VariantResult struct {
 	BytesPerBoundary  float64 `json:"bytes_per_boundary"`
 	Events            int     `json:"events"`
 	LargestEventBytes int     `json:"largest_event_bytes"`
+	// JudgeActivities counts the judge's regular activities in that job;
+	// HeldPhases the phases scheduled only once the judge's activity of
+	// the boundary before had closed (0: the judge held no phase back).
+	JudgeActivities int `json:"judge_activities"`
+	HeldPhases      int `json:"held_phases"`
 }
 
 // RequestSize is the judge's request size at one phase of the long job.
@@ -265,7 +271,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 			LatencyMS: statOf(s.latency), PhasesDoneMS: statOf(s.paced), TrivialLatencyMS: statOf(s.trivial),
 			ThroughputJobsPerS: statOf(s.throughput), CPUPerBoundaryUS: statOf(s.cpu),
 			EventsPerBoundary: float64(h.events) / float64(o.Phases), BytesPerBoundary: float64(h.bytes) / float64(o.Phases),
-			Events: h.events, LargestEventBytes: h.largest,
+			Events: h.events, LargestEventBytes: h.largest, JudgeActivities: h.judgeActivities, HeldPhases: h.heldPhases,
 		})
 	}
 	if err := requestSizes(ctx, c, prefix, o, res); err != nil {
@@ -404,6 +410,10 @@ type historyStats struct {
 	events, bytes, largest int
 	// phasesDone is from the run's start to its last phase's completion.
 	phasesDone time.Duration
+	// judgeActivities counts overseer.assess activities; heldPhases the
+	// phases scheduled only after the previous boundary's judge activity
+	// closed: phases the judge held back.
+	judgeActivities, heldPhases int
 }
 
 func historyOf(ctx context.Context, c client.Client, id string) (historyStats, error) {
@@ -411,6 +421,7 @@ func historyOf(ctx context.Context, c client.Client, id string) (historyStats, e
 		h       historyStats
 		started time.Time
 		phases  = map[int64]bool{} // scheduled event ids of phase activities
+		judges  = map[int64]bool{} // scheduled event ids of open judge activities
 	)
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
@@ -426,13 +437,39 @@ func historyOf(ctx context.Context, c client.Client, id string) (historyStats, e
 		switch {
 		case e.GetWorkflowExecutionStartedEventAttributes() != nil:
 			started = at
-		case e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == PhaseActivityName:
-			phases[e.GetEventId()] = true
+		case e.GetActivityTaskScheduledEventAttributes() != nil:
+			switch e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() {
+			case PhaseActivityName:
+				phases[e.GetEventId()] = true
+				if h.judgeActivities > 0 && len(judges) == 0 {
+					h.heldPhases++ // every judge activity had closed before this phase was scheduled
+				}
+			case overseer.AssessActivityName:
+				judges[e.GetEventId()] = true
+				h.judgeActivities++
+			}
 		case phases[e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]:
 			h.phasesDone = at.Sub(started)
+		default:
+			delete(judges, closedActivity(e))
 		}
 	}
 	return h, nil
+}
+
+// closedActivity is the scheduled event id of the activity e closes, or 0.
+func closedActivity(e *historypb.HistoryEvent) int64 {
+	switch {
+	case e.GetActivityTaskCompletedEventAttributes() != nil:
+		return e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
+	case e.GetActivityTaskFailedEventAttributes() != nil:
+		return e.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
+	case e.GetActivityTaskTimedOutEventAttributes() != nil:
+		return e.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
+	case e.GetActivityTaskCanceledEventAttributes() != nil:
+		return e.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
+	}
+	return 0
 }
 
 // requestSizes runs the long job, continued as new halfway, with a judge

@@ -70,8 +70,8 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintln(w, "phases done: from the job's start to its last phase's completion, by the server's clock. CPU: this process (the variant's worker and the client), not the server.")
 	if hang, ok := r.Variant(VariantObserveHang); ok {
 		if healthy, ok := r.Variant(VariantObserveRemote); ok {
-			fmt.Fprintf(w, "\nhanging judge vs the same remote judge healthy, observe mode: phases done ÷ %.3f, job latency ÷ %.3f (the run waits at its end for the last assessment, at most its %v budget)\n",
-				div(hang.PhasesDoneMS.Median, healthy.PhasesDoneMS.Median), div(hang.LatencyMS.Median, healthy.LatencyMS.Median), r.HangBudget)
+			fmt.Fprintf(w, "\nhanging judge vs the same remote judge healthy, observe mode: phases done ÷ %.3f, job latency ÷ %.3f (the run waits at its end for the last assessment, at most its %v budget); phases held back by the judge: %d of %d\n",
+				div(hang.PhasesDoneMS.Median, healthy.PhasesDoneMS.Median), div(hang.LatencyMS.Median, healthy.LatencyMS.Median), r.HangBudget, hang.HeldPhases, r.Phases)
 		}
 	}
 	if len(r.RequestSizes) > 0 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -45,6 +47,7 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 	only := fs.String("variants", "", "comma-separated variants to run (default all: "+strings.Join(bench.Variants(), ", ")+")")
 	stock := fs.Bool("stock-dev-server", false, "keep the dev server's default transfer-queue poll rate (20/s), which paces each phase at ~100 ms")
 	asJSON := fs.Bool("json", false, "write the result as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (workers and client) to this file")
 	rest, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -64,6 +67,17 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer stop()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	res, err := bench.Run(ctx, c, opts)
 	if err != nil {
 		return err

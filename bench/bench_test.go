@@ -1,0 +1,81 @@
+package bench_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/bench"
+	"github.com/corohq/temporal-overseer/testsuite"
+	"github.com/corohq/temporal-overseer/worker"
+)
+
+func devServer(t *testing.T) *testsuite.DevServer {
+	t.Helper()
+	if _, err := testsuite.TemporalCLIPath(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs the Temporal CLI: %v", err)
+		}
+		t.Skipf("no Temporal CLI: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(zap.NewNop()),
+		DynamicConfig: map[string]string{"history.transferProcessorMaxPollRPS": "1000"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop() })
+	return srv
+}
+
+// One small bench run pins what its table reports in counts, never in
+// times: the history the plugin adds per boundary, the judge's request
+// size along a long job, and that a hanging judge in observe mode never
+// holds a phase back.
+func TestBenchCounts(t *testing.T) {
+	srv := devServer(t)
+	const phases = 5
+	res, err := bench.Run(context.Background(), srv.Client(), bench.Options{
+		Phases: phases, PhaseDuration: time.Millisecond, Rounds: 1, Concurrency: 2, LongPhases: 400,
+		HangBudget: 500 * time.Millisecond,
+		Variants:   []string{bench.VariantBare, bench.VariantHandwritten, bench.VariantObserve, bench.VariantManage, bench.VariantManageLocal, bench.VariantObserveHang},
+	})
+	require.NoError(t, err)
+	events := func(name string) int {
+		v, ok := res.Variant(name)
+		require.True(t, ok, name)
+		return v.Events
+	}
+	bare := events(bench.VariantBare)
+	// Per boundary the default manage and observe paths add one marker; per
+	// run three events: the version marker, its search-attribute upsert and
+	// the pinned configuration.
+	for _, name := range []string{bench.VariantObserve, bench.VariantManage, bench.VariantManageLocal} {
+		assert.Equal(t, bare+phases+3, events(name), "%s: one event per boundary, three per run", name)
+	}
+	assert.Equal(t, bare+phases, events(bench.VariantHandwritten), "the hand-written job: one local-activity marker per boundary")
+
+	hang, _ := res.Variant(bench.VariantObserveHang)
+	assert.Equal(t, phases, hang.JudgeActivities, "observe mode asks a remote judge in a regular activity")
+	assert.Zero(t, hang.HeldPhases, "a judge that hangs for its whole budget holds no phase back")
+	manage, _ := res.Variant(bench.VariantManage)
+	assert.Zero(t, manage.JudgeActivities, "the learned judge answers in workflow code")
+
+	require.NotEmpty(t, res.RequestSizes)
+	first, last := res.RequestSizes[0], res.RequestSizes[len(res.RequestSizes)-1]
+	assert.Equal(t, 10, first.Phase)
+	assert.Equal(t, 400, last.Phase)
+	assert.Positive(t, first.Bytes)
+	assert.LessOrEqual(t, float64(last.Bytes), 1.05*float64(first.Bytes), "the request at phase 400 is within 5%% of phase 10's")
+	assert.LessOrEqual(t, last.Bytes, 16<<10)
+	for _, s := range res.RequestSizes {
+		assert.Positive(t, s.Bytes, "phase %d (%s) was assessed", s.Phase, s.Note)
+	}
+	assert.Positive(t, res.CarriedStateBytes, "the second run of the long job started with the carried state")
+	assert.LessOrEqual(t, res.CarriedStateBytes, 16<<10)
+}
