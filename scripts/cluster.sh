@@ -331,7 +331,7 @@ stop)
 	;;
 up)
 	trap cleanup EXIT
-	trap 'exit 130' INT TERM
+	trap 'exit 0' INT TERM # Ctrl-C is how it ends
 	start
 	cat <<EOF
 
