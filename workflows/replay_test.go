@@ -35,6 +35,13 @@ func TestReplayJobRunUnderThePlugin(t *testing.T) {
 	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_with_plugin.json")))
 }
 
+func TestReplayJobPinnedBeforePlacement(t *testing.T) {
+	// Recorded when the judge always answered in a local activity: the run
+	// pinned no placement and replays with its local activity, although
+	// today's default would answer in workflow code.
+	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_with_plugin_local_activity.json")))
+}
+
 func TestReplayJobStartedBeforeThePlugin(t *testing.T) {
 	// Adding the plugin to a worker must not break runs already in flight.
 	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_before_plugin.json")))
@@ -48,22 +55,27 @@ func TestReplayDetectsARemovedPlugin(t *testing.T) {
 }
 
 func TestHistoryBudgetPerBoundary(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "job_with_plugin.json"))
-	require.NoError(t, err)
-	var h struct {
-		Events []struct {
-			EventType string `json:"eventType"`
-		} `json:"events"`
+	for _, file := range []string{"job_with_plugin.json", "job_with_plugin_local_activity.json"} {
+		t.Run(file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", file))
+			require.NoError(t, err)
+			var h struct {
+				Events []struct {
+					EventType string `json:"eventType"`
+				} `json:"events"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &h))
+			count := map[string]int{}
+			for _, e := range h.Events {
+				count[e.EventType]++
+			}
+			boundaries := count["EVENT_TYPE_ACTIVITY_TASK_COMPLETED"]
+			require.Positive(t, boundaries)
+			assert.Zero(t, count["EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"]-boundaries, "the judge never ran as a regular activity")
+			// Once per run: the version marker, the pinned configuration and the
+			// TemporalChangeVersion upsert.
+			perBoundary := float64(count["EVENT_TYPE_MARKER_RECORDED"]+count["EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES"]-3) / float64(boundaries)
+			assert.LessOrEqual(t, perBoundary, 2.0, "events added per boundary: %v", count)
+		})
 	}
-	require.NoError(t, json.Unmarshal(raw, &h))
-	count := map[string]int{}
-	for _, e := range h.Events {
-		count[e.EventType]++
-	}
-	boundaries := count["EVENT_TYPE_ACTIVITY_TASK_COMPLETED"]
-	require.Positive(t, boundaries)
-	// Once per run: the version marker, the pinned configuration and the
-	// TemporalChangeVersion upsert.
-	perBoundary := float64(count["EVENT_TYPE_MARKER_RECORDED"]+count["EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES"]-3) / float64(boundaries)
-	assert.LessOrEqual(t, perBoundary, 2.0, "events added per boundary: %v", count)
 }
