@@ -165,7 +165,8 @@ type HistoryRecord struct {
 //     duration from scheduled to closed, and the PhaseReport of the result's
 //     "overseer_report" key (turns, cost, tokens, rework, failed tool
 //     categories, missing output);
-//   - the n-th assessment the run recorded (the overseer.assess local
+//   - the n-th assessment the run recorded (the judge's side-effect
+//     markers when it answered in workflow code, the overseer.assess local
 //     activity markers, or activities when assessments ran as activities)
 //     is the n-th step's Assessment: P(on objective), the model version, and
 //     the band and flag of the run's pinned policy; a failed assessment
@@ -245,6 +246,22 @@ func RecordOfHistory(events []*historypb.HistoryEvent) HistoryRecord {
 			switch a.GetMarkerName() {
 			case "SideEffect":
 				if pinned {
+					// The judge's answer when it ran in workflow code.
+					var ans struct {
+						Kind   string                 `json:"kind"`
+						Output *overseer.AssessOutput `json:"output"`
+						Error  string                 `json:"error"`
+					}
+					if dc.FromPayloads(a.GetDetails()["data"], &ans) != nil || ans.Kind != "overseer.answer/v1" {
+						continue
+					}
+					ra := &eval.RecordedAssessment{Error: ans.Error}
+					if ans.Output != nil {
+						fillAssessment(ra, *ans.Output, policy)
+					} else if ra.Error == "" {
+						ra.Error = "unreadable assessment: no output"
+					}
+					assessments = append(assessments, ra)
 					continue
 				}
 				var cfg struct {

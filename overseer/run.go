@@ -198,12 +198,17 @@ func (r *run) executeAssess(ctx workflow.Context, in AssessInput) workflow.Futur
 	return workflow.ExecuteLocalActivity(ctx, AssessActivityName, in)
 }
 
-// workflowAnswer is what a judge run in workflow code leaves in history:
-// its output, or the error it failed with.
+// workflowAnswer is what a judge run in workflow code leaves in history (a
+// SideEffect marker): its output, or the error it failed with. Kind tells
+// it from the workflow's own side effects, for tools that read histories.
 type workflowAnswer struct {
+	Kind   string        `json:"kind"`
 	Output *AssessOutput `json:"output,omitempty"`
 	Error  string        `json:"error,omitempty"`
 }
+
+// answerKind is workflowAnswer's Kind.
+const answerKind = "overseer.answer/v1"
 
 // decideInWorkflow asks a PureJudge in workflow code. The answer is
 // recorded in a side effect, so replay reads it back instead of asking a
@@ -215,19 +220,19 @@ func (r *run) decideInWorkflow(ctx workflow.Context, in AssessInput) (AssessOutp
 	err := workflow.SideEffect(ctx, func(workflow.Context) (rec any) {
 		defer func() {
 			if p := recover(); p != nil {
-				rec = workflowAnswer{Error: fmt.Sprintf("overseer.assess: judge panicked: %v", p)}
+				rec = workflowAnswer{Kind: answerKind, Error: fmt.Sprintf("overseer.assess: judge panicked: %v", p)}
 			}
 		}()
 		judge, ok := r.judge.(PureJudge)
 		if !ok {
-			return workflowAnswer{Error: fmt.Sprintf("overseer.assess: this worker's judge %T cannot run in workflow code, "+
+			return workflowAnswer{Kind: answerKind, Error: fmt.Sprintf("overseer.assess: this worker's judge %T cannot run in workflow code, "+
 				"where this run's judge was pinned to run; give the worker a PureJudge", r.judge)}
 		}
 		out, err := decide(context.Background(), judge, in)
 		if err != nil {
-			return workflowAnswer{Error: err.Error()}
+			return workflowAnswer{Kind: answerKind, Error: err.Error()}
 		}
-		return workflowAnswer{Output: &out}
+		return workflowAnswer{Kind: answerKind, Output: &out}
 	}).Get(&rec)
 	switch {
 	case err != nil:
