@@ -12,7 +12,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 TESTFLAGS ?=
 
 # Packages containing workflow code checked for non-determinism.
-WORKFLOW_PKGS ?= ./workflows/... ./overseer/...
+WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./bench/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
 .PHONY: tools demo-tools test lint fmt-check vet staticcheck workflowcheck demo bench default-model cluster test-cluster
