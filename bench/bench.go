@@ -293,12 +293,10 @@ func newWorker(c client.Client, queue string, v variant) (sdkworker.Worker, erro
 	w := sdkworker.New(c, queue, wo)
 	w.RegisterActivityWithOptions(Phase, activity.RegisterOptions{Name: PhaseActivityName})
 	if v.handwritten {
-		assessor, err := overseer.NewAssessor(overseer.Options{})
-		if err != nil {
+		if err := overseer.RegisterActivities(w, overseer.Options{}); err != nil {
 			return nil, err
 		}
 		w.RegisterWorkflowWithOptions(HandwrittenJob, workflowOptions(HandwrittenWorkflowName))
-		w.RegisterActivityWithOptions(assessor.Assess, activity.RegisterOptions{Name: overseer.AssessActivityName})
 	} else {
 		w.RegisterWorkflowWithOptions(Job, workflowOptions(JobWorkflowName))
 	}

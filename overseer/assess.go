@@ -43,19 +43,19 @@ type AssessOutput struct {
 	Latency time.Duration `json:"latency_ns"`
 }
 
-// Assessor runs the Overseer activity with a judge that lives on the worker.
-type Assessor struct {
+// assessor runs the Overseer activity with a judge that lives on the worker.
+type assessor struct {
 	judge  jev.Judge
 	logger *zap.Logger
 }
 
-// NewAssessor returns the Overseer activity for opts.
-func NewAssessor(opts Options) (*Assessor, error) {
+// newAssessor returns the Overseer activity for opts.
+func newAssessor(opts Options) (*assessor, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &Assessor{judge: o.Judge, logger: o.Logger}, nil
+	return &assessor{judge: o.Judge, logger: o.Logger}, nil
 }
 
 // A PureJudge answers from the request alone, in microseconds: no I/O, no
@@ -75,7 +75,7 @@ type PureJudge interface {
 // request that cannot be encoded one of type InvalidRequestErrorType; any
 // other judge error is returned as is and retried by the activity's retry
 // policy.
-func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, error) {
+func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, error) {
 	start := time.Now()
 	out, err := decide(ctx, a.judge, in)
 	latency := time.Since(start)
@@ -97,7 +97,7 @@ func (a *Assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 }
 
 // decide asks judge about one boundary and validates its answer, with the
-// error types of [Assessor.Assess]. It reads no clock, so a [PureJudge]
+// error types of [assessor.Assess]. It reads no clock, so a [PureJudge]
 // can run it in workflow code.
 func decide(ctx context.Context, judge jev.Judge, in AssessInput) (AssessOutput, error) {
 	req, err := NewRequest(in.Obligations, in.Trajectory)

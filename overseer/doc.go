@@ -4,7 +4,7 @@
 // Add [NewPlugin] to worker.Options.Plugins. After every phase activity of
 // an overseen workflow ends (completed or failed), the Overseer activity
 // overseer.assess sends a compact [Trajectory] and four typed questions
-// ([Questions]) to a structured-decision judge ([jev.Judge]), records the
+// to a structured-decision judge ([jev.Judge]), records the
 // answers on the job ([Assessment]) and derives a [Verdict]: a status
 // [Band] (On track / Needs a look / Off track) and, in manage mode, whether
 // to pause.
@@ -14,14 +14,14 @@
 //   - Protocol types, validation and the Judge interface: package
 //     [github.com/corohq/temporal-overseer/overseer/jev].
 //   - The four questions, default obligations, request state: questions.go
-//     ([Questions], [DefaultObligations], [NewRequest], [ParseAnswers]).
+//     ([DefaultObligations], [NewRequest], [ParseAnswers]).
 //   - Thresholds and the pause rule: policy.go ([Policy], [DefaultPolicy]).
 //   - The bounded trajectory and its digest: trajectory.go ([Trajectory],
 //     [PhaseReport], [ReportCarrier]); workflow-side calls in api.go
 //     ([SetObjective], [SetLane], [SetWorkItem], [SetPullRequests]); the
 //     same rules outside a workflow, to replay recorded runs offline:
 //     recorder.go ([TrajectoryRecorder]).
-//   - The Overseer activity: assess.go ([Assessor]).
+//   - The Overseer activity: assess.go ([RegisterActivities]).
 //   - The default judge, a small fitted model: learned.go and features.go
 //     ([LearnedJudge], [LearnedModel], [DefaultLearnedModel]); policy files:
 //     policy.go ([LoadPolicy], [DefaultLearnedPolicy]).

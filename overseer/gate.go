@@ -16,7 +16,7 @@ import (
 // ResumeRequest is the argument of the overseer.resume signal and update.
 // It is decoded strictly: a field not listed here is refused.
 type ResumeRequest struct {
-	// By names who resumes. Required, at most MaxResumeByBytes.
+	// By names who resumes. Required, at most maxResumeByBytes.
 	By string `json:"by"`
 	// Note is passed to the next phase with the process note. At most
 	// MaxResumeNoteBytes.
@@ -36,8 +36,8 @@ type ResumeRequest struct {
 const (
 	// MaxResumeNoteBytes caps ResumeRequest.Note (4 KiB).
 	MaxResumeNoteBytes = 4 << 10
-	// MaxResumeByBytes caps ResumeRequest.By.
-	MaxResumeByBytes = 200
+	// maxResumeByBytes caps ResumeRequest.By.
+	maxResumeByBytes = 200
 )
 
 // Application error types of the overseer.resume update's refusals. They
@@ -85,8 +85,8 @@ func (r ResumeRequest) Validate() error {
 	switch {
 	case strings.TrimSpace(r.By) == "":
 		return invalidResume(`resume needs "by": who resumes the job`)
-	case len(r.By) > MaxResumeByBytes:
-		return invalidResume(`resume "by" is %d bytes; keep it to %d`, len(r.By), MaxResumeByBytes)
+	case len(r.By) > maxResumeByBytes:
+		return invalidResume(`resume "by" is %d bytes; keep it to %d`, len(r.By), maxResumeByBytes)
 	case len(r.Note) > MaxResumeNoteBytes:
 		return invalidResume("resume note is %d bytes; keep it to %d bytes (4 KiB)", len(r.Note), MaxResumeNoteBytes)
 	}
@@ -206,7 +206,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 	}
 	// A signal carries no sender identity the workflow can read; "by" is
 	// the sender's own claim, when it decoded.
-	r.logger.Warn("overseer: dropped resume signal", "reason", msg, "by", clip(req.By, MaxResumeByBytes),
+	r.logger.Warn("overseer: dropped resume signal", "reason", msg, "by", clip(req.By, maxResumeByBytes),
 		"ignored_resumes", r.st.Counters.IgnoredResumes)
 }
 

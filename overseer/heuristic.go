@@ -9,8 +9,8 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
-// HeuristicModelVersion is the model version the heuristic judge reports.
-const HeuristicModelVersion = "overseer-heuristic-v1"
+// heuristicModelVersion is the model version the heuristic judge reports.
+const heuristicModelVersion = "overseer-heuristic-v1"
 
 // HeuristicJudge answers the four standard questions with fixed rules over
 // the trajectory's signals. It is not a model and does not understand the
@@ -63,7 +63,7 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 	severity := clamp(3*problem, 0, 3)
 	blocked := blockedAfter(st.Trajectory.FailureStreak)
 
-	return answersResponse(req, HeuristicModelVersion, breach, confidence, onObjective, severity, blocked), nil
+	return answersResponse(req, heuristicModelVersion, breach, confidence, onObjective, severity, blocked), nil
 }
 
 // blockedAfter is P(blocked) after a streak of failed phase runs: 0.05,
@@ -83,8 +83,8 @@ func answersResponse(req jev.Request, model, breach string, confidence, onObject
 		probs[o.Name] = (1 - confidence) / float64(max(1, len(breachQ.Options)-1))
 	}
 	probs[breach] = confidence
-	levels := make(map[string]float64, len(SeverityLevels))
-	for i, l := range SeverityLevels {
+	levels := make(map[string]float64, len(severityLevels))
+	for i, l := range severityLevels {
 		levels[l] = clamp(1-math.Abs(float64(i)-severity), 0, 1)
 	}
 	return &jev.Response{

@@ -62,7 +62,7 @@ var defaultModelJSON []byte
 // trained on recorded runs of one software-engineering agent (see the
 // model's training summary). Each call returns a fresh copy.
 func DefaultLearnedModel() *LearnedModel {
-	m, err := ParseLearnedModel(defaultModelJSON)
+	m, err := parseLearnedModel(defaultModelJSON)
 	if err != nil {
 		panic("overseer: the embedded default model is invalid: " + err.Error())
 	}
@@ -75,16 +75,16 @@ func LoadLearnedModel(path string) (*LearnedModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrModel, err)
 	}
-	m, err := ParseLearnedModel(data)
+	m, err := parseLearnedModel(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
 }
 
-// ParseLearnedModel decodes and validates a learned model. Unknown fields
+// parseLearnedModel decodes and validates a learned model. Unknown fields
 // are refused.
-func ParseLearnedModel(data []byte) (*LearnedModel, error) {
+func parseLearnedModel(data []byte) (*LearnedModel, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m LearnedModel
@@ -153,8 +153,8 @@ func (m *LearnedModel) Calibrate(score float64) float64 {
 	return 1 / (1 + math.Exp(-(m.Calibration.A*score + m.Calibration.B)))
 }
 
-// PredictSuccess is the calibrated probability that the run succeeds.
-func (m *LearnedModel) PredictSuccess(t Trajectory) float64 {
+// predictSuccess is the calibrated probability that the run succeeds.
+func (m *LearnedModel) predictSuccess(t Trajectory) float64 {
 	return m.Calibrate(m.Score(t))
 }
 
@@ -162,7 +162,7 @@ func (m *LearnedModel) PredictSuccess(t Trajectory) float64 {
 // trajectory alone, offline and in microseconds:
 //
 //   - P(on objective) is the model's calibrated probability that the run
-//     will succeed ([LearnedModel.PredictSuccess]), clamped to [0.01, 0.99].
+//     will succeed ([LearnedModel.predictSuccess]), clamped to [0.01, 0.99].
 //   - breach follows fixed rules, strongest first, and only for
 //     obligations the workflow type has: obligation[0] (output) when the
 //     last phase failed as an activity (confidence 0.6, +0.15 per further
@@ -201,7 +201,7 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 		return nil, fmt.Errorf("learned judge: state is not an overseer state: %w", err)
 	}
 	t := st.Trajectory
-	onObjective := clamp(m.PredictSuccess(t), 0.01, 0.99)
+	onObjective := clamp(m.predictSuccess(t), 0.01, 0.99)
 	breach, confidence := learnedBreach(t, len(st.PhaseObligations))
 	severity := 1.5 * (1 - onObjective)
 	if breach != BreachNone {

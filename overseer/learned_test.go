@@ -112,7 +112,7 @@ func TestLearnedModelFiles(t *testing.T) {
 		{"unknown field", `"intercept"`, `"intercept_":1,"intercept"`, "unknown field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := overseer.ParseLearnedModel([]byte(strings.Replace(string(good), tc.from, tc.to, 1)))
+			_, err := overseer.LoadLearnedModel(writeTemp(t, strings.Replace(string(good), tc.from, tc.to, 1)))
 			require.Error(t, err)
 			assert.ErrorIs(t, err, overseer.ErrModel)
 			assert.Contains(t, err.Error(), tc.want)
@@ -132,7 +132,7 @@ func TestPolicyFiles(t *testing.T) {
 	p.Name, p.PauseAtOrBelow = "team", 0.3
 	data, err := overseer.MarshalPolicy(p, map[string]any{"max_false_pause": 0.05})
 	require.NoError(t, err)
-	back, err := overseer.ParsePolicy(data)
+	back, err := overseer.LoadPolicy(writeTemp(t, string(data)))
 	require.NoError(t, err)
 	assert.Equal(t, p, back)
 
@@ -141,14 +141,14 @@ func TestPolicyFiles(t *testing.T) {
 	assert.NotEmpty(t, def.Name)
 
 	for _, tc := range []struct{ name, from, to, want string }{
-		{"other version", overseer.PolicyFileFormat, "overseer-policy/v9", `format "overseer-policy/v9"`},
+		{"other version", "overseer-policy/v1", "overseer-policy/v9", `format "overseer-policy/v9"`},
 		{"missing threshold", `"pause_at_or_below": 0.3,`, ``, "pause_at_or_below is missing"},
 		{"misspelled field", `"pause_at_or_below"`, `"pause_at_or_bellow"`, `unknown field "pause_at_or_bellow"`},
 		{"out of range", `"pause_at_or_below": 0.3`, `"pause_at_or_below": 1.3`, "want a probability in [0,1]"},
 		{"not json", `{`, `[`, "policy file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := overseer.ParsePolicy([]byte(strings.Replace(string(data), tc.from, tc.to, 1)))
+			_, err := overseer.LoadPolicy(writeTemp(t, strings.Replace(string(data), tc.from, tc.to, 1)))
 			require.Error(t, err)
 			assert.ErrorIs(t, err, overseer.ErrPolicy)
 			assert.Contains(t, err.Error(), tc.want)
@@ -181,4 +181,12 @@ func TestTokensInTheTrajectory(t *testing.T) {
 	assert.Equal(t, int64(50), tr.OutputTokens, "a negative count is ignored")
 	assert.Equal(t, int64(1000), tr.RecentPhases[0].InputTokens)
 	assert.Contains(t, tr.Digest(), "tokens 1500 in, 50 out")
+}
+
+// writeTemp writes data to a file of the test's own and returns its path.
+func writeTemp(t *testing.T, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "file.json")
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+	return path
 }

@@ -58,26 +58,26 @@ var metricHelp = map[string]string{
 
 // Metric tag names and values.
 const (
-	TagMode    = "mode"
-	TagBand    = "band"
-	TagOutcome = "outcome"
-	TagKind    = "kind"
-	TagCause   = "cause"
-	TagAction  = "action"
+	tagMode    = "mode"
+	tagBand    = "band"
+	tagOutcome = "outcome"
+	tagKind    = "kind"
+	tagCause   = "cause"
+	tagAction  = "action"
 
-	OutcomeOK      = "ok"
-	OutcomeFlagged = "flagged"
-	OutcomeError   = "error"
+	outcomeOK      = "ok"
+	outcomeFlagged = "flagged"
+	outcomeError   = "error"
 
-	CauseVerdict       = "verdict"
-	CauseJudgeFailures = "judge_failures"
+	causeVerdict       = "verdict"
+	causeJudgeFailures = "judge_failures"
 
 	// Kinds of MetricJudgeErrors.
-	ErrorKindInvalidAnswer  = "invalid_answer"
-	ErrorKindRejected       = "rejected"
-	ErrorKindInvalidRequest = "invalid_request"
-	ErrorKindTimeout        = "timeout"
-	ErrorKindOther          = "error"
+	errorKindInvalidAnswer  = "invalid_answer"
+	errorKindRejected       = "rejected"
+	errorKindInvalidRequest = "invalid_request"
+	errorKindTimeout        = "timeout"
+	errorKindOther          = "error"
 )
 
 // ZeroMetrics emits every overseer counter at zero for each of its tag
@@ -90,23 +90,23 @@ func ZeroMetrics(h client.MetricsHandler) {
 	zero := func(name string, tags map[string]string) { h.WithTags(tags).Counter(name).Inc(0) }
 	for _, mode := range []Mode{ModeObserve, ModeManage} {
 		for _, band := range []Band{BandOnTrack, BandNeedsALook, BandOffTrack} {
-			for _, outcome := range []string{OutcomeOK, OutcomeFlagged} {
-				zero(MetricAssessments, map[string]string{TagMode: string(mode), TagBand: string(band), TagOutcome: outcome})
+			for _, outcome := range []string{outcomeOK, outcomeFlagged} {
+				zero(MetricAssessments, map[string]string{tagMode: string(mode), tagBand: string(band), tagOutcome: outcome})
 			}
 		}
-		zero(MetricAssessments, map[string]string{TagMode: string(mode), TagOutcome: OutcomeError})
+		zero(MetricAssessments, map[string]string{tagMode: string(mode), tagOutcome: outcomeError})
 	}
-	for _, kind := range []string{ErrorKindInvalidAnswer, ErrorKindRejected, ErrorKindInvalidRequest, ErrorKindTimeout, ErrorKindOther} {
-		zero(MetricJudgeErrors, map[string]string{TagKind: kind})
+	for _, kind := range []string{errorKindInvalidAnswer, errorKindRejected, errorKindInvalidRequest, errorKindTimeout, errorKindOther} {
+		zero(MetricJudgeErrors, map[string]string{tagKind: kind})
 	}
 	for _, kind := range []string{"input", "output"} {
-		zero(MetricJudgeTokens, map[string]string{TagKind: kind})
+		zero(MetricJudgeTokens, map[string]string{tagKind: kind})
 	}
-	for _, cause := range []string{CauseVerdict, CauseJudgeFailures} {
-		zero(MetricPauses, map[string]string{TagCause: cause})
+	for _, cause := range []string{causeVerdict, causeJudgeFailures} {
+		zero(MetricPauses, map[string]string{tagCause: cause})
 	}
 	for _, action := range []Action{ActionContinue, ActionAbort} {
-		zero(MetricResumes, map[string]string{TagAction: string(action)})
+		zero(MetricResumes, map[string]string{tagAction: string(action)})
 	}
 }
 
@@ -116,21 +116,21 @@ func metricAssessment(ctx workflow.Context, mode Mode, a Assessment, err error) 
 	m := workflow.GetMetricsHandler(ctx)
 	// A failed assessment has no band: its series carries none rather
 	// than a made-up value.
-	tags := map[string]string{TagMode: string(mode), TagOutcome: OutcomeError}
+	tags := map[string]string{tagMode: string(mode), tagOutcome: outcomeError}
 	if a.Verdict != nil {
-		tags[TagBand], tags[TagOutcome] = string(a.Verdict.Band), OutcomeOK
+		tags[tagBand], tags[tagOutcome] = string(a.Verdict.Band), outcomeOK
 		if a.Verdict.Flagged {
-			tags[TagOutcome] = OutcomeFlagged
+			tags[tagOutcome] = outcomeFlagged
 		}
 	}
 	m.WithTags(tags).Counter(MetricAssessments).Inc(1)
 	if err != nil {
-		m.WithTags(map[string]string{TagKind: judgeErrorKind(err)}).Counter(MetricJudgeErrors).Inc(1)
+		m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(MetricJudgeErrors).Inc(1)
 		return
 	}
 	m.Timer(MetricJudgeLatency).Record(a.Latency)
-	m.WithTags(map[string]string{TagKind: "input"}).Counter(MetricJudgeTokens).Inc(a.Usage.InputTokens)
-	m.WithTags(map[string]string{TagKind: "output"}).Counter(MetricJudgeTokens).Inc(a.Usage.OutputTokens)
+	m.WithTags(map[string]string{tagKind: "input"}).Counter(MetricJudgeTokens).Inc(a.Usage.InputTokens)
+	m.WithTags(map[string]string{tagKind: "output"}).Counter(MetricJudgeTokens).Inc(a.Usage.OutputTokens)
 }
 
 func judgeErrorKind(err error) string {
@@ -139,31 +139,31 @@ func judgeErrorKind(err error) string {
 	if errors.As(err, &app) {
 		switch app.Type() {
 		case InvalidAnswerErrorType:
-			return ErrorKindInvalidAnswer
+			return errorKindInvalidAnswer
 		case RejectedErrorType:
-			return ErrorKindRejected
+			return errorKindRejected
 		case InvalidRequestErrorType:
-			return ErrorKindInvalidRequest
+			return errorKindInvalidRequest
 		}
 	}
 	if errors.As(err, &timeout) {
-		return ErrorKindTimeout
+		return errorKindTimeout
 	}
-	return ErrorKindOther
+	return errorKindOther
 }
 
 // metricPause records a gate opening.
 func metricPause(ctx workflow.Context, judgeFailures bool) {
-	cause := CauseVerdict
+	cause := causeVerdict
 	if judgeFailures {
-		cause = CauseJudgeFailures
+		cause = causeJudgeFailures
 	}
-	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{TagCause: cause}).Counter(MetricPauses).Inc(1)
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagCause: cause}).Counter(MetricPauses).Inc(1)
 }
 
 // metricResume records a gate closing and how long it was open.
 func metricResume(ctx workflow.Context, g Gate) {
-	m := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{TagAction: string(g.Action)})
+	m := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagAction: string(g.Action)})
 	m.Counter(MetricResumes).Inc(1)
 	if g.ResumedAt != nil {
 		m.Timer(MetricGateWait).Record(g.ResumedAt.Sub(g.PausedAt))

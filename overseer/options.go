@@ -69,8 +69,8 @@ const (
 	ResumeUpdateName = "overseer.resume"
 	// StatusQueryName answers with the job's Status.
 	StatusQueryName = "overseer.status"
-	// PluginName is the plugin's name as reported to the SDK.
-	PluginName = "temporal-overseer"
+	// pluginName is the plugin's name as reported to the SDK.
+	pluginName = "temporal-overseer"
 )
 
 // Options configure the overseer. The zero value works: every phase of every
@@ -137,7 +137,7 @@ type Options struct {
 // Default values used when an Options field is not set.
 const (
 	DefaultAssessTimeout     = 10 * time.Second
-	DefaultRecentAssessments = 20
+	defaultRecentAssessments = 20
 	maxRecentGates           = 10
 )
 
@@ -196,7 +196,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("overseer: RecentAssessments %d is negative", o.RecentAssessments)
 	}
 	if o.RecentAssessments == 0 {
-		o.RecentAssessments = DefaultRecentAssessments
+		o.RecentAssessments = defaultRecentAssessments
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()

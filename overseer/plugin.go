@@ -18,15 +18,15 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	assessor, err := NewAssessor(opts)
+	a, err := newAssessor(opts)
 	if err != nil {
 		return nil, err
 	}
 	return temporal.NewSimplePlugin(temporal.SimplePluginOptions{
-		Name:               PluginName,
+		Name:               pluginName,
 		WorkerInterceptors: []interceptor.WorkerInterceptor{wi},
 		RunContextBefore: func(_ context.Context, o temporal.SimplePluginRunContextBeforeOptions) error {
-			o.Registry.RegisterActivityWithOptions(assessor.Assess, activity.RegisterOptions{Name: AssessActivityName})
+			o.Registry.RegisterActivityWithOptions(a.Assess, activity.RegisterOptions{Name: AssessActivityName})
 			return nil
 		},
 	})
@@ -40,10 +40,10 @@ type ActivityRegistry interface {
 // RegisterActivities registers the Overseer activity on a worker that uses
 // the bare interceptor from NewWorkerInterceptor.
 func RegisterActivities(r ActivityRegistry, opts Options) error {
-	assessor, err := NewAssessor(opts)
+	a, err := newAssessor(opts)
 	if err != nil {
 		return fmt.Errorf("overseer: register activities: %w", err)
 	}
-	r.RegisterActivityWithOptions(assessor.Assess, activity.RegisterOptions{Name: AssessActivityName})
+	r.RegisterActivityWithOptions(a.Assess, activity.RegisterOptions{Name: AssessActivityName})
 	return nil
 }

@@ -112,8 +112,8 @@ func (p Policy) Validate() error {
 	return nil
 }
 
-// BandFor maps P(on objective) to a band.
-func (p Policy) BandFor(onObjective float64) Band {
+// bandFor maps P(on objective) to a band.
+func (p Policy) bandFor(onObjective float64) Band {
 	switch {
 	case onObjective >= p.OnTrackAt:
 		return BandOnTrack
@@ -137,7 +137,7 @@ type Verdict struct {
 
 // Evaluate applies the policy to validated answers.
 func (p Policy) Evaluate(a Answers) Verdict {
-	v := Verdict{Band: p.BandFor(a.OnObjective), OnObjective: a.OnObjective}
+	v := Verdict{Band: p.bandFor(a.OnObjective), OnObjective: a.OnObjective}
 	switch {
 	case a.OnObjective <= p.PauseAtOrBelow:
 		v.Flagged = true
@@ -152,14 +152,14 @@ func (p Policy) Evaluate(a Answers) Verdict {
 
 func severityLabel(s float64) string {
 	i := int(math.Round(s))
-	if i < 0 || i >= len(SeverityLevels) {
+	if i < 0 || i >= len(severityLevels) {
 		return ""
 	}
-	return "≈ " + SeverityLevels[i]
+	return "≈ " + severityLevels[i]
 }
 
-// PolicyFileFormat is the version of the policy file format.
-const PolicyFileFormat = "overseer-policy/v1"
+// policyFileFormat is the version of the policy file format.
+const policyFileFormat = "overseer-policy/v1"
 
 // ErrPolicy is wrapped by every error about a policy file.
 var ErrPolicy = errors.New("policy file")
@@ -183,7 +183,7 @@ func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	f := policyFile{Format: PolicyFileFormat, Name: p.Name, OnTrackAt: p.OnTrackAt, NeedsALookAt: p.NeedsALookAt,
+	f := policyFile{Format: policyFileFormat, Name: p.Name, OnTrackAt: p.OnTrackAt, NeedsALookAt: p.NeedsALookAt,
 		PauseAtOrBelow: p.PauseAtOrBelow, BreachConfidence: p.BreachConfidence, BreachSeverity: p.BreachSeverity,
 		MaxConsecutiveFailures: p.MaxConsecutiveFailures}
 	if calibration != nil {
@@ -196,10 +196,10 @@ func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
 	return json.MarshalIndent(f, "", "  ")
 }
 
-// ParsePolicy reads a policy file. Every threshold must be present; unknown
+// parsePolicy reads a policy file. Every threshold must be present; unknown
 // fields are refused. A policy without a name is named after its
 // thresholds.
-func ParsePolicy(data []byte) (Policy, error) {
+func parsePolicy(data []byte) (Policy, error) {
 	var present map[string]json.RawMessage
 	if err := json.Unmarshal(data, &present); err != nil {
 		return Policy{}, fmt.Errorf("%w: not a JSON object: %v", ErrPolicy, err)
@@ -210,8 +210,8 @@ func ParsePolicy(data []byte) (Policy, error) {
 	if err := dec.Decode(&f); err != nil {
 		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)
 	}
-	if f.Format != PolicyFileFormat {
-		return Policy{}, fmt.Errorf("%w: format %q is not %q", ErrPolicy, f.Format, PolicyFileFormat)
+	if f.Format != policyFileFormat {
+		return Policy{}, fmt.Errorf("%w: format %q is not %q", ErrPolicy, f.Format, policyFileFormat)
 	}
 	for _, k := range []string{"on_track_at", "needs_a_look_at", "pause_at_or_below", "breach_confidence", "breach_severity", "max_consecutive_failures"} {
 		if _, ok := present[k]; !ok {
@@ -236,7 +236,7 @@ func LoadPolicy(path string) (Policy, error) {
 	if err != nil {
 		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)
 	}
-	p, err := ParsePolicy(data)
+	p, err := parsePolicy(data)
 	if err != nil {
 		return Policy{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -250,7 +250,7 @@ var defaultPolicyJSON []byte
 // with `overseer calibrate --max-false-pause 0.05` on its cross-validated
 // training runs. It is the policy of the zero [Options].
 func DefaultLearnedPolicy() Policy {
-	p, err := ParsePolicy(defaultPolicyJSON)
+	p, err := parsePolicy(defaultPolicyJSON)
 	if err != nil {
 		panic("overseer: the embedded default policy is invalid: " + err.Error())
 	}

@@ -26,7 +26,7 @@ func TestBandBoundaries(t *testing.T) {
 		{0, overseer.BandOffTrack},
 	} {
 		t.Run(fmt.Sprint(tc.p), func(t *testing.T) {
-			assert.Equal(t, tc.want, p.BandFor(tc.p))
+			assert.Equal(t, tc.want, p.Evaluate(overseer.Answers{OnObjective: tc.p, Breach: overseer.BreachNone, BreachConfidence: 0.9}).Band)
 		})
 	}
 }
