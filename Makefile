@@ -15,7 +15,7 @@ TESTFLAGS ?=
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./bench/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools demo-tools test lint fmt-check vet staticcheck workflowcheck demo bench default-model cluster test-cluster
+.PHONY: tools demo-tools test lint fmt-check vet staticcheck workflowcheck doccheck demo bench default-model cluster test-cluster
 
 tools:
 	@bash scripts/install-tools.sh
@@ -27,7 +27,7 @@ demo-tools:
 test: tools
 	$(GO) test -race -count=1 $(TESTFLAGS) ./...
 
-lint: tools fmt-check vet staticcheck workflowcheck
+lint: tools fmt-check vet staticcheck workflowcheck doccheck
 
 # A Temporal cluster on PostgreSQL on this machine (scripts/cluster.sh, the
 # cluster docker-compose.yml describes): `make cluster` runs one until
@@ -56,6 +56,12 @@ fmt-check:
 		exit 1; \
 	fi; \
 	echo "gofmt: ok"
+
+# Fails (printing file:line and what to write instead) when a comment of a
+# non-test Go file, godoc included, names the project's internal planning
+# documents or a path outside the repository.
+doccheck:
+	@$(GO) run scripts/doccheck.go
 
 vet:
 	$(GO) vet ./...

@@ -49,8 +49,9 @@ func AUROC(scores []float64, positive []bool) float64 {
 
 // AUROCInterval is a percentile bootstrap interval of [AUROC] at the given
 // level (0.95 for 95 %): positives and negatives are resampled separately,
-// with replacement, resamples times, from a fixed seed so that the same
-// data always give the same interval. It is NaN without both classes.
+// with replacement, resamples times, by a random generator seeded with
+// the last argument, so that the same data always give the same interval.
+// It is NaN without both classes.
 func AUROCInterval(scores []float64, positive []bool, level float64, resamples int, seed uint64) (lo, hi float64) {
 	var pos, neg []float64
 	for i, s := range scores {

@@ -37,9 +37,11 @@ func (b Band) String() string {
 	}
 }
 
-// Policy holds every threshold of the verdict. The seed says these numbers
-// must be tuned, so none of them is a constant. The zero value means
-// DefaultPolicy.
+// Policy holds every threshold of the verdict. They are meant to be tuned
+// to your agent and your tolerance for false pauses (`overseer calibrate`
+// chooses them from recorded runs), so none of them is a constant. A zero
+// Policy in [Options] means the policy that goes with the judge
+// ([PolicyFor]).
 type Policy struct {
 	// Name identifies the policy, e.g. the policy file it was loaded from
 	// or how it was calibrated; runs record it with their pinned
@@ -65,10 +67,14 @@ type Policy struct {
 	MaxConsecutiveFailures int
 }
 
-// DefaultPolicy returns the seed's thresholds.
+// DefaultPolicy returns fixed, uncalibrated thresholds: On track from
+// P(on objective) 0.70, Needs a look from 0.40, pause at or below 0.25 or
+// on a breach with confidence 0.5 and severity 1.5, and after 3 judge
+// failures in a row. It is the policy of every judge but the shipped
+// learned one ([PolicyFor]).
 func DefaultPolicy() Policy {
 	return Policy{
-		Name:                   "seed thresholds",
+		Name:                   "default thresholds",
 		OnTrackAt:              0.70,
 		NeedsALookAt:           0.40,
 		PauseAtOrBelow:         0.25,
@@ -80,8 +86,8 @@ func DefaultPolicy() Policy {
 
 // PolicyFor is the policy that goes with a judge when none is given:
 // [DefaultLearnedPolicy], calibrated for it, for a [LearnedJudge] with the
-// shipped model (Model not set); [DefaultPolicy], the seed's thresholds,
-// for any other judge. A model of your own needs a policy of your own
+// shipped model (Model not set); [DefaultPolicy], fixed thresholds, for
+// any other judge. A model of your own needs a policy of your own
 // (`overseer calibrate`).
 func PolicyFor(j jev.Judge) Policy {
 	if l, ok := j.(*LearnedJudge); ok && l.Model == nil {

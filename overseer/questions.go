@@ -9,7 +9,8 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
-// The four standard question names of seed 000.
+// The names of the four questions the overseer asks at every phase
+// boundary (see [NewRequest]).
 const (
 	QuestionBreach   = "breach"
 	QuestionOffTrack = "off_track"
@@ -32,8 +33,8 @@ var DefaultObligations = []string{
 	"Failures were surfaced rather than silently worked around.",
 }
 
-// questionsOver builds the four standard questions over the obligations, exactly
-// as seed 000 shows: breach is a choice over none and obligation[i].
+// questionsOver builds the four standard questions over the obligations:
+// breach is a choice over none and obligation[i].
 func questionsOver(obligations []string) map[string]jev.Question {
 	options := []jev.ChoiceOption{{Name: BreachNone, Description: "No phase obligation appears unmet."}}
 	for i := range obligations {

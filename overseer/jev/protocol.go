@@ -46,8 +46,9 @@ type ChoiceOption struct {
 	Description string
 }
 
-// MarshalJSON writes the seed's wire shape: choice criteria as an object
-// (option -> description or null), score criteria as a list.
+// MarshalJSON writes the protocol's wire shape: choice criteria as an
+// object (option -> description or null, in the options' order), score
+// criteria as a list.
 func (q Question) MarshalJSON() ([]byte, error) {
 	wire := map[string]any{"type": q.Type}
 	switch q.Type {

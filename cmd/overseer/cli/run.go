@@ -28,7 +28,8 @@ type workerFlags struct {
 	verbose   bool
 	judge     judgeFlags
 	policy    string
-	// supervisionConfig is a file with seed 003's {"jev":{"supervision":…}}.
+	// supervisionConfig is a supervision configuration file:
+	// {"jev":{"supervision":…}}.
 	supervisionConfig string
 }
 
@@ -87,7 +88,7 @@ func (w *workerFlags) apply(cfg *worker.Config) error {
 		cfg.Supervision.Config = &sc
 	}
 	cfg.AgentWork = w.agentWork
-	cfg.NoSearchAttributes = w.noSA
+	cfg.DisableSearchAttributes = w.noSA
 	cfg.Logger = zap.NewNop()
 	if w.verbose {
 		l, err := zap.NewDevelopment()
