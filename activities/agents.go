@@ -87,6 +87,8 @@ type PhaseInput struct {
 // SetProcessNote implements overseer.NoteReceiver.
 func (in *PhaseInput) SetProcessNote(n overseer.Note) { in.Note = &n }
 
+var _ supervision.Tasker = (*PhaseInput)(nil)
+
 // SupervisionTask implements supervision.Tasker: the task the in-phase
 // supervisor judges the phase's progress against.
 func (in *PhaseInput) SupervisionTask() string {
@@ -272,6 +274,8 @@ func (a *Agents) codeLoop(ctx context.Context, in *PhaseInput) (PhaseOutput, err
 
 // workspace is the code phase's simulated repository and the host's
 // trusted evidence about it.
+var _ supervision.EvidenceSource = (*workspace)(nil)
+
 type workspace struct {
 	mu       sync.Mutex
 	files    []string

@@ -1,101 +1,102 @@
 package supervision
 
 // truths indexes a report's findings by check id.
-type truths map[string]Finding
+type truths map[checkID]Finding
 
 func truthsOf(r *Report) truths {
 	t := truths{}
-	for _, c := range Checks(true) {
-		if f, ok := r.Finding(c.Key()); ok {
-			t[c.ID] = f
+	for _, c := range checks(true) {
+		if f, ok := r.finding(c.key()); ok {
+			t[c.id] = f
 		}
 	}
 	return t
 }
 
-func (t truths) is(id string, want Truth) bool { f, ok := t[id]; return ok && f.Truth == want }
+func (t truths) is(id checkID, want Truth) bool { f, ok := t[id]; return ok && f.Truth == want }
 
 // uncertain reports uncertainty that matters on the current decision
 // branch. meaningful_progress and needs_verification are never consulted;
 // health and repository checks only while the worker is active.
 func (t truths) uncertain(active, docRequired, verified bool) bool {
-	if t.is(NeedsHuman, Unknown) {
+	if t.is(checkNeedsHuman, TruthUnknown) {
 		return true
 	}
 	if active {
-		return t.is(AgentsMDDrift, Unknown) || t.is(WorkerStuck, Unknown) || t.is(WorkOffTrack, Unknown)
+		return t.is(checkAgentsMDDrift, TruthUnknown) || t.is(checkWorkerStuck, TruthUnknown) || t.is(checkWorkOffTrack, TruthUnknown)
 	}
-	if docRequired && t.is(DocumentationSufficient, Unknown) {
+	if docRequired && t.is(checkDocumentationSufficient, TruthUnknown) {
 		return true
 	}
-	if t.is(ImplementationComplete, Unknown) {
+	if t.is(checkImplementationComplete, TruthUnknown) {
 		return true
 	}
-	if t.is(ImplementationComplete, No) {
+	if t.is(checkImplementationComplete, TruthNo) {
 		return false
 	}
-	if !verified || !t.is(TestsSufficient, Yes) {
+	if !verified || !t.is(checkTestsSufficient, TruthYes) {
 		return false // a verification request covers this case
 	}
-	return t.is(RequirementsSatisfied, Unknown) || t.is(ReadyToFinish, Unknown)
+	return t.is(checkRequirementsSatisfied, TruthUnknown) || t.is(checkReadyToFinish, TruthUnknown)
 }
 
-// propose appends proposals in the seed's exact order (step 6 comes after
-// step 5 although its priority is higher).
+// propose appends proposals in a fixed order (the verification request
+// comes after the documentation one although its priority is higher):
+// arbitration breaks ties by this order.
 func propose(r *Report, active, failed, docRequired bool) []Proposal {
 	t := truthsOf(r)
 	verified, trunc := r.VerifiedRevision, r.Truncated
 	uncertain := t.uncertain(active, docRequired, verified)
-	complete := t.is(ImplementationComplete, Yes)
-	ready := complete && t.is(RequirementsSatisfied, Yes) && t.is(ReadyToFinish, Yes)
-	tests := t.is(TestsSufficient, Yes)
+	complete := t.is(checkImplementationComplete, TruthYes)
+	ready := complete && t.is(checkRequirementsSatisfied, TruthYes) && t.is(checkReadyToFinish, TruthYes)
+	tests := t.is(checkTestsSufficient, TruthYes)
 
 	var ps []Proposal
-	add := func(resp string, a Advice, reason string, prio int, conf float64) {
+	add := func(resp string, a Advice, reason Reason, prio int, conf float64) {
 		ps = append(ps, Proposal{Responsibility: resp, Advice: a, Reason: reason, Priority: prio, Confidence: conf})
 	}
-	if t.is(NeedsHuman, Yes) {
-		add(RespHumanEscalation, ManualReview, ReasonNeedsHuman, 1000, t[NeedsHuman].Probability)
+	if t.is(checkNeedsHuman, TruthYes) {
+		add(respHumanEscalation, AdviceManualReview, reasonNeedsHuman, 1000, t[checkNeedsHuman].Probability)
 	}
 	if failed {
-		add(RespRuntime, ManualReview, ReasonWorkerFailed, 950, 1)
+		add(respRuntime, AdviceManualReview, reasonWorkerFailed, 950, 1)
 	}
 	if active {
-		if t.is(AgentsMDDrift, Yes) {
-			add(RespInstructions, ReviewDirection, ReasonAgentsMDDrift, 900, t[AgentsMDDrift].Probability)
+		if t.is(checkAgentsMDDrift, TruthYes) {
+			add(respInstructions, AdviceReviewDirection, reasonAgentsMDDrift, 900, t[checkAgentsMDDrift].Probability)
 		}
-		if t.is(WorkOffTrack, Yes) {
-			add(RespWorkerHealth, ReviewDirection, ReasonWorkOffTrack, 900, t[WorkOffTrack].Probability)
+		if t.is(checkWorkOffTrack, TruthYes) {
+			add(respWorkerHealth, AdviceReviewDirection, reasonWorkOffTrack, 900, t[checkWorkOffTrack].Probability)
 		}
-		if t.is(WorkerStuck, Yes) {
-			add(RespWorkerHealth, ReviewDirection, ReasonWorkerStuck, 900, t[WorkerStuck].Probability)
+		if t.is(checkWorkerStuck, TruthYes) {
+			add(respWorkerHealth, AdviceReviewDirection, reasonWorkerStuck, 900, t[checkWorkerStuck].Probability)
 		}
 	}
 	if trunc {
-		add(RespRuntime, ManualReview, ReasonEvidenceTruncated, 850, 1)
+		add(respRuntime, AdviceManualReview, reasonEvidenceTruncated, 850, 1)
 	}
 	if !active {
-		if docRequired && t.is(DocumentationSufficient, No) {
-			add(RespDocumentation, ReviewDocumentation, ReasonDocumentationIncomplete, 750, 1)
+		if docRequired && t.is(checkDocumentationSufficient, TruthNo) {
+			add(respDocumentation, AdviceReviewDocumentation, reasonDocumentationIncomplete, 750, 1)
 		}
 		if complete && (!verified || !tests) {
-			reason := ReasonCurrentVerification
+			reason := reasonCurrentVerification
 			if verified {
-				reason = ReasonTestCoverageInsufficient
+				reason = reasonTestCoverageInsufficient
 			}
-			add(RespVerification, RequestVerification, reason, 800, 1)
+			add(respVerification, AdviceRequestVerification, reason, 800, 1)
 		}
 		if ready && tests && verified && !uncertain && !trunc {
-			add(RespCompletion, ReviewCompletion, ReasonCompletionReviewReady, 700, 1)
+			add(respCompletion, AdviceReviewCompletion, reasonCompletionReviewReady, 700, 1)
 		}
 		if !ready && !uncertain {
-			add(RespCompletion, Continue, ReasonWorkRemains, 500, 1)
+			add(respCompletion, AdviceContinue, reasonWorkRemains, 500, 1)
 		}
 	}
 	if uncertain {
-		add(RespRuntime, ManualReview, ReasonUncertainChecks, 650, 0)
+		add(respRuntime, AdviceManualReview, reasonUncertainChecks, 650, 0)
 	}
-	add(RespRuntime, Continue, ReasonWorkerMayContinue, 0, 0)
+	add(respRuntime, AdviceContinue, reasonWorkerMayContinue, 0, 0)
 	return ps
 }
 

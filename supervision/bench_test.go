@@ -13,7 +13,7 @@ import (
 // validation, classification and arbitration.
 func BenchmarkObserveSnapshot(b *testing.B) {
 	th, _ := supervision.NewThresholds(0.2, 0.8)
-	s, err := supervision.New(supervision.Options{Mode: supervision.Shadow, Judge: supervision.HeuristicJudge{}, Thresholds: th})
+	s, err := supervision.New(supervision.Options{Mode: supervision.ModeShadow, Judge: supervision.HeuristicJudge{}, Thresholds: th})
 	if err != nil {
 		b.Fatal(err)
 	}

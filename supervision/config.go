@@ -13,8 +13,9 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
-// Config is the service configuration block {"jev": {"supervision": {…}}}
-// of seed 003, after strict validation.
+// Config is a validated supervision configuration, as [ParseConfig] reads
+// it from a document {"jev": {"supervision": {…}}}. Zero Budget, Limits,
+// Schedule and Version mean their defaults.
 type Config struct {
 	Mode       Mode
 	Version    string
@@ -36,7 +37,7 @@ type intRange struct {
 }
 
 var intKeys = map[string]intRange{
-	"budgetMillis":           {3000, 1, 30000},
+	"budgetMillis":           {jev.DefaultBudget.Milliseconds(), 1, jev.MaxBudget.Milliseconds()},
 	"maxTextChars":           {12000, 1, 12000},
 	"maxDiffChars":           {30000, 1, 30000},
 	"maxFiles":               {100, 1, 100},
@@ -83,13 +84,13 @@ func ParseConfig(data []byte) (Config, error) {
 			return Config{}, fmt.Errorf("%w: Unknown supervision setting %q (keys, secrets and endpoint overrides are never accepted)", ErrInvalidConfig, k)
 		}
 	}
-	cfg := Config{Mode: Off, Version: DefaultVersion}
+	cfg := Config{Mode: ModeOff, Version: defaultRecordVersion}
 	if raw, ok := sup["mode"]; ok {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return Config{}, fmt.Errorf("%w: mode must be a string", ErrInvalidConfig)
 		}
-		m, err := ParseMode(s)
+		m, err := parseMode(s)
 		if err != nil {
 			return Config{}, err
 		}
@@ -125,10 +126,10 @@ func ParseConfig(data []byte) (Config, error) {
 	}
 	cfg.Limits = Limits{TextChars: int(ints["maxTextChars"]), DiffChars: int(ints["maxDiffChars"]),
 		MaxFiles: int(ints["maxFiles"]), MaxStateChars: int(ints["maxStateChars"])}
-	if err := cfg.Schedule.Validate(); err != nil {
+	if err := cfg.Schedule.validate(); err != nil {
 		return Config{}, err
 	}
-	if cfg.Mode == Off {
+	if cfg.Mode == ModeOff {
 		return cfg, nil
 	}
 	yes, err := requiredNumber(sup, "threshold")
@@ -139,16 +140,17 @@ func ParseConfig(data []byte) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	if cfg.Thresholds, err = NewThresholds(no, yes); err != nil {
+	cfg.Thresholds = Thresholds{No: no, Yes: yes}
+	if err := cfg.Thresholds.validate(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
 }
 
 // Supervisor builds the supervisor this configuration describes, or nil
-// when the mode is OFF (which builds nothing).
+// when the mode is ModeOff (which builds nothing).
 func (c Config) Supervisor(judge jev.Judge, onRecord func(Record)) (*Supervisor, error) {
-	if c.Mode == Off {
+	if c.Mode == ModeOff {
 		return nil, nil
 	}
 	return New(Options{Mode: c.Mode, Judge: judge, Thresholds: c.Thresholds, Limits: c.Limits, Budget: c.Budget,

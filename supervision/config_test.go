@@ -29,7 +29,7 @@ const seedConfig = `{
 func TestParseSeedConfig(t *testing.T) {
 	cfg, err := supervision.ParseConfig([]byte(seedConfig))
 	require.NoError(t, err)
-	assert.Equal(t, supervision.Shadow, cfg.Mode)
+	assert.Equal(t, supervision.ModeShadow, cfg.Mode)
 	assert.Equal(t, "supervision-v1", cfg.Version)
 	assert.Equal(t, 3*time.Second, cfg.Budget)
 	assert.Equal(t, supervision.Thresholds{No: 0.2, Yes: 0.8}, cfg.Thresholds)
@@ -38,7 +38,7 @@ func TestParseSeedConfig(t *testing.T) {
 
 	off, err := supervision.ParseConfig([]byte(`{}`))
 	require.NoError(t, err)
-	assert.Equal(t, supervision.Off, off.Mode, "the service default is OFF")
+	assert.Equal(t, supervision.ModeOff, off.Mode, "the service default is OFF")
 	s, err := off.Supervisor(nil, nil)
 	require.NoError(t, err)
 	assert.Nil(t, s, "OFF builds nothing")

@@ -9,13 +9,13 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
-// HeuristicModelVersion is the model version the heuristic judge reports.
-const HeuristicModelVersion = "supervision-heuristic-v1"
+// heuristicModelVersion is the model version the heuristic judge reports.
+const heuristicModelVersion = "supervision-heuristic-v1"
 
 // HeuristicJudge answers the supervision checks with fixed rules over the
 // model state. It is not a model and reads no meaning into the work: it is
-// deterministic and offline, for demos, tests and `overseer observe`. The
-// rules:
+// deterministic and offline, for demos, tests and `overseer observe`; its
+// model version is "supervision-heuristic-v1". The rules:
 //
 //   - needs_human is 0.9 when the output mentions credentials, permission
 //     or asks for a human; else 0.05.
@@ -31,6 +31,8 @@ const HeuristicModelVersion = "supervision-heuristic-v1"
 //   - documentation_sufficient is 0.9 when a changed file looks like
 //     documentation, else 0.1.
 type HeuristicJudge struct{}
+
+var _ jev.Judge = HeuristicJudge{}
 
 type heuristicState struct {
 	Output       string   `json:"latest_worker_output"`
@@ -50,13 +52,13 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 		return nil, fmt.Errorf("supervision heuristic judge: state is not a supervision state: %w", err)
 	}
 	out := strings.ToLower(s.Output)
-	p := map[string]float64{
-		NeedsHuman: 0.05, AgentsMDDrift: 0.05, WorkOffTrack: 0.05, WorkerStuck: 0.1, MeaningfulProgress: 0.5,
-		ImplementationComplete: 0.3, RequirementsSatisfied: 0.3, ReadyToFinish: 0.3, TestsSufficient: 0.1,
-		NeedsVerification: 0.9, DocumentationSufficient: 0.1,
+	p := map[checkID]float64{
+		checkNeedsHuman: 0.05, checkAgentsMDDrift: 0.05, checkWorkOffTrack: 0.05, checkWorkerStuck: 0.1, checkMeaningfulProgress: 0.5,
+		checkImplementationComplete: 0.3, checkRequirementsSatisfied: 0.3, checkReadyToFinish: 0.3, checkTestsSufficient: 0.1,
+		checkNeedsVerification: 0.9, checkDocumentationSufficient: 0.1,
 	}
 	if containsAny(out, "credential", "permission", "need a human", "needs a human", "please advise") {
-		p[NeedsHuman] = 0.9
+		p[checkNeedsHuman] = 0.9
 	}
 	if n := len(s.Events); n >= 8 {
 		last := s.Events[n-8:]
@@ -64,34 +66,34 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 		for _, e := range last {
 			same = same && e == last[0]
 		}
-		if same && last[0] != EventTextDelta {
-			p[WorkerStuck] = 0.9
+		if same && last[0] != string(EventTextDelta) {
+			p[checkWorkerStuck] = 0.9
 		}
 	}
 	for _, e := range s.Events {
-		if e == EventTextDelta || strings.HasPrefix(e, "TOOL") {
-			p[MeaningfulProgress] = 0.8
+		if e == string(EventTextDelta) || strings.HasPrefix(e, "TOOL") {
+			p[checkMeaningfulProgress] = 0.8
 		}
 	}
 	if !s.Active {
-		p[RequirementsSatisfied], p[ReadyToFinish] = 0.5, 0.5
-		p[ImplementationComplete] = 0.5
+		p[checkRequirementsSatisfied], p[checkReadyToFinish] = 0.5, 0.5
+		p[checkImplementationComplete] = 0.5
 		if containsAny(out, "done", "complete", "implemented", "finished") {
-			p[ImplementationComplete] = 0.9
+			p[checkImplementationComplete] = 0.9
 		}
 	}
 	if s.Verified {
-		p[RequirementsSatisfied], p[ReadyToFinish], p[TestsSufficient], p[NeedsVerification] = 0.9, 0.9, 0.9, 0.1
+		p[checkRequirementsSatisfied], p[checkReadyToFinish], p[checkTestsSufficient], p[checkNeedsVerification] = 0.9, 0.9, 0.9, 0.1
 	}
 	for _, f := range s.ChangedFiles {
 		if containsAny(strings.ToLower(f), "readme", "docs/", ".md") {
-			p[DocumentationSufficient] = 0.9
+			p[checkDocumentationSufficient] = 0.9
 		}
 	}
-	resp := &jev.Response{ModelVersion: HeuristicModelVersion, Answers: make(map[string]jev.Answer, len(req.Questions))}
+	resp := &jev.Response{ModelVersion: heuristicModelVersion, Answers: make(map[string]jev.Answer, len(req.Questions))}
 	for k := range req.Questions {
 		_, id, ok := strings.Cut(k, "__")
-		v, known := p[id]
+		v, known := p[checkID(id)]
 		if !ok || !known {
 			return nil, fmt.Errorf("supervision heuristic judge: unknown check %q", k)
 		}

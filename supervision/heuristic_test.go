@@ -12,7 +12,7 @@ import (
 
 func TestHeuristicJudgeEndToEndAdvice(t *testing.T) {
 	th, _ := supervision.NewThresholds(0.2, 0.8)
-	s, err := supervision.New(supervision.Options{Mode: supervision.Shadow, Judge: supervision.HeuristicJudge{}, Thresholds: th})
+	s, err := supervision.New(supervision.Options{Mode: supervision.ModeShadow, Judge: supervision.HeuristicJudge{}, Thresholds: th})
 	require.NoError(t, err)
 	ctx := context.Background()
 
@@ -20,7 +20,7 @@ func TestHeuristicJudgeEndToEndAdvice(t *testing.T) {
 	running.WorkerActive, running.Output = true, "editing export.go"
 	running.RecentEvents = []string{"TEXT_DELTA", "TOOL_CALL"}
 	d := s.ObserveSnapshot(ctx, running)
-	assert.Equal(t, supervision.Continue, d.Report.Selected.Advice)
+	assert.Equal(t, supervision.AdviceContinue, d.Report.Selected.Advice)
 
 	stuck := running
 	stuck.RecentEvents = []string{"TOOL_CALL", "TOOL_CALL", "TOOL_CALL", "TOOL_CALL", "TOOL_CALL", "TOOL_CALL", "TOOL_CALL", "TOOL_CALL"}
@@ -28,11 +28,11 @@ func TestHeuristicJudgeEndToEndAdvice(t *testing.T) {
 
 	claimed := idle(nil)
 	claimed.Output = "Done: implemented the export."
-	assert.Equal(t, supervision.RequestVerification, s.ObserveSnapshot(ctx, claimed).Report.Selected.Advice, "a claim is not evidence")
+	assert.Equal(t, supervision.AdviceRequestVerification, s.ObserveSnapshot(ctx, claimed).Report.Selected.Advice, "a claim is not evidence")
 
 	verified := idle(verifiedEvidence())
 	verified.Output = "Done: implemented the export."
-	assert.Equal(t, supervision.ReviewCompletion, s.ObserveSnapshot(ctx, verified).Report.Selected.Advice)
+	assert.Equal(t, supervision.AdviceReviewCompletion, s.ObserveSnapshot(ctx, verified).Report.Selected.Advice)
 
 	human := running
 	human.Output = "I need credentials for the registry"

@@ -12,34 +12,16 @@ import (
 	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/overseer"
 )
-
-// SignalName is the workflow signal that carries in-phase advice to the
-// overseer, which shows it in overseer.status. It must equal
-// overseer.InPhaseSignalName.
-const SignalName = "overseer.supervision"
-
-// AdviceSignal is the payload of SignalName.
-type AdviceSignal struct {
-	ActivityType        string    `json:"activity_type"`
-	ActivityID          string    `json:"activity_id"`
-	RunID               string    `json:"run_id"`
-	Assessment          int       `json:"assessment"`
-	Advice              Advice    `json:"advice"`
-	Status              Status    `json:"status"`
-	Reason              string    `json:"reason"`
-	Superseded          bool      `json:"superseded"`
-	ConsecutiveFailures int       `json:"consecutive_failures"`
-	VerifiedRevision    bool      `json:"verified_revision"`
-	Final               bool      `json:"final"`
-	At                  time.Time `json:"at"`
-}
 
 // InterceptorOptions configure the activity interceptor.
 type InterceptorOptions struct {
-	// Supervisor judges the observations. Required. In OFF mode the
+	// Supervisor judges the observations. Required. In ModeOff the
 	// interceptor passes every activity through untouched.
 	Supervisor *Supervisor
 	// Schedule paces observations. If not set, DefaultSchedule().
@@ -58,14 +40,16 @@ type InterceptorOptions struct {
 	// OnRecord receives the supervision.advice and supervision.<check>
 	// records of every observation, through the same queue.
 	OnRecord func(Record)
-	// NoWorkflowAdvice stops signalling advice to the workflow. If not set,
-	// the workflow gets an overseer.supervision signal whenever the advice
-	// changes and for the final observation.
-	NoWorkflowAdvice bool
-	// Clock is the time source. If not set, the real clock.
-	Clock Clock
+	// DisableWorkflowAdvice stops signalling advice to the workflow. If not
+	// set, the workflow gets an overseer.InPhaseAdvice on the
+	// overseer.InPhaseSignalName signal whenever the advice changes and for
+	// the final observation.
+	DisableWorkflowAdvice bool
 	// Logger. If not set, nothing is logged.
 	Logger *zap.Logger
+
+	// clock is the time source; tests set it. If not set, the real clock.
+	clock clock
 }
 
 // Interceptor is the worker interceptor that supervises designated long
@@ -77,6 +61,13 @@ type Interceptor struct {
 	q *dispatcher
 }
 
+var (
+	_ interceptor.WorkerInterceptor           = (*Interceptor)(nil)
+	_ interceptor.ActivityInboundInterceptor  = (*activityInbound)(nil)
+	_ interceptor.ActivityOutboundInterceptor = (*activityOutbound)(nil)
+	_ signaler                                = client.Client(nil)
+)
+
 // NewInterceptor returns the worker interceptor that supervises designated
 // long activities. Prefer NewPlugin, which ties it to the worker's
 // lifecycle; with worker.Options.Interceptors, call Close after the worker
@@ -85,17 +76,17 @@ func NewInterceptor(o InterceptorOptions) (*Interceptor, error) {
 	if o.Supervisor == nil {
 		return nil, fmt.Errorf("%w: InterceptorOptions.Supervisor is required", ErrInvalidConfig)
 	}
-	if len(o.Activities) == 0 && o.Supervisor.Mode() != Off {
+	if len(o.Activities) == 0 && o.Supervisor.mode != ModeOff {
 		return nil, fmt.Errorf("%w: InterceptorOptions.Activities must name the activities to supervise", ErrInvalidConfig)
 	}
 	if o.Schedule == (Schedule{}) {
 		o.Schedule = DefaultSchedule()
 	}
-	if err := o.Schedule.Validate(); err != nil {
+	if err := o.Schedule.validate(); err != nil {
 		return nil, err
 	}
-	if o.Clock == nil {
-		o.Clock = realClock{}
+	if o.clock == nil {
+		o.clock = realClock{}
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
@@ -134,7 +125,7 @@ type invocation struct {
 func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	o := a.w.o
 	info := activity.GetInfo(ctx)
-	if o.Supervisor.Mode() == Off || !slices.Contains(o.Activities, info.ActivityType.Name) {
+	if o.Supervisor.mode == ModeOff || !slices.Contains(o.Activities, info.ActivityType.Name) {
 		return a.Next.ExecuteActivity(ctx, in)
 	}
 	inv := &invocation{cap: &capture{limit: o.Supervisor.limits.TextChars}, evidence: o.Evidence}
@@ -148,7 +139,7 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 	scope := activityScope(info.Namespace, info.WorkflowExecution.ID, newRunID())
 	n := &notifier{w: a.w, info: info, client: activityClient(ctx), scope: scope}
 	l := newLoop(ctx, &loop{
-		sup: o.Supervisor, sched: o.Schedule, clock: o.Clock, scope: scope, cap: inv.cap,
+		sup: o.Supervisor, sched: o.Schedule, clock: o.clock, scope: scope, cap: inv.cap,
 		evidence: func() EvidenceSource { inv.mu.Lock(); defer inv.mu.Unlock(); return inv.evidence },
 		publish:  n.publish,
 	})
@@ -169,7 +160,7 @@ type activityOutbound struct {
 // event (an Event detail gives it a type and text), then heartbeats as usual.
 func (o *activityOutbound) RecordHeartbeat(ctx context.Context, details ...any) {
 	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
-		e := Event{Type: EventHeartbeat}
+		e := Event{Type: eventHeartbeat}
 		if len(details) > 0 {
 			switch d := details[0].(type) {
 			case Event:
@@ -245,17 +236,17 @@ func (n *notifier) publish(obs Observation) {
 		n.w.q.submit(func() { f(obs) })
 	}
 	if o.OnRecord != nil {
-		for _, r := range AdviceRecords(n.w.o.Supervisor.version, obs) {
+		for _, r := range adviceRecords(n.w.o.Supervisor.version, obs) {
 			n.w.q.submit(func() { o.OnRecord(r) })
 		}
 	}
-	if o.NoWorkflowAdvice || n.client == nil || (obs.Advice == n.last && !obs.Final) {
+	if o.DisableWorkflowAdvice || n.client == nil || (obs.Advice == n.last && !obs.Final) {
 		return
 	}
 	n.last = obs.Advice
-	sig := AdviceSignal{ActivityType: n.info.ActivityType.Name, ActivityID: n.info.ActivityID, RunID: n.scope.RunID,
-		Assessment: obs.Assessment, Advice: obs.Advice, Status: obs.Decision.Status, Reason: obs.Decision.Reason,
-		Superseded: obs.Superseded, ConsecutiveFailures: obs.ConsecutiveFailures, Final: obs.Final, At: o.Clock.Now().UTC()}
+	sig := overseer.InPhaseAdvice{ActivityType: n.info.ActivityType.Name, ActivityID: n.info.ActivityID, RunID: n.scope.RunID,
+		Assessment: obs.Assessment, Advice: string(obs.Advice), Status: string(obs.Decision.Status), Reason: string(obs.Decision.Reason),
+		Superseded: obs.Superseded, ConsecutiveFailures: obs.ConsecutiveFailures, Final: obs.Final, At: o.clock.now().UTC()}
 	if obs.Decision.Report != nil {
 		sig.VerifiedRevision = obs.Decision.Report.VerifiedRevision
 	}
@@ -263,29 +254,29 @@ func (n *notifier) publish(obs Observation) {
 	// final advice to reach the workflow.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := n.client.SignalWorkflow(ctx, n.info.WorkflowExecution.ID, n.info.WorkflowExecution.RunID, SignalName, sig); err != nil {
+	if err := n.client.SignalWorkflow(ctx, n.info.WorkflowExecution.ID, n.info.WorkflowExecution.RunID, overseer.InPhaseSignalName, sig); err != nil {
 		o.Logger.Warn("supervision: cannot signal advice to the workflow", zap.String("workflow_id", n.info.WorkflowExecution.ID), zap.Error(err))
 	}
 }
 
-// AdviceRecords turns an observation into the service audit records: one
+// adviceRecords turns an observation into its audit records: one
 // supervision.advice record and, with a report, one supervision.<check>
 // record per finding. Their elapsed is zero: no extra model request.
-func AdviceRecords(version string, obs Observation) []Record {
+func adviceRecords(version string, obs Observation) []Record {
 	run, n := obs.Scope.RunID, strconv.Itoa(obs.Assessment)
-	recs := []Record{{Purpose: "supervision.advice", Version: version, Mode: Shadow, Status: obs.Decision.Status,
-		Reason: obs.Decision.Reason, Recommendation: map[string]string{
+	recs := []Record{{Purpose: "supervision.advice", Version: version, Mode: ModeShadow, Status: obs.Decision.Status,
+		Reason: string(obs.Decision.Reason), Recommendation: map[string]string{
 			"runId": run, "assessment": n, "advice": string(obs.Advice),
 			"superseded": strconv.FormatBool(obs.Superseded), "consecutiveFailures": strconv.Itoa(obs.ConsecutiveFailures)}}}
 	if obs.Decision.Report == nil {
 		return recs
 	}
 	for _, f := range obs.Decision.Report.Findings {
-		status := Decided
-		if f.Truth == Unknown {
-			status = Inconclusive
+		status := StatusDecided
+		if f.Truth == TruthUnknown {
+			status = StatusInconclusive
 		}
-		recs = append(recs, Record{Purpose: "supervision." + f.Key, Version: version, Mode: Shadow, Status: status,
+		recs = append(recs, Record{Purpose: "supervision." + f.Key, Version: version, Mode: ModeShadow, Status: status,
 			Reason: string(f.Truth), Recommendation: map[string]string{
 				"runId": run, "assessment": n, "probability": strconv.FormatFloat(f.Probability, 'f', -1, 64),
 				"superseded": strconv.FormatBool(obs.Superseded)}})
@@ -293,14 +284,13 @@ func AdviceRecords(version string, obs Observation) []Record {
 	return recs
 }
 
-// activityScope builds the scope of one activity attempt as the
-// specification says: a user or session that is blank or longer than
-// MaxScopeChars (Temporal allows longer workflow ids; an activity run
+// activityScope builds the scope of one activity attempt: a user or
+// session that is blank or longer than maxScopeChars (Temporal allows longer workflow ids; an activity run
 // outside a workflow has none) becomes "unscoped-<run id>" instead of
 // failing every assessment.
 func activityScope(namespace, workflowID, runID string) Scope {
 	orUnscoped := func(v string) string {
-		if strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > MaxScopeChars {
+		if strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > maxScopeChars {
 			return "unscoped-" + runID
 		}
 		return v
@@ -316,7 +306,7 @@ func newRunID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-// recordQueueSize bounds the observer queue, as the seed's service does.
+// recordQueueSize bounds the observer queue.
 const recordQueueSize = 256
 
 // dispatcher runs callbacks one at a time on its own goroutine, started

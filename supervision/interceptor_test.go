@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/supervision"
 )
 
@@ -74,7 +73,7 @@ func runAgent(t *testing.T, icpt interceptor.WorkerInterceptor, in agentInput) (
 func shadow(t *testing.T, j *judgeFor, onRecord func(supervision.Record)) *supervision.Supervisor {
 	t.Helper()
 	th, _ := supervision.NewThresholds(0.2, 0.8)
-	s, err := supervision.New(supervision.Options{Mode: supervision.Shadow, Judge: j, Thresholds: th, OnRecord: onRecord})
+	s, err := supervision.New(supervision.Options{Mode: supervision.ModeShadow, Judge: j, Thresholds: th, OnRecord: onRecord})
 	require.NoError(t, err)
 	return s
 }
@@ -85,7 +84,7 @@ func TestSupervisedActivityBehavesExactlyAsUnsupervised(t *testing.T) {
 
 	obs := make(chan supervision.Observation, 10)
 	icpt, err := supervision.NewInterceptor(supervision.InterceptorOptions{
-		Supervisor: shadow(t, &judgeFor{p: probs(nil)}, nil), Activities: []string{"agent.run"}, NoWorkflowAdvice: true,
+		Supervisor: shadow(t, &judgeFor{p: probs(nil)}, nil), Activities: []string{"agent.run"}, DisableWorkflowAdvice: true,
 		Observers: []func(supervision.Observation){
 			func(supervision.Observation) { panic("a broken observer") },
 			func(o supervision.Observation) { obs <- o },
@@ -116,7 +115,7 @@ func TestSupervisedActivityBehavesExactlyAsUnsupervised(t *testing.T) {
 }
 
 func TestOffModeAndUndesignatedActivitiesPassThrough(t *testing.T) {
-	off, err := supervision.New(supervision.Options{Mode: supervision.Off})
+	off, err := supervision.New(supervision.Options{Mode: supervision.ModeOff})
 	require.NoError(t, err)
 	icpt, err := supervision.NewInterceptor(supervision.InterceptorOptions{Supervisor: off})
 	require.NoError(t, err)
@@ -125,7 +124,7 @@ func TestOffModeAndUndesignatedActivitiesPassThrough(t *testing.T) {
 	assert.Equal(t, "step 0;step 1;", out)
 
 	j := &judgeFor{p: probs(nil)}
-	icpt, err = supervision.NewInterceptor(supervision.InterceptorOptions{Supervisor: shadow(t, j, nil), Activities: []string{"other"}, NoWorkflowAdvice: true})
+	icpt, err = supervision.NewInterceptor(supervision.InterceptorOptions{Supervisor: shadow(t, j, nil), Activities: []string{"other"}, DisableWorkflowAdvice: true})
 	require.NoError(t, err)
 	_, _, err = runAgent(t, icpt, agentInput{Task: "x", Steps: 2})
 	require.NoError(t, err)
@@ -146,7 +145,7 @@ func TestConcurrentInvocationsKeepScopesEvidenceAndCountersApart(t *testing.T) {
 	})
 	obs := make(chan supervision.Observation, 20)
 	icpt, err := supervision.NewInterceptor(supervision.InterceptorOptions{
-		Supervisor: shadow(t, &judgeFor{p: probs(nil)}, nil), Activities: []string{"agent.run"}, Evidence: src, NoWorkflowAdvice: true,
+		Supervisor: shadow(t, &judgeFor{p: probs(nil)}, nil), Activities: []string{"agent.run"}, Evidence: src, DisableWorkflowAdvice: true,
 		Observers: []func(supervision.Observation){func(o supervision.Observation) { obs <- o }},
 	})
 	require.NoError(t, err)
@@ -180,10 +179,9 @@ func TestConcurrentInvocationsKeepScopesEvidenceAndCountersApart(t *testing.T) {
 	mu.Unlock()
 }
 
-func TestAdviceRecordsAndSignalName(t *testing.T) {
-	assert.Equal(t, overseer.InPhaseSignalName, supervision.SignalName)
+func TestAdviceRecords(t *testing.T) {
 	d := newSupervisor(t, &judgeFor{p: probs(nil)}, nil).ObserveSnapshot(context.Background(), idle(verifiedEvidence()))
-	recs := supervision.AdviceRecords("v1", supervision.Observation{Scope: scope, Assessment: 2, Decision: d, Advice: supervision.ReviewCompletion})
+	recs := supervision.AdviceRecords("v1", supervision.Observation{Scope: scope, Assessment: 2, Decision: d, Advice: supervision.AdviceReviewCompletion})
 	require.Len(t, recs, 11)
 	assert.Equal(t, "supervision.advice", recs[0].Purpose)
 	assert.Equal(t, "REVIEW_COMPLETION", recs[0].Recommendation["advice"])
@@ -203,7 +201,7 @@ func agentWorkflow(ctx workflow.Context, in agentInput) (string, error) {
 func TestOverLongWorkflowIDIsUnscopedNotAnError(t *testing.T) {
 	obs := make(chan supervision.Observation, 10)
 	icpt, err := supervision.NewInterceptor(supervision.InterceptorOptions{
-		Supervisor: shadow(t, &judgeFor{p: probs(nil)}, nil), Activities: []string{"agent.run"}, NoWorkflowAdvice: true,
+		Supervisor: shadow(t, &judgeFor{p: probs(nil)}, nil), Activities: []string{"agent.run"}, DisableWorkflowAdvice: true,
 		Observers: []func(supervision.Observation){func(o supervision.Observation) { obs <- o }},
 	})
 	require.NoError(t, err)
@@ -219,7 +217,7 @@ func TestOverLongWorkflowIDIsUnscopedNotAnError(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	select {
 	case o := <-obs:
-		assert.NotEqual(t, supervision.Error, o.Decision.Status, o.Decision.Reason)
+		assert.NotEqual(t, supervision.StatusError, o.Decision.Status, o.Decision.Reason)
 		require.NotNil(t, o.Decision.Report, "the judge was asked")
 		assert.Equal(t, "unscoped-"+o.Scope.RunID, o.Scope.SessionID)
 	case <-time.After(10 * time.Second):

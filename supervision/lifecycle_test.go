@@ -2,6 +2,7 @@ package supervision
 
 import (
 	"context"
+	"encoding/json"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
@@ -35,7 +37,7 @@ func waitGoroutines(t *testing.T, want int) {
 
 func testSupervisor(t *testing.T) *Supervisor {
 	t.Helper()
-	s, err := New(Options{Mode: Shadow, Judge: HeuristicJudge{}, Thresholds: Thresholds{No: 0.2, Yes: 0.8}})
+	s, err := New(Options{Mode: ModeShadow, Judge: HeuristicJudge{}, Thresholds: Thresholds{No: 0.2, Yes: 0.8}})
 	require.NoError(t, err)
 	return s
 }
@@ -88,29 +90,42 @@ func TestCloseRunsQueuedCallbacksFirst(t *testing.T) {
 }
 
 // signalCapture records the advice signals.
-type signalCapture struct{ sigs []AdviceSignal }
+type signalCapture struct {
+	names []string
+	sigs  []overseer.InPhaseAdvice
+}
 
-func (s *signalCapture) SignalWorkflow(_ context.Context, _, _, _ string, arg any) error {
-	s.sigs = append(s.sigs, arg.(AdviceSignal))
+func (s *signalCapture) SignalWorkflow(_ context.Context, _, _, name string, arg any) error {
+	s.names = append(s.names, name)
+	s.sigs = append(s.sigs, arg.(overseer.InPhaseAdvice))
 	return nil
 }
 
 func TestAdviceTimestampFollowsTheInjectedClock(t *testing.T) {
 	clock := newFakeClock()
 	clock.Advance(90 * time.Minute)
-	icpt, err := NewInterceptor(InterceptorOptions{Supervisor: testSupervisor(t), Activities: []string{"a"}, Clock: clock})
+	icpt, err := NewInterceptor(InterceptorOptions{Supervisor: testSupervisor(t), Activities: []string{"a"}, clock: clock})
 	require.NoError(t, err)
 	defer icpt.Close()
 	sc := &signalCapture{}
 	n := &notifier{w: icpt, client: sc, scope: Scope{UserID: "u", SessionID: "s", RunID: "r"}}
-	n.publish(Observation{Assessment: 1, Advice: RequestVerification, Final: true})
+	n.publish(Observation{Assessment: 1, Advice: AdviceRequestVerification, Final: true})
 	require.Len(t, sc.sigs, 1)
-	assert.Equal(t, clock.Now(), sc.sigs[0].At)
+	assert.Equal(t, clock.now(), sc.sigs[0].At)
+	assert.Equal(t, []string{overseer.InPhaseSignalName}, sc.names, "the overseer's in-phase advice signal")
+	assert.Equal(t, string(AdviceRequestVerification), sc.sigs[0].Advice)
+
+	// The wire format running workflows decode.
+	raw, err := json.Marshal(sc.sigs[0])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"activity_type":"","activity_id":"","run_id":"r","assessment":1,"advice":"REQUEST_VERIFICATION",
+		"status":"","reason":"","superseded":false,"consecutive_failures":0,"verified_revision":false,"final":true,
+		"at":"2026-11-30T01:30:00Z"}`, string(raw))
 }
 
 func TestActivityScopeFallsBackToUnscoped(t *testing.T) {
-	long := strings.Repeat("j", MaxScopeChars+1)
-	exact := strings.Repeat("é", MaxScopeChars) // characters, not bytes
+	long := strings.Repeat("j", maxScopeChars+1)
+	exact := strings.Repeat("é", maxScopeChars) // characters, not bytes
 	for _, tc := range []struct {
 		name, namespace, workflowID string
 		want                        Scope
@@ -145,11 +160,11 @@ func (a advancing) Decide(ctx context.Context, req jev.Request) (*jev.Response, 
 func TestJudgmentElapsedFollowsTheInjectedClock(t *testing.T) {
 	clock := newFakeClock()
 	var recs []Record
-	s, err := New(Options{Mode: Shadow, Judge: advancing{clock, 3 * time.Second}, Thresholds: Thresholds{No: 0.2, Yes: 0.8},
-		Clock: clock, OnRecord: func(r Record) { recs = append(recs, r) }})
+	s, err := New(Options{Mode: ModeShadow, Judge: advancing{clock, 3 * time.Second}, Thresholds: Thresholds{No: 0.2, Yes: 0.8},
+		clock: clock, OnRecord: func(r Record) { recs = append(recs, r) }})
 	require.NoError(t, err)
 	d := s.ObserveSnapshot(t.Context(), Snapshot{Scope: Scope{UserID: "u", SessionID: "s", RunID: "r"}, Sequence: 1, Task: "Fix the export", WorkerActive: true})
-	require.NotEqual(t, Error, d.Status, d.Reason)
+	require.NotEqual(t, StatusError, d.Status, d.Reason)
 	require.Len(t, recs, 1)
 	assert.Equal(t, 3*time.Second, recs[0].Elapsed)
 }

@@ -2,7 +2,11 @@ package supervision
 
 import "fmt"
 
-// Limits bound what one observation sends to the judge.
+// Limits bound what one observation sends to the judge, in characters
+// (Unicode code points) and files. Longer output, diffs and repository
+// status are cut to their tail and mark the evidence truncated; a task or
+// instructions over TextChars, or a state over MaxStateChars, make the
+// supervisor abstain.
 type Limits struct {
 	TextChars     int `json:"text_chars"`
 	DiffChars     int `json:"diff_chars"`
@@ -10,10 +14,10 @@ type Limits struct {
 	MaxStateChars int `json:"max_state_chars"`
 }
 
-// Fixed limits of the seed.
+// Fixed limits.
 const (
-	MaxRecentEvents  = 32
-	MaxFileNameChars = 1024
+	maxRecentEvents  = 32
+	maxFileNameChars = 1024
 	omittedPrefix    = "[earlier content omitted]\n"
 )
 
@@ -23,8 +27,8 @@ func DefaultLimits() Limits {
 	return Limits{TextChars: 12000, DiffChars: 30000, MaxFiles: 100, MaxStateChars: 100000}
 }
 
-// Validate requires every limit to be at least 1.
-func (l Limits) Validate() error {
+// validate requires every limit to be at least 1.
+func (l Limits) validate() error {
 	if l.TextChars < 1 || l.DiffChars < 1 || l.MaxFiles < 1 || l.MaxStateChars < 1 {
 		return fmt.Errorf("%w: limits must all be at least 1: %+v", ErrInvalidConfig, l)
 	}

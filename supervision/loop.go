@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Schedule paces the observations of one invocation.
+// Schedule paces the observations of one supervised activity attempt.
 type Schedule struct {
 	// MinInterval is the tick period and the least time between two
 	// decisions. Default 5 s.
@@ -27,37 +27,42 @@ func DefaultSchedule() Schedule {
 	return Schedule{MinInterval: 5 * time.Second, Period: 30 * time.Second, MaxAssessments: 60, MaxConsecutiveFailures: 3}
 }
 
-// Validate checks minInterval > 0, period ≥ minInterval, both counts ≥ 1.
-func (s Schedule) Validate() error {
+// validate checks minInterval > 0, period ≥ minInterval, both counts ≥ 1.
+func (s Schedule) validate() error {
 	if s.MinInterval <= 0 || s.Period < s.MinInterval || s.MaxAssessments < 1 || s.MaxConsecutiveFailures < 1 {
 		return fmt.Errorf("%w: schedule %+v: need min interval > 0, period ≥ min interval, counts ≥ 1", ErrInvalidConfig, s)
 	}
 	return nil
 }
 
-// Clock is the loop's time source; tests inject a fake one.
-type Clock interface {
-	Now() time.Time
-	NewTicker(d time.Duration) Ticker
+// clock is the loop's time source; tests inject a fake one.
+type clock interface {
+	now() time.Time
+	newTicker(d time.Duration) ticker
 }
 
-// Ticker delivers ticks until stopped.
-type Ticker interface {
-	C() <-chan time.Time
-	Stop()
+// ticker delivers ticks until stopped.
+type ticker interface {
+	c() <-chan time.Time
+	stop()
 }
 
 type realClock struct{}
 
-func (realClock) Now() time.Time                   { return time.Now() }
-func (realClock) NewTicker(d time.Duration) Ticker { return realTicker{time.NewTicker(d)} }
+var _ clock = realClock{}
+
+func (realClock) now() time.Time                   { return time.Now() }
+func (realClock) newTicker(d time.Duration) ticker { return realTicker{time.NewTicker(d)} }
 
 type realTicker struct{ t *time.Ticker }
 
-func (r realTicker) C() <-chan time.Time { return r.t.C }
-func (r realTicker) Stop()               { r.t.Stop() }
+var _ ticker = realTicker{}
 
-// EvidenceRequest asks the host for evidence about one observation.
+func (r realTicker) c() <-chan time.Time { return r.t.C }
+func (r realTicker) stop()               { r.t.Stop() }
+
+// EvidenceRequest asks the host for evidence about one observation. The
+// host binds any verification receipt it returns to Scope.
 type EvidenceRequest struct {
 	Scope        Scope
 	Sequence     int64
@@ -74,12 +79,18 @@ type EvidenceSource interface {
 // EvidenceFunc adapts a function to EvidenceSource.
 type EvidenceFunc func(ctx context.Context, req EvidenceRequest) (Evidence, error)
 
+var _ EvidenceSource = EvidenceFunc(nil)
+
 // Evidence calls f.
 func (f EvidenceFunc) Evidence(ctx context.Context, req EvidenceRequest) (Evidence, error) {
 	return f(ctx, req)
 }
 
-// Observation is one published result of the loop.
+// Observation is one result of watching a supervised activity, as the
+// observers get it. Advice is what the host may act on: the decision's
+// advice, CONTINUE when it was superseded or after an isolated error, and
+// MANUAL_REVIEW when the supervisor gave up (too many errors in a row, the
+// assessment limit).
 type Observation struct {
 	Scope Scope `json:"scope"`
 	// Assessment is the number of assessments at publish time.
@@ -94,22 +105,36 @@ type Observation struct {
 	Final bool `json:"final"`
 }
 
-// Event types the capture treats specially. Any other type only counts.
+// EventType labels an [Event]. Any label is allowed; the supervisor keeps
+// the latest 32 for the judge. Types starting with THINKING_ are ignored
+// entirely, types starting with DATA_BLOCK_ mark the evidence incomplete,
+// and the types below have a meaning of their own.
+type EventType string
+
+// Event types the supervisor treats specially.
 const (
-	EventTextDelta      = "TEXT_DELTA"
-	EventFinalResult    = "FINAL_RESULT"
-	EventHeartbeat      = "HEARTBEAT"
-	EventExceedMaxIters = "EXCEED_MAX_ITERS"
-	EventRequestStop    = "REQUEST_STOP"
-	EventAllToolsDenied = "ALL_TOOLS_DENIED"
-	eventThinkingPrefix = "THINKING_"
-	eventDataPrefix     = "DATA_BLOCK_"
+	// EventTextDelta appends the event's text to the worker's output.
+	EventTextDelta EventType = "TEXT_DELTA"
+	// EventFinalResult replaces the output with the event's text.
+	EventFinalResult EventType = "FINAL_RESULT"
+	// EventExceedMaxIters, EventRequestStop and EventAllToolsDenied mark
+	// the worker failed: the supervisor advises manual review.
+	EventExceedMaxIters EventType = "EXCEED_MAX_ITERS"
+	EventRequestStop    EventType = "REQUEST_STOP"
+	EventAllToolsDenied EventType = "ALL_TOOLS_DENIED"
+)
+
+const (
+	// eventHeartbeat is the type of a heartbeat without an Event detail.
+	eventHeartbeat      EventType = "HEARTBEAT"
+	eventThinkingPrefix           = "THINKING_"
+	eventDataPrefix               = "DATA_BLOCK_"
 )
 
 // Event is one thing the supervised worker did.
 type Event struct {
-	// Type labels the event; only the latest 32 labels are kept.
-	Type string `json:"type"`
+	// Type labels the event.
+	Type EventType `json:"type"`
 	// Text is appended to the output tail for TEXT_DELTA and replaces it
 	// for FINAL_RESULT; it is ignored for other types (tool arguments and
 	// results are not retained).
@@ -143,7 +168,7 @@ func (c *capture) setTask(task string) {
 }
 
 func (c *capture) event(e Event) {
-	if strings.HasPrefix(e.Type, eventThinkingPrefix) {
+	if strings.HasPrefix(string(e.Type), eventThinkingPrefix) {
 		return // thinking is ignored completely, not even counted
 	}
 	c.mu.Lock()
@@ -153,11 +178,11 @@ func (c *capture) event(e Event) {
 	case EventExceedMaxIters, EventRequestStop, EventAllToolsDenied:
 		c.failed = true
 	}
-	c.events = append(c.events, e.Type)
-	if len(c.events) > MaxRecentEvents {
-		c.events = c.events[len(c.events)-MaxRecentEvents:]
+	c.events = append(c.events, string(e.Type))
+	if len(c.events) > maxRecentEvents {
+		c.events = c.events[len(c.events)-maxRecentEvents:]
 	}
-	if strings.HasPrefix(e.Type, eventDataPrefix) || e.NonText {
+	if strings.HasPrefix(string(e.Type), eventDataPrefix) || e.NonText {
 		c.truncated = true
 	}
 	switch e.Type {
@@ -198,7 +223,7 @@ func (c *capture) markComplete() {
 type loop struct {
 	sup      *Supervisor
 	sched    Schedule
-	clock    Clock
+	clock    clock
 	scope    Scope
 	cap      *capture
 	evidence func() EvidenceSource
@@ -224,17 +249,17 @@ type loop struct {
 
 func newLoop(ctx context.Context, l *loop) *loop {
 	l.ctx, l.cancel = context.WithCancel(ctx)
-	l.start = l.clock.Now()
+	l.start = l.clock.now()
 	l.pending = make(chan struct{}, 1)
 	l.final = make(chan struct{}, 1)
 	l.stopTicks = make(chan struct{})
 	l.done = make(chan struct{})
-	ticker := l.clock.NewTicker(l.sched.MinInterval)
+	tk := l.clock.newTicker(l.sched.MinInterval)
 	go func() {
-		defer ticker.Stop()
+		defer tk.stop()
 		for {
 			select {
-			case <-ticker.C():
+			case <-tk.c():
 				select {
 				case l.pending <- struct{}{}:
 				default: // a tick is already pending: keep only that one
@@ -294,12 +319,12 @@ func (l *loop) process() {
 		n := l.assessments
 		c.mu.Unlock()
 		if report {
-			l.publish(Observation{Scope: l.scope, Assessment: n, Advice: ManualReview,
-				Decision: Decision{Status: Skipped, Reason: ReasonAssessmentLimit}})
+			l.publish(Observation{Scope: l.scope, Assessment: n, Advice: AdviceManualReview,
+				Decision: Decision{Status: StatusSkipped, Reason: reasonAssessmentLimit}})
 		}
 		return
 	}
-	now := l.clock.Now()
+	now := l.clock.now()
 	if !c.complete && l.decided {
 		since := now.Sub(l.lastDecision)
 		if since < l.sched.MinInterval || (c.sequence == l.assessedSeq && since < l.sched.Period) {
@@ -318,7 +343,7 @@ func (l *loop) process() {
 	final := c.complete
 	c.mu.Unlock()
 
-	d := l.sup.Observe(l.ctx, func(ctx context.Context) (Snapshot, error) {
+	d := l.sup.observe(l.ctx, func(ctx context.Context) (Snapshot, error) {
 		src := l.evidence()
 		if src == nil {
 			return snap, nil // missing evidence
@@ -330,12 +355,12 @@ func (l *loop) process() {
 		snap.Evidence = &ev
 		return snap, nil
 	})
-	if d.Status == Cancelled || l.ctx.Err() != nil {
+	if d.Status == StatusCancelled || l.ctx.Err() != nil {
 		return // cancelled: nothing is published
 	}
 	c.mu.Lock()
-	l.lastDecision, l.decided = l.clock.Now(), true
-	if d.Status == Error {
+	l.lastDecision, l.decided = l.clock.now(), true
+	if d.Status == StatusError {
 		l.failures++
 	} else {
 		l.failures = 0
@@ -355,12 +380,12 @@ func (l *loop) process() {
 func consumable(o Observation, maxFailures int) Advice {
 	switch {
 	case o.Superseded && o.Decision.Report != nil:
-		return Continue
+		return AdviceContinue
 	case o.Decision.Report != nil:
 		return o.Decision.Report.Selected.Advice
-	case o.Decision.Status == Error && o.ConsecutiveFailures < maxFailures:
-		return Continue
+	case o.Decision.Status == StatusError && o.ConsecutiveFailures < maxFailures:
+		return AdviceContinue
 	default:
-		return ManualReview
+		return AdviceManualReview
 	}
 }

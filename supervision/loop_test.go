@@ -14,10 +14,12 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
+var _ clock = (*fakeClock)(nil)
+
 // fakeClock moves only when the test says so.
 type fakeClock struct {
 	mu      sync.Mutex
-	now     time.Time
+	at      time.Time
 	tickers []*fakeTicker
 }
 
@@ -29,21 +31,21 @@ type fakeTicker struct {
 	stopped bool
 }
 
-func (t *fakeTicker) C() <-chan time.Time { return t.ch }
-func (t *fakeTicker) Stop() {
+func (t *fakeTicker) c() <-chan time.Time { return t.ch }
+func (t *fakeTicker) stop() {
 	t.clock.mu.Lock()
 	defer t.clock.mu.Unlock()
 	t.stopped = true
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)} }
+func newFakeClock() *fakeClock { return &fakeClock{at: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)} }
 
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.at }
 
-func (c *fakeClock) NewTicker(d time.Duration) Ticker {
+func (c *fakeClock) newTicker(d time.Duration) ticker {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &fakeTicker{clock: c, ch: make(chan time.Time, 1), every: d, next: c.now.Add(d)}
+	t := &fakeTicker{clock: c, ch: make(chan time.Time, 1), every: d, next: c.at.Add(d)}
 	c.tickers = append(c.tickers, t)
 	return t
 }
@@ -53,9 +55,9 @@ func (c *fakeClock) NewTicker(d time.Duration) Ticker {
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	c.at = c.at.Add(d)
 	for _, t := range c.tickers {
-		for !t.stopped && !t.next.After(c.now) {
+		for !t.stopped && !t.next.After(c.at) {
 			select {
 			case t.ch <- t.next:
 			default:
@@ -105,7 +107,7 @@ func (g *gateJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response,
 	resp := &jev.Response{ModelVersion: "gate", Answers: map[string]jev.Answer{}}
 	for k := range req.Questions {
 		p := 0.05
-		if strings.Contains(k, ImplementationComplete) || strings.Contains(k, MeaningfulProgress) {
+		if strings.Contains(k, CheckImplementationComplete) || strings.Contains(k, CheckMeaningfulProgress) {
 			p = 0.5
 		}
 		resp.Answers[k] = jev.Answer{Probability: jev.Prob(p)}
@@ -127,7 +129,7 @@ func newHarness(t *testing.T, sched Schedule, src EvidenceSource) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: newFakeClock(), judge: newGateJudge(), obs: make(chan Observation, 100)}
 	th, _ := NewThresholds(0.2, 0.8)
-	sup, err := New(Options{Mode: Shadow, Judge: h.judge, Thresholds: th, Budget: time.Minute})
+	sup, err := New(Options{Mode: ModeShadow, Judge: h.judge, Thresholds: th, Budget: jev.MaxBudget})
 	require.NoError(t, err)
 	c := &capture{limit: DefaultLimits().TextChars}
 	c.setTask("Fix the export")
@@ -196,7 +198,7 @@ func TestFirstTickAssessesAndEventBurstsCoalesce(t *testing.T) {
 	h.tick(5 * time.Second)
 	o := h.next()
 	assert.Equal(t, 1, o.Assessment)
-	assert.Equal(t, Continue, o.Advice)
+	assert.Equal(t, AdviceContinue, o.Advice)
 
 	// A burst of 100 events between two ticks makes one assessment.
 	for range 100 {
@@ -261,7 +263,7 @@ func TestSupersededResultIsConsumedAsContinue(t *testing.T) {
 	close(h.judge.hold)
 	o := h.next()
 	assert.True(t, o.Superseded)
-	assert.Equal(t, Continue, o.Advice)
+	assert.Equal(t, AdviceContinue, o.Advice)
 	require.NotNil(t, o.Decision.Report, "the scores are kept for audit")
 	assert.Equal(t, 1, h.judge.Calls())
 	h.loop.abort()
@@ -323,10 +325,10 @@ func TestFailureBudgetStopsObserving(t *testing.T) {
 		h.loop.cap.event(Event{Type: "TOOL_CALL"})
 		h.tick(5 * time.Second)
 		o := h.next()
-		assert.Equal(t, Error, o.Decision.Status)
+		assert.Equal(t, StatusError, o.Decision.Status)
 		advice = append(advice, o.Advice)
 	}
-	assert.Equal(t, []Advice{Continue, Continue, ManualReview}, advice)
+	assert.Equal(t, []Advice{AdviceContinue, AdviceContinue, AdviceManualReview}, advice)
 	h.loop.cap.event(Event{Type: "TOOL_CALL"})
 	h.tick(5 * time.Second)
 	h.tick(30 * time.Second)
@@ -348,9 +350,9 @@ func TestAssessmentCap(t *testing.T) {
 	h.loop.cap.event(Event{Type: "TOOL_CALL"})
 	h.tick(5 * time.Second)
 	o := h.next()
-	assert.Equal(t, Skipped, o.Decision.Status)
-	assert.Equal(t, ReasonAssessmentLimit, o.Decision.Reason)
-	assert.Equal(t, ManualReview, o.Advice)
+	assert.Equal(t, StatusSkipped, o.Decision.Status)
+	assert.Equal(t, reasonAssessmentLimit, o.Decision.Reason)
+	assert.Equal(t, AdviceManualReview, o.Advice)
 	h.loop.cap.event(Event{Type: "TOOL_CALL"})
 	h.tick(5 * time.Second)
 	h.loop.complete()
@@ -382,6 +384,6 @@ func TestCaptureRules(t *testing.T) {
 	for range 40 {
 		c3.event(Event{Type: "TOOL_CALL"})
 	}
-	assert.Len(t, c3.events, MaxRecentEvents)
+	assert.Len(t, c3.events, maxRecentEvents)
 	assert.Equal(t, int64(41), c3.sequence)
 }

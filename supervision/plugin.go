@@ -19,6 +19,8 @@ type Plugin struct {
 	icpts map[string]*Interceptor // by worker instance key
 }
 
+var _ worker.Plugin = (*Plugin)(nil)
+
 // NewPlugin returns the supervision plugin for o (see InterceptorOptions).
 // Add it to worker.Options.Plugins.
 func NewPlugin(o InterceptorOptions) (*Plugin, error) {

@@ -20,10 +20,10 @@ var scope = supervision.Scope{UserID: "u1", SessionID: "s1", RunID: "r1"}
 // probs are the default answers: an idle worker whose job looks complete.
 func probs(over map[string]float64) map[string]float64 {
 	p := map[string]float64{
-		supervision.NeedsHuman: 0.05, supervision.AgentsMDDrift: 0.05, supervision.MeaningfulProgress: 0.9,
-		supervision.WorkerStuck: 0.05, supervision.WorkOffTrack: 0.05, supervision.ImplementationComplete: 0.95,
-		supervision.RequirementsSatisfied: 0.9, supervision.ReadyToFinish: 0.9, supervision.TestsSufficient: 0.9,
-		supervision.NeedsVerification: 0.5, supervision.DocumentationSufficient: 0.9,
+		supervision.CheckNeedsHuman: 0.05, supervision.CheckAgentsMDDrift: 0.05, supervision.CheckMeaningfulProgress: 0.9,
+		supervision.CheckWorkerStuck: 0.05, supervision.CheckWorkOffTrack: 0.05, supervision.CheckImplementationComplete: 0.95,
+		supervision.CheckRequirementsSatisfied: 0.9, supervision.CheckReadyToFinish: 0.9, supervision.CheckTestsSufficient: 0.9,
+		supervision.CheckNeedsVerification: 0.5, supervision.CheckDocumentationSufficient: 0.9,
 	}
 	for k, v := range over {
 		p[k] = v
@@ -61,7 +61,7 @@ func newSupervisor(t *testing.T, j jev.Judge, records *[]supervision.Record) *su
 	th, err := supervision.NewThresholds(0.2, 0.8)
 	require.NoError(t, err)
 	var mu sync.Mutex
-	s, err := supervision.New(supervision.Options{Mode: supervision.Shadow, Judge: j, Thresholds: th,
+	s, err := supervision.New(supervision.Options{Mode: supervision.ModeShadow, Judge: j, Thresholds: th,
 		OnRecord: func(r supervision.Record) {
 			if records != nil {
 				mu.Lock()
@@ -85,8 +85,8 @@ func idle(ev *supervision.Evidence) supervision.Snapshot {
 func TestClassifyBoundsAreInclusive(t *testing.T) {
 	th, err := supervision.NewThresholds(0.2, 0.8)
 	require.NoError(t, err)
-	for p, want := range map[float64]supervision.Truth{0: supervision.No, 0.2: supervision.No, 0.2001: supervision.Unknown,
-		0.5: supervision.Unknown, 0.7999: supervision.Unknown, 0.8: supervision.Yes, 1: supervision.Yes} {
+	for p, want := range map[float64]supervision.Truth{0: supervision.TruthNo, 0.2: supervision.TruthNo, 0.2001: supervision.TruthUnknown,
+		0.5: supervision.TruthUnknown, 0.7999: supervision.TruthUnknown, 0.8: supervision.TruthYes, 1: supervision.TruthYes} {
 		assert.Equal(t, want, th.Classify(p), "p=%v", p)
 	}
 	for _, bad := range [][2]float64{{0.8, 0.2}, {0.5, 0.5}, {-0.1, 0.8}, {0.2, 1.1}, {math.NaN(), 0.8}, {0.2, math.Inf(1)}} {
@@ -98,12 +98,19 @@ func TestClassifyBoundsAreInclusive(t *testing.T) {
 func TestConstruction(t *testing.T) {
 	_, err := supervision.New(supervision.Options{})
 	assert.ErrorIs(t, err, supervision.ErrModeRequired)
-	_, err = supervision.New(supervision.Options{Mode: supervision.Enforce})
+	_, err = supervision.New(supervision.Options{Mode: supervision.Mode("ENFORCE")})
 	assert.ErrorIs(t, err, supervision.ErrEnforce)
-	_, err = supervision.New(supervision.Options{Mode: supervision.Shadow, Judge: &judgeFor{}})
+	_, err = supervision.New(supervision.Options{Mode: supervision.ModeShadow, Judge: &judgeFor{}})
 	assert.ErrorContains(t, err, "thresholds")
-	_, err = supervision.New(supervision.Options{Mode: supervision.Off})
+	_, err = supervision.New(supervision.Options{Mode: supervision.ModeOff})
 	assert.NoError(t, err)
+	th := supervision.Thresholds{No: 0.2, Yes: 0.8}
+	_, err = supervision.New(supervision.Options{Mode: supervision.ModeShadow, Judge: &judgeFor{}, Thresholds: th, Budget: jev.MaxBudget + time.Second})
+	assert.ErrorIs(t, err, supervision.ErrInvalidConfig)
+	assert.ErrorIs(t, err, jev.ErrBudget, "the judge protocol's budget bounds")
+	for _, e := range []error{supervision.ErrModeRequired, supervision.ErrEnforce} {
+		assert.ErrorIs(t, e, supervision.ErrInvalidConfig)
+	}
 }
 
 func TestCompletionReviewNeedsCurrentScopedVerification(t *testing.T) {
@@ -112,28 +119,28 @@ func TestCompletionReviewNeedsCurrentScopedVerification(t *testing.T) {
 		name   string
 		ev     *supervision.Evidence
 		advice supervision.Advice
-		reason string
+		reason supervision.Reason
 	}{
-		{"valid receipt", verifiedEvidence(), supervision.ReviewCompletion, supervision.ReasonCompletionReviewReady},
-		{"no evidence source", nil, supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"no receipt", mutate(func(e *supervision.Evidence) { e.Verification = nil }), supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"failed check", mutate(func(e *supervision.Evidence) { e.Verification.Passed = false }), supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"stale revision", mutate(func(e *supervision.Evidence) { e.Verification.Revision = "rev-1" }), supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"blank revision", mutate(func(e *supervision.Evidence) { e.Revision, e.Verification.Revision = "", "" }), supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"blank source", mutate(func(e *supervision.Evidence) { e.Verification.Source = " " }), supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"other user", mutate(func(e *supervision.Evidence) { e.Verification.UserID = "u2" }), supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"other session", mutate(func(e *supervision.Evidence) { e.Verification.SessionID = "s2" }), supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"other run", mutate(func(e *supervision.Evidence) { e.Verification.RunID = "r0" }), supervision.RequestVerification, supervision.ReasonCurrentVerification},
-		{"truncated diff", mutate(func(e *supervision.Evidence) { e.Diff = strings.Repeat("x", 30001) }), supervision.ManualReview, supervision.ReasonEvidenceTruncated},
+		{"valid receipt", verifiedEvidence(), supervision.AdviceReviewCompletion, supervision.ReasonCompletionReviewReady},
+		{"no evidence source", nil, supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"no receipt", mutate(func(e *supervision.Evidence) { e.Verification = nil }), supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"failed check", mutate(func(e *supervision.Evidence) { e.Verification.Passed = false }), supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"stale revision", mutate(func(e *supervision.Evidence) { e.Verification.Revision = "rev-1" }), supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"blank revision", mutate(func(e *supervision.Evidence) { e.Revision, e.Verification.Revision = "", "" }), supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"blank source", mutate(func(e *supervision.Evidence) { e.Verification.Source = " " }), supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"other user", mutate(func(e *supervision.Evidence) { e.Verification.UserID = "u2" }), supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"other session", mutate(func(e *supervision.Evidence) { e.Verification.SessionID = "s2" }), supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"other run", mutate(func(e *supervision.Evidence) { e.Verification.RunID = "r0" }), supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification},
+		{"truncated diff", mutate(func(e *supervision.Evidence) { e.Diff = strings.Repeat("x", 30001) }), supervision.AdviceManualReview, supervision.ReasonEvidenceTruncated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newSupervisor(t, &judgeFor{p: probs(nil)}, nil).ObserveSnapshot(context.Background(), idle(tc.ev))
 			require.NotNil(t, d.Report, "%+v", d)
 			assert.Equal(t, tc.advice, d.Report.Selected.Advice)
 			assert.Equal(t, tc.reason, d.Reason)
-			if tc.advice != supervision.ReviewCompletion {
+			if tc.advice != supervision.AdviceReviewCompletion {
 				for _, p := range d.Report.Proposals {
-					assert.NotEqual(t, supervision.ReviewCompletion, p.Advice, "no completion review proposal at all")
+					assert.NotEqual(t, supervision.AdviceReviewCompletion, p.Advice, "no completion review proposal at all")
 				}
 			}
 		})
@@ -141,9 +148,9 @@ func TestCompletionReviewNeedsCurrentScopedVerification(t *testing.T) {
 }
 
 func TestVerifiedButInsufficientTests(t *testing.T) {
-	d := newSupervisor(t, &judgeFor{p: probs(map[string]float64{supervision.TestsSufficient: 0.1})}, nil).ObserveSnapshot(context.Background(), idle(verifiedEvidence()))
+	d := newSupervisor(t, &judgeFor{p: probs(map[string]float64{supervision.CheckTestsSufficient: 0.1})}, nil).ObserveSnapshot(context.Background(), idle(verifiedEvidence()))
 	assert.Equal(t, supervision.ReasonTestCoverageInsufficient, d.Reason)
-	assert.Equal(t, supervision.Decided, d.Status)
+	assert.Equal(t, supervision.StatusDecided, d.Status)
 }
 
 func TestTruncationFlagsAndAbstention(t *testing.T) {
@@ -152,20 +159,20 @@ func TestTruncationFlagsAndAbstention(t *testing.T) {
 		name    string
 		mutate  func(s *supervision.Snapshot)
 		status  supervision.Status
-		reason  string
+		reason  supervision.Reason
 		noJudge bool
 	}{
-		{"snapshot flag", func(s *supervision.Snapshot) { s.Truncated = true }, supervision.Inconclusive, supervision.ReasonEvidenceTruncated, false},
-		{"long output", func(s *supervision.Snapshot) { s.Output = long(12001) }, supervision.Inconclusive, supervision.ReasonEvidenceTruncated, false},
-		{"long status", func(s *supervision.Snapshot) { s.Evidence.RepositoryStatus = long(12001) }, supervision.Inconclusive, supervision.ReasonEvidenceTruncated, false},
-		{"too many files", func(s *supervision.Snapshot) { s.Evidence.ChangedFiles = make([]string, 101) }, supervision.Inconclusive, supervision.ReasonEvidenceTruncated, false},
-		{"long file name", func(s *supervision.Snapshot) { s.Evidence.ChangedFiles = []string{long(1025)} }, supervision.Inconclusive, supervision.ReasonEvidenceTruncated, false},
-		{"33 events", func(s *supervision.Snapshot) { s.RecentEvents = make([]string, 33) }, supervision.Inconclusive, supervision.ReasonEvidenceTruncated, false},
-		{"long receipt summary", func(s *supervision.Snapshot) { s.Evidence.Verification.Summary = long(12001) }, supervision.Inconclusive, supervision.ReasonEvidenceTruncated, false},
-		{"output at the limit", func(s *supervision.Snapshot) { s.Output = long(12000) }, supervision.Decided, supervision.ReasonCompletionReviewReady, false},
-		{"blank task", func(s *supervision.Snapshot) { s.Task = "  " }, supervision.Inconclusive, supervision.ReasonConstraintLimitMissingTask, true},
-		{"long task", func(s *supervision.Snapshot) { s.Task = long(12001) }, supervision.Inconclusive, supervision.ReasonConstraintLimitMissingTask, true},
-		{"long instructions", func(s *supervision.Snapshot) { s.Evidence.Instructions = long(12001) }, supervision.Inconclusive, supervision.ReasonConstraintLimitMissingTask, true},
+		{"snapshot flag", func(s *supervision.Snapshot) { s.Truncated = true }, supervision.StatusInconclusive, supervision.ReasonEvidenceTruncated, false},
+		{"long output", func(s *supervision.Snapshot) { s.Output = long(12001) }, supervision.StatusInconclusive, supervision.ReasonEvidenceTruncated, false},
+		{"long status", func(s *supervision.Snapshot) { s.Evidence.RepositoryStatus = long(12001) }, supervision.StatusInconclusive, supervision.ReasonEvidenceTruncated, false},
+		{"too many files", func(s *supervision.Snapshot) { s.Evidence.ChangedFiles = make([]string, 101) }, supervision.StatusInconclusive, supervision.ReasonEvidenceTruncated, false},
+		{"long file name", func(s *supervision.Snapshot) { s.Evidence.ChangedFiles = []string{long(1025)} }, supervision.StatusInconclusive, supervision.ReasonEvidenceTruncated, false},
+		{"33 events", func(s *supervision.Snapshot) { s.RecentEvents = make([]string, 33) }, supervision.StatusInconclusive, supervision.ReasonEvidenceTruncated, false},
+		{"long receipt summary", func(s *supervision.Snapshot) { s.Evidence.Verification.Summary = long(12001) }, supervision.StatusInconclusive, supervision.ReasonEvidenceTruncated, false},
+		{"output at the limit", func(s *supervision.Snapshot) { s.Output = long(12000) }, supervision.StatusDecided, supervision.ReasonCompletionReviewReady, false},
+		{"blank task", func(s *supervision.Snapshot) { s.Task = "  " }, supervision.StatusInconclusive, supervision.ReasonConstraintLimitMissingTask, true},
+		{"long task", func(s *supervision.Snapshot) { s.Task = long(12001) }, supervision.StatusInconclusive, supervision.ReasonConstraintLimitMissingTask, true},
+		{"long instructions", func(s *supervision.Snapshot) { s.Evidence.Instructions = long(12001) }, supervision.StatusInconclusive, supervision.ReasonConstraintLimitMissingTask, true},
 		{"state over 100,000", func(s *supervision.Snapshot) {
 			s.Task, s.Evidence.Instructions, s.Evidence.Diff, s.Output = long(12000), long(12000), long(30000), long(12000)
 			s.Evidence.RepositoryStatus = long(12000)
@@ -173,7 +180,7 @@ func TestTruncationFlagsAndAbstention(t *testing.T) {
 			for i := range s.Evidence.ChangedFiles {
 				s.Evidence.ChangedFiles[i] = long(1000)
 			}
-		}, supervision.Inconclusive, supervision.ReasonStateLimit, true},
+		}, supervision.StatusInconclusive, supervision.ReasonStateLimit, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &judgeFor{p: probs(nil)}
@@ -188,7 +195,7 @@ func TestTruncationFlagsAndAbstention(t *testing.T) {
 				return
 			}
 			require.NotNil(t, d.Report)
-			assert.Equal(t, tc.status == supervision.Inconclusive, d.Report.Truncated)
+			assert.Equal(t, tc.status == supervision.StatusInconclusive, d.Report.Truncated)
 			var st struct {
 				Output string   `json:"latest_worker_output"`
 				Events []string `json:"recent_events"`
@@ -214,11 +221,11 @@ func TestInvalidAnswersAreErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var recs []supervision.Record
 			d := newSupervisor(t, &judgeFor{p: probs(nil), edit: edit}, &recs).ObserveSnapshot(context.Background(), idle(verifiedEvidence()))
-			assert.Equal(t, supervision.Error, d.Status)
+			assert.Equal(t, supervision.StatusError, d.Status)
 			assert.Equal(t, supervision.ReasonCallOrResponseError, d.Reason)
 			assert.Nil(t, d.Report, "never a verdict")
 			require.Len(t, recs, 1)
-			assert.Equal(t, supervision.Error, recs[0].Status)
+			assert.Equal(t, supervision.StatusError, recs[0].Status)
 		})
 	}
 }
@@ -232,26 +239,26 @@ func setAll(r *jev.Response, p float64) {
 
 func TestOffSkipsWithoutReadingEvidence(t *testing.T) {
 	var recs []supervision.Record
-	s, err := supervision.New(supervision.Options{Mode: supervision.Off, OnRecord: func(r supervision.Record) { recs = append(recs, r) }})
+	s, err := supervision.New(supervision.Options{Mode: supervision.ModeOff, OnRecord: func(r supervision.Record) { recs = append(recs, r) }})
 	require.NoError(t, err)
 	read := false
 	d := s.Observe(context.Background(), func(context.Context) (supervision.Snapshot, error) { read = true; return idle(nil), nil })
 	assert.False(t, read)
-	assert.Equal(t, supervision.Skipped, d.Status)
+	assert.Equal(t, supervision.StatusSkipped, d.Status)
 	assert.Equal(t, supervision.ReasonDisabled, d.Reason)
 	require.Len(t, recs, 1)
-	assert.Equal(t, supervision.ReasonDisabled, recs[0].Reason)
+	assert.Equal(t, string(supervision.ReasonDisabled), recs[0].Reason)
 }
 
 func TestBudgetTimeoutAndCancellation(t *testing.T) {
 	blocking := jev.JudgeFunc(func(ctx context.Context, _ jev.Request) (*jev.Response, error) { <-ctx.Done(); return nil, ctx.Err() })
 	th, _ := supervision.NewThresholds(0.2, 0.8)
 	var recs []supervision.Record
-	s, err := supervision.New(supervision.Options{Mode: supervision.Shadow, Judge: blocking, Thresholds: th, Budget: 20 * time.Millisecond,
+	s, err := supervision.New(supervision.Options{Mode: supervision.ModeShadow, Judge: blocking, Thresholds: th, Budget: 20 * time.Millisecond,
 		OnRecord: func(r supervision.Record) { recs = append(recs, r) }})
 	require.NoError(t, err)
 	d := s.ObserveSnapshot(context.Background(), idle(verifiedEvidence()))
-	assert.Equal(t, supervision.Error, d.Status)
+	assert.Equal(t, supervision.StatusError, d.Status)
 	assert.Equal(t, supervision.ReasonTimeout, d.Reason)
 
 	// An evidence read that exceeds the budget is a timeout, never evidence.
@@ -264,8 +271,8 @@ func TestBudgetTimeoutAndCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	d = s.ObserveSnapshot(ctx, idle(verifiedEvidence()))
-	assert.Equal(t, supervision.Cancelled, d.Status)
-	assert.Equal(t, supervision.Cancelled, recs[len(recs)-1].Status)
+	assert.Equal(t, supervision.StatusCancelled, d.Status)
+	assert.Equal(t, supervision.StatusCancelled, recs[len(recs)-1].Status)
 	assert.Empty(t, recs[len(recs)-1].Recommendation)
 }
 
@@ -280,20 +287,20 @@ func TestArbitration(t *testing.T) {
 		snap   supervision.Snapshot
 		p      map[string]float64
 		advice supervision.Advice
-		reason string
+		reason supervision.Reason
 		status supervision.Status
 	}{
-		{"needs human beats everything", active(), map[string]float64{supervision.NeedsHuman: 0.9, supervision.WorkerStuck: 0.99}, supervision.ManualReview, supervision.ReasonNeedsHuman, supervision.Decided},
-		{"drift before off-track before stuck at equal probability", active(), map[string]float64{supervision.AgentsMDDrift: 0.9, supervision.WorkOffTrack: 0.9, supervision.WorkerStuck: 0.9}, supervision.ReviewDirection, supervision.ReasonAgentsMDDrift, supervision.Decided},
-		{"higher confidence wins the tie", active(), map[string]float64{supervision.AgentsMDDrift: 0.85, supervision.WorkOffTrack: 0.95}, supervision.ReviewDirection, supervision.ReasonWorkOffTrack, supervision.Decided},
-		{"active worker continues", active(), map[string]float64{supervision.ImplementationComplete: 0.5}, supervision.Continue, supervision.ReasonWorkerMayContinue, supervision.Decided},
-		{"active: unknown health is uncertain", active(), map[string]float64{supervision.WorkerStuck: 0.5}, supervision.ManualReview, supervision.ReasonUncertainChecks, supervision.Inconclusive},
-		{"active: informational checks never count", active(), map[string]float64{supervision.MeaningfulProgress: 0.5, supervision.NeedsVerification: 0.5}, supervision.Continue, supervision.ReasonWorkerMayContinue, supervision.Decided},
-		{"idle: unknown completion is uncertain", idle(verifiedEvidence()), map[string]float64{supervision.ImplementationComplete: 0.5}, supervision.ManualReview, supervision.ReasonUncertainChecks, supervision.Inconclusive},
-		{"idle: health checks are ignored", idle(verifiedEvidence()), map[string]float64{supervision.WorkerStuck: 0.99}, supervision.ReviewCompletion, supervision.ReasonCompletionReviewReady, supervision.Decided},
-		{"idle: work remains", idle(verifiedEvidence()), map[string]float64{supervision.ImplementationComplete: 0.1}, supervision.Continue, supervision.ReasonWorkRemains, supervision.Decided},
-		{"idle: unknown readiness with verification", idle(verifiedEvidence()), map[string]float64{supervision.ReadyToFinish: 0.5}, supervision.ManualReview, supervision.ReasonUncertainChecks, supervision.Inconclusive},
-		{"idle: unknown readiness without verification asks for it", idle(nil), map[string]float64{supervision.ReadyToFinish: 0.5}, supervision.RequestVerification, supervision.ReasonCurrentVerification, supervision.Decided},
+		{"needs human beats everything", active(), map[string]float64{supervision.CheckNeedsHuman: 0.9, supervision.CheckWorkerStuck: 0.99}, supervision.AdviceManualReview, supervision.ReasonNeedsHuman, supervision.StatusDecided},
+		{"drift before off-track before stuck at equal probability", active(), map[string]float64{supervision.CheckAgentsMDDrift: 0.9, supervision.CheckWorkOffTrack: 0.9, supervision.CheckWorkerStuck: 0.9}, supervision.AdviceReviewDirection, supervision.ReasonAgentsMDDrift, supervision.StatusDecided},
+		{"higher confidence wins the tie", active(), map[string]float64{supervision.CheckAgentsMDDrift: 0.85, supervision.CheckWorkOffTrack: 0.95}, supervision.AdviceReviewDirection, supervision.ReasonWorkOffTrack, supervision.StatusDecided},
+		{"active worker continues", active(), map[string]float64{supervision.CheckImplementationComplete: 0.5}, supervision.AdviceContinue, supervision.ReasonWorkerMayContinue, supervision.StatusDecided},
+		{"active: unknown health is uncertain", active(), map[string]float64{supervision.CheckWorkerStuck: 0.5}, supervision.AdviceManualReview, supervision.ReasonUncertainChecks, supervision.StatusInconclusive},
+		{"active: informational checks never count", active(), map[string]float64{supervision.CheckMeaningfulProgress: 0.5, supervision.CheckNeedsVerification: 0.5}, supervision.AdviceContinue, supervision.ReasonWorkerMayContinue, supervision.StatusDecided},
+		{"idle: unknown completion is uncertain", idle(verifiedEvidence()), map[string]float64{supervision.CheckImplementationComplete: 0.5}, supervision.AdviceManualReview, supervision.ReasonUncertainChecks, supervision.StatusInconclusive},
+		{"idle: health checks are ignored", idle(verifiedEvidence()), map[string]float64{supervision.CheckWorkerStuck: 0.99}, supervision.AdviceReviewCompletion, supervision.ReasonCompletionReviewReady, supervision.StatusDecided},
+		{"idle: work remains", idle(verifiedEvidence()), map[string]float64{supervision.CheckImplementationComplete: 0.1}, supervision.AdviceContinue, supervision.ReasonWorkRemains, supervision.StatusDecided},
+		{"idle: unknown readiness with verification", idle(verifiedEvidence()), map[string]float64{supervision.CheckReadyToFinish: 0.5}, supervision.AdviceManualReview, supervision.ReasonUncertainChecks, supervision.StatusInconclusive},
+		{"idle: unknown readiness without verification asks for it", idle(nil), map[string]float64{supervision.CheckReadyToFinish: 0.5}, supervision.AdviceRequestVerification, supervision.ReasonCurrentVerification, supervision.StatusDecided},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newSupervisor(t, &judgeFor{p: probs(tc.p)}, nil).ObserveSnapshot(context.Background(), tc.snap)
@@ -313,18 +320,18 @@ func TestFailedWorkerAndDocumentation(t *testing.T) {
 	snap.WorkerFailed = true
 	d := newSupervisor(t, &judgeFor{p: probs(nil)}, nil).ObserveSnapshot(context.Background(), snap)
 	assert.Equal(t, supervision.ReasonWorkerFailed, d.Reason)
-	assert.Equal(t, supervision.ManualReview, d.Report.Selected.Advice)
+	assert.Equal(t, supervision.AdviceManualReview, d.Report.Selected.Advice)
 
 	snap = idle(verifiedEvidence())
 	snap.Evidence.DocumentationRequired = true
-	j := &judgeFor{p: probs(map[string]float64{supervision.DocumentationSufficient: 0.1})}
+	j := &judgeFor{p: probs(map[string]float64{supervision.CheckDocumentationSufficient: 0.1})}
 	d = newSupervisor(t, j, nil).ObserveSnapshot(context.Background(), snap)
 	assert.Len(t, j.last.Questions, 11)
 	require.Len(t, d.Report.Findings, 11)
-	assert.Equal(t, supervision.ReviewDocumentation, d.Report.Selected.Advice, "750 outranks completion review at 700")
+	assert.Equal(t, supervision.AdviceReviewDocumentation, d.Report.Selected.Advice, "750 outranks completion review at 700")
 	found := false
 	for _, p := range d.Report.Proposals {
-		found = found || p.Advice == supervision.ReviewCompletion
+		found = found || p.Advice == supervision.AdviceReviewCompletion
 	}
 	assert.True(t, found, "documentation NO does not suppress the completion proposal")
 

@@ -13,77 +13,106 @@ import (
 // authority: the host decides what to do with it.
 type Advice string
 
-// The advice values, in the seed's names.
+// The advice values, from the least to the most attention they ask for.
 const (
-	Continue            Advice = "CONTINUE"
-	RequestVerification Advice = "REQUEST_VERIFICATION"
-	ReviewCompletion    Advice = "REVIEW_COMPLETION"
-	ReviewDocumentation Advice = "REVIEW_DOCUMENTATION"
-	ReviewDirection     Advice = "REVIEW_DIRECTION"
-	ManualReview        Advice = "MANUAL_REVIEW"
+	// AdviceContinue: the worker may go on.
+	AdviceContinue Advice = "CONTINUE"
+	// AdviceRequestVerification: the work looks complete but has no
+	// current, passed verification receipt (or too little test coverage).
+	AdviceRequestVerification Advice = "REQUEST_VERIFICATION"
+	// AdviceReviewCompletion: the work is complete and verified at its
+	// current revision; a person or the host may review and finish it.
+	AdviceReviewCompletion Advice = "REVIEW_COMPLETION"
+	// AdviceReviewDocumentation: required documentation is missing.
+	AdviceReviewDocumentation Advice = "REVIEW_DOCUMENTATION"
+	// AdviceReviewDirection: the worker drifts, loops or breaks the
+	// repository's instructions.
+	AdviceReviewDirection Advice = "REVIEW_DIRECTION"
+	// AdviceManualReview: a person should look (the task needs a human, the
+	// worker failed, the evidence is incomplete or the checks uncertain).
+	AdviceManualReview Advice = "MANUAL_REVIEW"
 )
 
-// Truth classifies one check's probability.
+// Truth classifies one check's probability against the [Thresholds].
 type Truth string
 
-// Truth values. Unknown means uncertain; it is not No.
+// Truth values. TruthUnknown means uncertain; it is not TruthNo.
 const (
-	Yes     Truth = "YES"
-	No      Truth = "NO"
-	Unknown Truth = "UNKNOWN"
+	TruthYes     Truth = "YES"
+	TruthNo      Truth = "NO"
+	TruthUnknown Truth = "UNKNOWN"
 )
 
-// Mode is the execution mode. Supervision accepts Off and Shadow only.
+// Mode is the execution mode. An explicit mode is required; the value
+// "ENFORCE" is rejected, since advice never has an actuator.
 type Mode string
 
-// Execution modes.
+// Execution modes. ModeShadow corresponds to the overseer's observe mode:
+// the supervisor judges and recommends, and nothing acts on it for you.
 const (
-	// Off captures nothing and calls nothing.
-	Off Mode = "OFF"
-	// Shadow observes and recommends without changing the worker.
-	Shadow Mode = "SHADOW"
-	// Enforce is rejected: advice never has an actuator.
-	Enforce Mode = "ENFORCE"
+	// ModeOff captures nothing and calls nothing.
+	ModeOff Mode = "OFF"
+	// ModeShadow observes and recommends without changing the worker.
+	ModeShadow Mode = "SHADOW"
 )
 
-// Status is the status of a Decision or a Record.
+// modeEnforce is the mode that is always rejected.
+const modeEnforce Mode = "ENFORCE"
+
+// Status is the status of a [Decision] or a [Record].
 type Status string
 
 // Statuses.
 const (
-	Decided      Status = "DECIDED"
-	Inconclusive Status = "INCONCLUSIVE"
-	Error        Status = "ERROR"
-	Cancelled    Status = "CANCELLED"
-	Skipped      Status = "SKIPPED"
+	// StatusDecided: the judge answered and the advice stands.
+	StatusDecided Status = "DECIDED"
+	// StatusInconclusive: the supervisor abstained (limits, missing task),
+	// or decided on uncertain checks or truncated evidence.
+	StatusInconclusive Status = "INCONCLUSIVE"
+	// StatusError: the judge or the evidence source failed or timed out.
+	StatusError Status = "ERROR"
+	// StatusCancelled: the caller's context was cancelled.
+	StatusCancelled Status = "CANCELLED"
+	// StatusSkipped: nothing was judged (mode off, assessment limit).
+	StatusSkipped Status = "SKIPPED"
 )
 
-// Reason strings of Decisions and Records.
+// Reason says why a [Decision] has its status, or why a [Proposal] was
+// made. Decisions without a report carry one of DISABLED, TIMEOUT,
+// CALL_OR_RESPONSE_ERROR, CANCELLED, CONSTRAINT_LIMIT_OR_MISSING_TASK,
+// STATE_LIMIT or ASSESSMENT_LIMIT; a decided report carries its selected
+// proposal's reason: NEEDS_HUMAN, WORKER_FAILED, AGENTS_MD_DRIFT,
+// WORK_OFF_TRACK, WORKER_STUCK, EVIDENCE_TRUNCATED,
+// CURRENT_VERIFICATION_REQUIRED, TEST_COVERAGE_INSUFFICIENT,
+// DOCUMENTATION_INCOMPLETE, COMPLETION_REVIEW_READY, UNCERTAIN_CHECKS,
+// WORK_REMAINS or WORKER_MAY_CONTINUE.
+type Reason string
+
 const (
-	ReasonDisabled                   = "DISABLED"
-	ReasonTimeout                    = "TIMEOUT"
-	ReasonCallOrResponseError        = "CALL_OR_RESPONSE_ERROR"
-	ReasonCancelled                  = "CANCELLED"
-	ReasonConstraintLimitMissingTask = "CONSTRAINT_LIMIT_OR_MISSING_TASK"
-	ReasonStateLimit                 = "STATE_LIMIT"
-	ReasonAssessmentLimit            = "ASSESSMENT_LIMIT"
-	ReasonNeedsHuman                 = "NEEDS_HUMAN"
-	ReasonWorkerFailed               = "WORKER_FAILED"
-	ReasonAgentsMDDrift              = "AGENTS_MD_DRIFT"
-	ReasonWorkOffTrack               = "WORK_OFF_TRACK"
-	ReasonWorkerStuck                = "WORKER_STUCK"
-	ReasonEvidenceTruncated          = "EVIDENCE_TRUNCATED"
-	ReasonCurrentVerification        = "CURRENT_VERIFICATION_REQUIRED"
-	ReasonTestCoverageInsufficient   = "TEST_COVERAGE_INSUFFICIENT"
-	ReasonDocumentationIncomplete    = "DOCUMENTATION_INCOMPLETE"
-	ReasonCompletionReviewReady      = "COMPLETION_REVIEW_READY"
-	ReasonUncertainChecks            = "UNCERTAIN_CHECKS"
-	ReasonWorkRemains                = "WORK_REMAINS"
-	ReasonWorkerMayContinue          = "WORKER_MAY_CONTINUE"
+	reasonDisabled                   Reason = "DISABLED"
+	reasonTimeout                    Reason = "TIMEOUT"
+	reasonCallOrResponseError        Reason = "CALL_OR_RESPONSE_ERROR"
+	reasonCancelled                  Reason = "CANCELLED"
+	reasonConstraintLimitMissingTask Reason = "CONSTRAINT_LIMIT_OR_MISSING_TASK"
+	reasonStateLimit                 Reason = "STATE_LIMIT"
+	reasonAssessmentLimit            Reason = "ASSESSMENT_LIMIT"
+	reasonNeedsHuman                 Reason = "NEEDS_HUMAN"
+	reasonWorkerFailed               Reason = "WORKER_FAILED"
+	reasonAgentsMDDrift              Reason = "AGENTS_MD_DRIFT"
+	reasonWorkOffTrack               Reason = "WORK_OFF_TRACK"
+	reasonWorkerStuck                Reason = "WORKER_STUCK"
+	reasonEvidenceTruncated          Reason = "EVIDENCE_TRUNCATED"
+	reasonCurrentVerification        Reason = "CURRENT_VERIFICATION_REQUIRED"
+	reasonTestCoverageInsufficient   Reason = "TEST_COVERAGE_INSUFFICIENT"
+	reasonDocumentationIncomplete    Reason = "DOCUMENTATION_INCOMPLETE"
+	reasonCompletionReviewReady      Reason = "COMPLETION_REVIEW_READY"
+	reasonUncertainChecks            Reason = "UNCERTAIN_CHECKS"
+	reasonWorkRemains                Reason = "WORK_REMAINS"
+	reasonWorkerMayContinue          Reason = "WORKER_MAY_CONTINUE"
 )
 
-// MaxScopeChars bounds each scope value.
-const MaxScopeChars = 512
+// maxScopeChars bounds each scope value.
+const maxScopeChars = 512
 
 // Scope binds an observation to a user, a session and one run.
 type Scope struct {
@@ -98,8 +127,8 @@ func (s Scope) Validate() error {
 		if strings.TrimSpace(v) == "" {
 			return fmt.Errorf("supervision: scope %s is blank", name)
 		}
-		if len([]rune(v)) > MaxScopeChars {
-			return fmt.Errorf("supervision: scope %s is longer than %d characters", name, MaxScopeChars)
+		if len([]rune(v)) > maxScopeChars {
+			return fmt.Errorf("supervision: scope %s is longer than %d characters", name, maxScopeChars)
 		}
 	}
 	return nil
@@ -117,7 +146,10 @@ type Verification struct {
 }
 
 // Evidence is the host's trusted view of the work: read from an
-// EvidenceSource, never from the model or tool arguments.
+// [EvidenceSource], never from the model or tool arguments. Only a
+// [Verification] receipt that passed, at the evidence's own non-blank
+// revision and for the observation's [Scope], counts as verified, and only
+// verified work can be advised for completion review.
 type Evidence struct {
 	Revision              string        `json:"revision"`
 	RepositoryStatus      string        `json:"repository_status"`
@@ -128,14 +160,14 @@ type Evidence struct {
 	Verification          *Verification `json:"verification,omitempty"`
 }
 
-// MissingEvidence is used when no evidence source is registered. It counts
+// missingEvidence is used when no evidence source is registered. It counts
 // as explicitly missing evidence, not as success.
-func MissingEvidence() Evidence { return Evidence{ChangedFiles: []string{}} }
+func missingEvidence() Evidence { return Evidence{ChangedFiles: []string{}} }
 
-// Verified reports whether the receipt is current and passed for scope:
+// verified reports whether the receipt is current and passed for scope:
 // present, passed, non-blank revision and source, the same revision, and
 // the same user, session and run.
-func (e Evidence) Verified(scope Scope) bool {
+func (e Evidence) verified(scope Scope) bool {
 	v := e.Verification
 	return v != nil && v.Passed &&
 		strings.TrimSpace(e.Revision) != "" && strings.TrimSpace(v.Source) != "" &&
@@ -172,7 +204,7 @@ type Finding struct {
 type Proposal struct {
 	Responsibility string  `json:"responsibility"`
 	Advice         Advice  `json:"advice"`
-	Reason         string  `json:"reason"`
+	Reason         Reason  `json:"reason"`
 	Priority       int     `json:"priority"`
 	Confidence     float64 `json:"confidence"`
 }
@@ -193,8 +225,8 @@ type Report struct {
 	Usage              jev.Usage `json:"usage"`
 }
 
-// Finding returns the finding of a check key.
-func (r *Report) Finding(key string) (Finding, bool) {
+// finding returns the finding of a check key.
+func (r *Report) finding(key string) (Finding, bool) {
 	for _, f := range r.Findings {
 		if f.Key == key {
 			return f, true
@@ -207,38 +239,34 @@ func (r *Report) Finding(key string) (Finding, bool) {
 // skips and abstentions.
 type Decision struct {
 	Status Status  `json:"status"`
-	Reason string  `json:"reason"`
+	Reason Reason  `json:"reason"`
 	Report *Report `json:"report,omitempty"`
-	// Recommendation holds the audit strings of the seed.
+	// Recommendation holds the audit strings of the judgment (run id,
+	// sequence, advice, model, token usage…), as in its Record.
 	Recommendation map[string]string `json:"recommendation,omitempty"`
 	// Err says what failed, for ERROR decisions.
 	Err string `json:"error,omitempty"`
 }
 
-// Advice returns the selected advice of a decision that has a report.
-func (d Decision) Advice() (Advice, bool) {
-	if d.Report == nil {
-		return "", false
-	}
-	return d.Report.Selected.Advice, true
-}
+// ErrInvalidConfig is wrapped by every construction and validation error:
+// a missing or unsupported mode, bad thresholds, limits, schedule or
+// budget, and configuration documents that [ParseConfig] rejects.
+var ErrInvalidConfig = errors.New("supervision: invalid configuration")
 
-// Errors of construction and validation.
 var (
-	ErrEnforce       = errors.New("supervision: ENFORCE mode is not supported: advice never has execution authority")
-	ErrModeRequired  = errors.New("supervision: an explicit mode (OFF or SHADOW) is required")
-	ErrInvalidConfig = errors.New("supervision: invalid configuration")
+	errEnforce      = fmt.Errorf("%w: ENFORCE mode is not supported: advice never has execution authority", ErrInvalidConfig)
+	errModeRequired = fmt.Errorf("%w: an explicit mode (OFF or SHADOW) is required", ErrInvalidConfig)
 )
 
-// ParseMode parses OFF, SHADOW (ENFORCE is rejected).
-func ParseMode(s string) (Mode, error) {
+// parseMode parses OFF or SHADOW, in any case (ENFORCE is rejected).
+func parseMode(s string) (Mode, error) {
 	switch m := Mode(strings.ToUpper(strings.TrimSpace(s))); m {
-	case Off, Shadow:
+	case ModeOff, ModeShadow:
 		return m, nil
-	case Enforce:
-		return "", ErrEnforce
+	case modeEnforce:
+		return "", errEnforce
 	case "":
-		return "", ErrModeRequired
+		return "", errModeRequired
 	}
-	return "", fmt.Errorf("supervision: unknown mode %q: use OFF or SHADOW", s)
+	return "", fmt.Errorf("%w: unknown mode %q: use OFF or SHADOW", ErrInvalidConfig, s)
 }

@@ -11,8 +11,8 @@ import (
 
 // SupervisionConfig configures the in-phase supervisor of long phases.
 type SupervisionConfig struct {
-	// Off turns the in-phase supervisor off.
-	Off bool
+	// Disable turns the in-phase supervisor off.
+	Disable bool
 	// Activities are the long phase activities to follow. If not set, the
 	// reference job's code phase.
 	Activities []string
@@ -20,9 +20,9 @@ type SupervisionConfig struct {
 	// heuristic judge (rules, not a model).
 	Judge jev.Judge
 	// Config holds thresholds, budget, schedule and limits, as parsed by
-	// supervision.ParseConfig. If not set (mode OFF there), SHADOW with the
-	// seed's example thresholds 0.2 / 0.8 and the default schedule, budget
-	// and limits.
+	// supervision.ParseConfig. If not set, supervision.ModeShadow with the
+	// thresholds 0.2 / 0.8 (uncalibrated) and the default schedule, budget
+	// and limits. A Config in supervision.ModeOff turns the supervisor off.
 	Config *supervision.Config
 }
 
@@ -30,11 +30,10 @@ type SupervisionConfig struct {
 // observer goroutine when the worker stops, or none when supervision is off.
 func (cfg Config) supervisionPlugins() ([]sdkworker.Plugin, error) {
 	sc := cfg.Supervision
-	if sc.Off {
+	if sc.Disable {
 		return nil, nil
 	}
-	c := supervision.Config{Mode: supervision.Shadow, Version: supervision.DefaultVersion, Budget: supervision.DefaultBudget,
-		Thresholds: supervision.Thresholds{No: 0.2, Yes: 0.8}, Schedule: supervision.DefaultSchedule(), Limits: supervision.DefaultLimits()}
+	c := supervision.Config{Mode: supervision.ModeShadow, Thresholds: supervision.Thresholds{No: 0.2, Yes: 0.8}}
 	if sc.Config != nil {
 		c = *sc.Config
 	}

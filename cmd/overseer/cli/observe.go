@@ -50,13 +50,9 @@ func (*Observe) Run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 	}
-	th, err := supervision.NewThresholds(*no, *yes)
+	sup, err := supervision.New(supervision.Options{Mode: supervision.ModeShadow, Judge: judge, Thresholds: supervision.Thresholds{No: *no, Yes: *yes}})
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	sup, err := supervision.New(supervision.Options{Mode: supervision.Shadow, Judge: judge, Thresholds: th})
-	if err != nil {
-		return err
+		return fmt.Errorf("%w: --no %v --yes %v: %v", ErrUsage, *no, *yes, err)
 	}
 	d := sup.ObserveSnapshot(ctx, snap)
 	if *asJSON {

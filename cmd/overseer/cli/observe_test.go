@@ -46,7 +46,7 @@ func TestObserveSnapshot(t *testing.T) {
 	require.Equal(t, 0, code)
 	var d supervision.Decision
 	require.NoError(t, json.Unmarshal([]byte(out), &d))
-	assert.Equal(t, supervision.ReviewCompletion, d.Report.Selected.Advice)
+	assert.Equal(t, supervision.AdviceReviewCompletion, d.Report.Selected.Advice)
 }
 
 func TestObserveWithScriptedAnswers(t *testing.T) {

@@ -36,7 +36,7 @@ func TestWorkerSupervisionConfigFile(t *testing.T) {
 	cfg, err := apply("--supervision-config", good)
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Supervision.Config)
-	assert.Equal(t, supervision.Shadow, cfg.Supervision.Config.Mode)
+	assert.Equal(t, supervision.ModeShadow, cfg.Supervision.Config.Mode)
 	assert.Equal(t, supervision.Thresholds{No: 0.1, Yes: 0.9}, cfg.Supervision.Config.Thresholds)
 	assert.Equal(t, 2*time.Second, cfg.Supervision.Config.Schedule.MinInterval)
 
