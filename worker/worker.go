@@ -59,9 +59,10 @@ type Config struct {
 	Mode overseer.Mode
 	// Modes per workflow type.
 	Modes map[string]overseer.Mode
-	// NoSearchAttributes turns off the overseer's search attributes (they
-	// must be registered on the server when on). If not set, they are on.
-	NoSearchAttributes bool
+	// DisableSearchAttributes turns off the overseer's search attributes
+	// (they must be registered on the server when on). If not set, they are
+	// on.
+	DisableSearchAttributes bool
 	// Supervision configures the in-phase supervisor of long phases. If not
 	// set, it follows the code phase in SHADOW mode with the heuristic
 	// judge.
@@ -156,7 +157,7 @@ func (cfg Config) PluginOptions() overseer.Options {
 		Policy:           cfg.Policy,
 		Mode:             mode,
 		Modes:            modes,
-		SearchAttributes: !cfg.NoSearchAttributes,
+		SearchAttributes: !cfg.DisableSearchAttributes,
 		AssessTimeout:    cfg.JudgeConfig.assessTimeout(),
 		Logger:           cfg.logger(),
 	}
@@ -213,7 +214,7 @@ func (cfg Config) metricsPlugin(c client.Client) (sdkworker.Plugin, error) {
 		ns = opts.Namespace
 	}
 	o := MetricsPluginOptions{Handler: cfg.MetricsHandler, Namespace: ns, Logger: cfg.logger(), OpenGatesEvery: cfg.OpenGatesEvery}
-	if !cfg.NoSearchAttributes {
+	if !cfg.DisableSearchAttributes {
 		o.Client = c
 	}
 	return NewMetricsPlugin(o)
