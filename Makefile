@@ -11,11 +11,18 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 # Extra go test flags, e.g. make test TESTFLAGS=-v
 TESTFLAGS ?=
 
+# The repository's Go modules, developed together through go.work: the
+# plugin's module at the root (only the Temporal SDK and API, zap and
+# testify), and one module per heavier part.
+MODULES := . overseer/jev/jevopenai worker eval ops dashboard cmd testsuite/e2e
+# Every package of every module (./... from the root covers the root module only).
+PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
+
 # Packages containing workflow code checked for non-determinism.
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./bench/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools demo-tools test lint fmt-check vet staticcheck workflowcheck doccheck demo bench default-model cluster test-cluster
+.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck demo bench default-model cluster test-cluster
 
 tools:
 	@bash scripts/install-tools.sh
@@ -25,9 +32,9 @@ demo-tools:
 	@bash scripts/install-tools.sh temporal
 
 test: tools
-	$(GO) test -race -count=1 $(TESTFLAGS) ./...
+	$(GO) test -race -count=1 $(TESTFLAGS) $(PKGS)
 
-lint: tools fmt-check vet staticcheck workflowcheck doccheck
+lint: tools fmt-check tidy-check vet staticcheck workflowcheck doccheck
 
 # A Temporal cluster on PostgreSQL on this machine (scripts/cluster.sh, the
 # cluster docker-compose.yml describes): `make cluster` runs one until
@@ -43,7 +50,7 @@ cluster:
 
 test-cluster:
 	OVERSEER_CLUSTER_DIR=$(CLUSTER_TEST_DIR) OVERSEER_CLUSTER_PORT_OFFSET=$(CLUSTER_TEST_PORT_OFFSET) OVERSEER_CLUSTER_FRESH=1 \
-		bash scripts/cluster.sh run $(GO) test -race -count=1 -timeout 30m $(TESTFLAGS) ./testsuite
+		bash scripts/cluster.sh run $(GO) test -race -count=1 -timeout 30m $(TESTFLAGS) ./testsuite/e2e
 
 # Fails (listing the files) if any Go file outside .tools/.git/vendor is not gofmt'ed.
 fmt-check:
@@ -57,6 +64,10 @@ fmt-check:
 	fi; \
 	echo "gofmt: ok"
 
+# Fails (showing the diff) when a module's go.mod or go.sum is not tidy.
+tidy-check:
+	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "tidy-check: run 'cd $$m && GOWORK=off go mod tidy'"; exit 1; }; done; echo "tidy-check: ok"
+
 # Fails (printing file:line and what to write instead) when a comment of a
 # non-test Go file, godoc included, names the project's internal planning
 # documents or a path outside the repository.
@@ -64,10 +75,10 @@ doccheck:
 	@$(GO) run scripts/doccheck.go
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(PKGS)
 
 staticcheck: tools
-	$(TOOLS_BIN)/staticcheck ./...
+	$(TOOLS_BIN)/staticcheck $(PKGS)
 
 # workflowcheck exits non-zero (3) when it reports a non-deterministic
 # workflow (any func whose first parameter is workflow.Context).
@@ -85,7 +96,7 @@ demo: demo-tools
 	$(GO) run ./cmd/overseer demo
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # Refits the shipped default model and its policy on the shared sample of
 # agent runs (../shared/data/traces beside the checkout, or TRACES=DIR).

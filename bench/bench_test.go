@@ -3,17 +3,17 @@ package bench_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
+	"go.temporal.io/sdk/log"
 
 	"github.com/corohq/temporal-overseer/bench"
 	"github.com/corohq/temporal-overseer/testsuite"
-	"github.com/corohq/temporal-overseer/worker"
 )
 
 func devServer(t *testing.T) *testsuite.DevServer {
@@ -26,7 +26,7 @@ func devServer(t *testing.T) *testsuite.DevServer {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(zap.NewNop()),
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler)),
 		DynamicConfig: map[string]string{"history.transferProcessorMaxPollRPS": "1000"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Stop() })

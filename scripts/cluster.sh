@@ -338,7 +338,7 @@ up)
 A Temporal cluster on PostgreSQL is running until Ctrl-C:
   frontend   $ADDRESS (namespace $NAMESPACE)
   worker     go run ./cmd/overseer worker --address $ADDRESS
-  tests      OVERSEER_E2E_TARGET=cluster OVERSEER_E2E_ADDRESS=$ADDRESS go test ./testsuite
+  tests      OVERSEER_E2E_TARGET=cluster OVERSEER_E2E_ADDRESS=$ADDRESS go test ./testsuite/e2e
   logs       $LOGS
 
 EOF

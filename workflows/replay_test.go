@@ -15,7 +15,7 @@ import (
 )
 
 // The histories under testdata/ were recorded from the real dev server by
-// go test ./testsuite -run RecordHistories -record-histories.
+// go test ./testsuite/e2e -run RecordHistories -record-histories.
 
 func replayer(t *testing.T, withPlugin bool) worker.WorkflowReplayer {
 	t.Helper()

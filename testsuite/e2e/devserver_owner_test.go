@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"bytes"
@@ -457,7 +457,7 @@ func TestE2EStartFromSpecAndStatusJSON(t *testing.T) {
 func TestE2EInPhaseSupervisionAdviceShowsInStatus(t *testing.T) {
 	srv := e2eServer(t)
 	c := srv.Client()
-	cfg := supervision.Config{Mode: supervision.Shadow, Version: "e2e", Budget: 3 * time.Second,
+	cfg := supervision.Config{Mode: supervision.ModeShadow, Version: "e2e", Budget: 3 * time.Second,
 		Thresholds: supervision.Thresholds{No: 0.2, Yes: 0.8}, Limits: supervision.DefaultLimits(),
 		Schedule: supervision.Schedule{MinInterval: 50 * time.Millisecond, Period: 200 * time.Millisecond, MaxAssessments: 60, MaxConsecutiveFailures: 3}}
 	tq := startWorker(t, srv, worker.Config{Mode: overseer.ModeObserve, AgentWork: 800 * time.Millisecond,
@@ -474,7 +474,7 @@ func TestE2EInPhaseSupervisionAdviceShowsInStatus(t *testing.T) {
 		assert.Equal(t, "coro.code", a.ActivityType)
 		if a.Final {
 			finals++
-			assert.Equal(t, string(supervision.ReviewCompletion), a.Advice, "verified, current receipt from the workspace")
+			assert.Equal(t, string(supervision.AdviceReviewCompletion), a.Advice, "verified, current receipt from the workspace")
 			assert.True(t, a.VerifiedRevision)
 		}
 	}

@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"context"
@@ -23,14 +23,14 @@ var recordHistories = flag.Bool("record-histories", false, "record the replay-te
 // TestRecordHistories records, from the real dev server, the JSON histories
 // that workflows/replay_test.go replays: a job run under the plugin (paused
 // and resumed) and one run by a worker without the plugin. Run it with
-// go test ./testsuite -run RecordHistories -record-histories.
+// go test ./testsuite/e2e -run RecordHistories -record-histories.
 func TestRecordHistories(t *testing.T) {
 	if !*recordHistories {
 		t.Skip("records histories only with -record-histories")
 	}
 	srv := e2eServer(t)
 	c := srv.Client()
-	dir := filepath.Join("..", "workflows", "testdata")
+	dir := filepath.Join("..", "..", "workflows", "testdata")
 
 	tq := startWorker(t, srv, worker.Config{})
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -383,7 +382,6 @@ func TestHandler(t *testing.T) {
 	b.script(judgetest.Reply{Kind: judgetest.Answer, Response: judgetest.ValidResponse(req)})
 	h, err := jevhttp.NewHandler(b, jevhttp.HandlerOptions{APIKey: "secret", MaxRequestBytes: 4096, Budget: 300 * time.Millisecond})
 	require.NoError(t, err)
-	errSchema := compileSchema(t, "error.schema.json")
 
 	do := func(method, path, key, ctype string, body []byte) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(method, path, bytes.NewReader(body))
@@ -447,9 +445,6 @@ func TestHandler(t *testing.T) {
 			assert.Equal(t, tc.code, eb.Error.Code)
 			assert.NotEmpty(t, eb.Error.Message)
 			assert.NotContains(t, w.Body.String(), "secret", "the required key is never echoed")
-			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(w.Body.Bytes()))
-			require.NoError(t, err)
-			assert.NoError(t, errSchema.Validate(v))
 		})
 	}
 
@@ -483,8 +478,8 @@ func TestServerShutsDownWhenItsContextEnds(t *testing.T) {
 }
 
 // TestGolden pins the wire format: the request body the client sends for
-// the overseer's boundary request and the response body the server sends,
-// both valid against the JSON Schemas.
+// the overseer's boundary request and the response body the server sends
+// (the end-to-end module checks both against the JSON Schemas).
 func TestGolden(t *testing.T) {
 	req := judgetest.BoundaryRequest()
 	f, srv := newFake(t)
@@ -507,15 +502,7 @@ func TestGolden(t *testing.T) {
 	require.Equal(t, 200, w.Code, w.Body.String())
 	golden(t, "response.golden.json", w.Body.Bytes())
 
-	// The golden bodies are what the schemas describe, and the client
-	// parses the golden response back into the response served.
-	for file, schema := range map[string]string{"request.golden.json": "request.schema.json", "response.golden.json": "response.schema.json"} {
-		data, err := os.ReadFile(filepath.Join("testdata", file))
-		require.NoError(t, err)
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-		require.NoError(t, err)
-		assert.NoError(t, compileSchema(t, schema).Validate(v), file)
-	}
+	// The client parses the golden response back into the response served.
 	data, err := os.ReadFile(filepath.Join("testdata", "response.golden.json"))
 	require.NoError(t, err)
 	got, err := jevhttp.ParseResponse(req, data)
@@ -523,43 +510,6 @@ func TestGolden(t *testing.T) {
 	assert.Equal(t, want.Answers, got.Answers)
 	assert.Equal(t, want.ModelVersion, got.ModelVersion)
 	assert.Equal(t, 1500*time.Microsecond, got.Latency)
-}
-
-func TestSchemasRejectBadBodies(t *testing.T) {
-	resp := compileSchema(t, "response.schema.json")
-	reqs := compileSchema(t, "request.schema.json")
-	for _, tc := range []struct {
-		name string
-		s    *jsonschema.Schema
-		body string
-	}{
-		{"probability above one", resp, `{"answers":{"q":{"type":"noul","probability":1.1}}}`},
-		{"negative probability", resp, `{"answers":{"q":{"probability":-1}}}`},
-		{"choice without confidence", resp, `{"answers":{"q":{"type":"choice","choice":"a"}}}`},
-		{"no answers", resp, `{"answers":{}}`},
-		{"negative tokens", resp, `{"answers":{"q":{"probability":0.1}},"usage":{"input_tokens":-1}}`},
-		{"request without questions", reqs, `{"state":{},"questions":{}}`},
-		{"score with one level", reqs, `{"state":{},"questions":{"q":{"type":"score","criteria":["only"]}}}`},
-		{"unknown type", reqs, `{"state":{},"questions":{"q":{"type":"rank","criteria":["a","b"]}}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			v, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.body))
-			require.NoError(t, err)
-			assert.Error(t, tc.s.Validate(v))
-		})
-	}
-}
-
-func compileSchema(t *testing.T, name string) *jsonschema.Schema {
-	t.Helper()
-	data := map[string][]byte{"request.schema.json": jevhttp.RequestSchema, "response.schema.json": jevhttp.ResponseSchema, "error.schema.json": jevhttp.ErrorSchema}[name]
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	require.NoError(t, err)
-	c := jsonschema.NewCompiler()
-	require.NoError(t, c.AddResource(name, doc))
-	s, err := c.Compile(name)
-	require.NoError(t, err)
-	return s
 }
 
 // golden compares got, indented, with testdata/name; -update rewrites it.
