@@ -1,49 +1,108 @@
 // Package overseer oversees long agentic Temporal workflows at their phase
 // boundaries.
 //
-// Add [NewPlugin] to worker.Options.Plugins. After every phase activity of
-// an overseen workflow ends (completed or failed), the Overseer activity
-// overseer.assess sends a compact [Trajectory] and four typed questions
-// to a structured-decision judge ([jev.Judge]), records the
-// answers on the job ([Assessment]) and derives a [Verdict]: a status
-// [Band] (On track / Needs a look / Off track) and, in manage mode, whether
-// to pause.
+// It is a worker plugin. Each time a phase activity of a workflow ends, it
+// asks a judge four typed questions about the job so far, records the
+// answers on the job and shows a status band: On track, Needs a look or
+// Off track. In manage mode it may also pause the job at a durable gate
+// until a person resumes it. The workflow's code does not change: the
+// plugin sees every activity the workflow runs and hands each result to
+// the workflow untouched.
 //
-// # Where each concept lives
+// # Getting started
 //
-//   - Protocol types, validation and the Judge interface: package
-//     [github.com/corohq/temporal-overseer/overseer/jev].
-//   - The four questions, default obligations, request state: questions.go
-//     ([DefaultObligations], [NewRequest], [ParseAnswers]).
-//   - Thresholds and the pause rule: policy.go ([Policy], [DefaultPolicy]).
-//   - The bounded trajectory and its digest: trajectory.go ([Trajectory],
-//     [PhaseReport], [ReportCarrier]); workflow-side calls in api.go
-//     ([SetObjective], [SetLane], [SetWorkItem], [SetPullRequests]); the
-//     same rules outside a workflow, to replay recorded runs offline:
-//     recorder.go ([TrajectoryRecorder]).
-//   - The Overseer activity: assess.go ([RegisterActivities]).
-//   - The default judge, a small fitted model: learned.go and features.go
-//     ([LearnedJudge], [LearnedModel], [DefaultLearnedModel]); policy files:
-//     policy.go ([LoadPolicy], [DefaultLearnedPolicy]).
-//   - The deterministic rules-based judge: heuristic.go ([HeuristicJudge]).
-//   - Plugin, interceptor, note, query, search attributes: plugin.go,
-//     interceptor.go, run.go, note.go, status.go; the gate, its resume
-//     request and refusals: gate.go.
+// Add the plugin to a worker. The zero [Options] observe every phase of
+// every workflow the worker runs, with the learned judge that ships with
+// the package:
+//
+//	plugin, err := overseer.NewPlugin(overseer.Options{
+//		// Observe everything; manage (and possibly pause) BuildJob runs.
+//		Modes: map[string]overseer.Mode{"BuildJob": overseer.ModeManage},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	w := worker.New(c, "jobs", worker.Options{Plugins: []worker.Plugin{plugin}})
+//
+// The plugin may be given to client.Options.Plugins instead, and then
+// applies to every worker made from that client. A worker that installs
+// its interceptors itself uses [NewWorkerInterceptor] and registers the
+// overseer's activity with [RegisterActivities].
+//
+// # Phases and what the judge sees
+//
+// A phase is an activity the workflow runs: by default every activity but
+// the overseer's own, or those named in [Options.PhaseActivities]. A
+// phase's name is its activity type after the last dot ("coro.code" is
+// phase "code"). A phase boundary is the moment a phase activity
+// completes or fails for good (after its own retries).
+//
+// The judge never sees a transcript or a diff. It sees a [Trajectory]: a
+// compact summary of the job whose size does not grow with the job —
+// totals, a window of the latest phase runs, work items, lane switches,
+// failed tool calls by category. The plugin records what it observes
+// itself (phase runs, durations, failures, repeated phases); the workflow
+// adds what only it knows:
+//
+//	overseer.SetObjective(ctx, in.Objective)
+//	overseer.SetLane(ctx, "feature")             // the kind of work; a change is a lane switch
+//	overseer.SetWorkItem(ctx, "T-12", "in_progress") // done → in_progress counts as a loop
+//
+// These calls do nothing when the run is not overseen, so a workflow may
+// make them unconditionally. A phase reports on itself in its result,
+// under the JSON key "overseer_report" ([PhaseReport]; embed
+// [ReportCarrier] to add it):
+//
+//	type CodeResult struct {
+//		Patch string
+//		overseer.ReportCarrier
+//	}
+//
+//	return CodeResult{Patch: patch, ReportCarrier: overseer.ReportCarrier{
+//		OverseerReport: &overseer.PhaseReport{Turns: 12, InputTokens: 48000, OutputTokens: 3100},
+//	}}, nil
+//
+// # Questions, answers and the verdict
+//
+// At each boundary the judge answers four questions ([NewRequest] builds
+// them):
+//
+//   - breach: which of the phase's obligations, if any, appears unmet: a
+//     choice between none and obligation[0], obligation[1], …. The
+//     obligations are sentences set per workflow type
+//     ([Options.Obligations]); the default four ask that the phase
+//     produced its output, still serves the objective, made progress and
+//     surfaced its failures.
+//   - off_track: P(on objective), the probability that the work still
+//     serves the job's objective.
+//   - severity: how serious a problem is, on the scale Cosmetic, Worth a
+//     look, Review, Stop (0…3).
+//   - blocked: the probability that the agent is blocked.
+//
+// A [Policy] turns the answers into a [Verdict]: a [Band] from P(on
+// objective), and whether the phase is flagged — P(on objective) at or
+// below the policy's pause threshold, or a breach given with enough
+// confidence and severity:
+//
+//	v := overseer.DefaultPolicy().Evaluate(overseer.Answers{OnObjective: 0.2})
+//	fmt.Println(v.Band, v.Flagged) // Off track true
 //
 // # Modes
 //
 // [ModeOff] calls nothing and writes nothing to the run's history (no
 // version marker, no pinned configuration, no search attribute); such a
-// run only answers the status query, with mode off. [ModeObserve] records answers and status and
-// never changes the job: the phase's result reaches the workflow at once
-// and the assessment runs on its own workflow coroutine; nothing is
+// run only answers the status query, with mode off. [ModeObserve] records
+// answers and status and never changes the job: the phase's result reaches
+// the workflow at once and the judge is asked on the side; nothing is
 // injected and nothing waits (the run only waits for the last assessment
-// before it completes, so the last boundary is recorded). [ModeManage]
-// holds the phase's result until the verdict; when the pause rule holds
-// (P(on objective) at or below the policy's threshold, or a breach with
-// confidence ≥ 0.5 and severity ≥ 1.5) the workflow waits at a durable gate until a human resumes it, and
-// the next phase receives a [Note]. Modes are set per workflow type
-// ([Options.Modes]).
+// before it completes, so that the last boundary is recorded).
+// [ModeManage] holds the phase's result until the verdict; when the phase
+// is flagged, the workflow waits at a gate until a person resumes it, and
+// the next phase receives a [Note].
+//
+// Modes are set per workflow type ([Options.Mode], [Options.Modes]); a
+// run started with the memo field "overseer.mode" ([ModeMemoKey]) set to
+// a mode name gets that mode instead.
 //
 // # Judges and policies
 //
@@ -56,8 +115,13 @@
 // train`, choose a policy with `overseer calibrate`, and load them with
 // [LoadLearnedModel] and [LoadPolicy]. The policy's name is pinned with the
 // run's configuration, so a run records which policy it used. Any other
-// judge (Jev HTTP, OpenAI-compatible, your own [jev.Judge]) gets
-// [DefaultPolicy], the seed's thresholds, unless you give a policy.
+// judge gets [DefaultPolicy], fixed thresholds, unless you give a policy.
+//
+// A judge is any [jev.Judge]: [HeuristicJudge] (fixed rules, for demos and
+// tests), a Jev HTTP service (package jevhttp), an OpenAI-compatible model
+// (package jevopenai) or your own. Jev is the small structured-decision
+// protocol the judges speak: typed questions in, typed and validated
+// answers out (package jev).
 //
 // # Gate
 //
@@ -68,7 +132,9 @@
 //
 // Resume it with the update or the signal named overseer.resume
 // ([ResumeUpdateName], [ResumeSignalName]) carrying a [ResumeRequest]:
-// {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}.
+//
+//	{"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}
+//
 // Send the gate id you read: a resume for a gate that is no longer open is
 // refused, so a decision taken at one gate never closes the next one (a
 // form left open, a command run twice). Without a gate id, the oldest open
@@ -85,8 +151,7 @@
 // arrives when nothing is paused is counted (Counters.IgnoredResumes),
 // logged with the reason and the by it claims (a signal carries no
 // identity the workflow can read), and dropped, never kept for a later
-// gate. Each signal is decoded afresh from its raw payload, so a dropped
-// one leaves nothing behind for the next. Prefer the update.
+// gate. Prefer the update.
 //
 // Abort ends the workflow with an application error of type
 // [AbortedErrorType] ([IsAborted]). The finished phase's result is kept, so
@@ -98,28 +163,30 @@
 // An abort at any of them closes them all. The next phase receives the
 // process note of the latest flagged phase with the last reviewer's note.
 //
-// While paused, the workflow's current details (workflow.SetCurrentDetails,
-// shown by `temporal workflow metadata` and the Web UI) carry each open
-// gate's reason, the note the next phase will receive and the exact
-// `temporal workflow update execute …` commands that resume or abort it;
-// the workflow's own current details come back when the last gate closes.
-// The status query and the resume update and signal carry descriptions.
-// A static summary is a start option of the workflow, which a worker
-// interceptor cannot set: the starter sets it (client.StartWorkflowOptions
-// StaticSummary).
+// While paused, the workflow's current details (shown by `temporal
+// workflow metadata` and the Web UI) carry each open gate's reason, the
+// note the next phase will receive and the exact `temporal workflow update
+// execute …` commands that resume or abort it; the workflow's own current
+// details come back when the last gate closes.
 //
 // A run cancelled at a gate closes it (Gate.Cancelled) and clears the
 // paused status and search attribute before it ends. Terminate and timeout
 // run no workflow code, so such a run keeps OverseerPaused = true: list
-// paused jobs with ExecutionStatus = "Running" as well (ops.ListQuery,
-// overseer list --paused and the dashboard do).
+// paused jobs with ExecutionStatus = "Running" as well.
 //
 // # Process note
 //
 // After a flagged phase (manage mode), the next phase activity receives a
 // short process-confidence note (with the reviewer's note, if any): read it
 // with [ProcessNote] on the activity's context, or implement [NoteReceiver]
-// on the activity's input (a pointer) to have it set there.
+// on the activity's input (a pointer) to have it set there:
+//
+//	func (a *Agents) Code(ctx context.Context, in CodeInput) (CodeResult, error) {
+//		if note, ok := overseer.ProcessNote(ctx); ok {
+//			prompt += "\n" + note.String()
+//		}
+//		…
+//	}
 //
 // # Failures: fail-open, then manual review
 //
@@ -142,33 +209,79 @@
 // ([PlacementAuto]) a [PureJudge] — the shipped [LearnedJudge] and
 // [HeuristicJudge] — answers in workflow code, inside a side effect: one
 // MarkerRecorded event per boundary, no activity, and no wait. Any other
-// judge (an HTTP judge, a model API) answers in an activity: in observe
-// mode a regular one, so the workflow task that schedules the next phase
-// is never held by the judge (a slow, hanging or failing judge delays no
-// phase; about six events per boundary); in manage mode a local one, since
-// the verdict must be waited for anyway (one event per boundary, and the
-// workflow task waits for the judge). At the end of a run the overseer
-// waits for an assessment still in flight, at most
-// [Options.AssessTotalTimeout], so that every boundary is recorded: this
-// delays the run's completion, never a phase. Search attributes, when
-// enabled, add one UpsertWorkflowSearchAttributes event when the status
-// changed. [PlacementActivity] with [Options.AssessTaskQueue] puts judge
-// calls on a task queue of their own, where a fleet can cap them per
-// second.
+// judge (an HTTP judge, a model API) answers in the overseer's activity
+// ([AssessActivityName]): in observe mode a regular one, so the workflow
+// task that schedules the next phase is never held by the judge (a slow,
+// hanging or failing judge delays no phase; about six events per
+// boundary); in manage mode a local one, since the verdict must be waited
+// for anyway (one event per boundary, and the workflow task waits for the
+// judge). At the end of a run the overseer waits for an assessment still
+// in flight, at most [Options.AssessTotalTimeout], so that every boundary
+// is recorded: this delays the run's completion, never a phase. Search
+// attributes, when enabled, add one UpsertWorkflowSearchAttributes event
+// when the status changed. [PlacementActivity] with
+// [Options.AssessTaskQueue] puts judge calls on a task queue of their own,
+// where a fleet can cap them per second.
 //
 // # Determinism
 //
 // Each overseen run pins its configuration (mode, policy, obligations,
-// phases, timeouts) in a side effect when it starts, so redeploying a
-// worker with other options never changes runs in flight. Runs that
-// started before the plugin was added, or in ModeOff, have no version
-// marker and replay untouched. Overseer
-// state (trajectory, counters, recent assessments, pending note) is carried
-// across continue-as-new in a header. Workflow code only uses workflow.*
-// APIs; make lint runs workflowcheck over it.
+// phases, timeouts, placement) in a side effect when it starts, so
+// redeploying a worker with other options never changes runs in flight.
+// A judge that answers in workflow code has its answer recorded, so a
+// replay never asks a model that may have changed since. Runs that started
+// before the plugin was added, or in ModeOff, have no version marker and
+// replay untouched. The overseer's state (trajectory, counters, recent
+// assessments, pending note) is carried across continue-as-new in a
+// header.
+//
+// # Status, search attributes and metrics
+//
+// Every overseen run answers the query overseer.status ([StatusQueryName])
+// with its [Status]: band, P(on objective), phase, open gate, pending note,
+// recent assessments and gates, and counters; workflow code reads the same
+// with [GetStatus]. With [Options.SearchAttributes] set, the overseer also
+// upserts OverseerStatus (Keyword), OverseerOnObjective (Double) and
+// OverseerPaused (Bool), which must first be registered on the namespace,
+// so that jobs can be listed by band:
+//
+//	OverseerPaused = true AND ExecutionStatus = "Running"
+//
+// Metrics ([MetricAssessments], [MetricPauses], …) are emitted from
+// workflow code through the SDK's metrics handler, so they go wherever
+// the client sends the SDK's own metrics and are not emitted again on
+// replay.
+//
+// # Offline: replaying recorded runs
+//
+// [TrajectoryRecorder] builds a [Trajectory] outside a workflow with the
+// same rules the plugin applies inside one, so recorded agent runs can be
+// put to any judge offline, in tests or to evaluate a model:
+//
+//	var rec overseer.TrajectoryRecorder
+//	rec.SetObjective("Fix the flaky export test")
+//	rec.RecordPhase(overseer.PhaseRun{Phase: "code", Duration: 4 * time.Minute}, &overseer.PhaseReport{Turns: 9})
+//	req, err := overseer.NewRequest(obligations, rec.Trajectory())
+//	resp, err := judge.Decide(ctx, req)
+//	answers, err := overseer.ParseAnswers(req, resp, obligations)
 //
 // # Secrets
 //
 // The judge and its credentials live on the worker ([Options.Judge]). No
 // key enters workflow history, activity inputs or logs.
+//
+// # Stability
+//
+// No version of the module is released yet, so its API may still change;
+// CHANGELOG.md at the module's root lists every breaking change. The
+// plugin is built on the Go SDK's plugin API (temporal.SimplePlugin in
+// worker.Options.Plugins or client.Options.Plugins) and its worker
+// interceptors, which the SDK no longer marks experimental since v1.50.0.
+//
+// Experimental: the resume update's validator and the descriptions of the
+// status query and of the resume signal and update are registered through
+// SDK options that the SDK still marks experimental
+// (workflow.UpdateHandlerOptions, workflow.QueryHandlerOptions,
+// workflow.SignalChannelOptions and the functions that take them); a later
+// SDK may change them.
 package overseer

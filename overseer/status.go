@@ -13,8 +13,8 @@ import (
 // Status is the answer to the overseer.status query.
 type Status struct {
 	Mode Mode `json:"mode"`
-	// Objective is the job's objective as the overseer knows it
-	// (SetObjective, or the workflow input's objective).
+	// Objective is the job's objective as the workflow gave it
+	// ([SetObjective]).
 	Objective string `json:"objective,omitempty"`
 	// Band and OnObjective come from the latest successful assessment;
 	// Assessed is false before the first one.
