@@ -158,6 +158,9 @@ stop_postgres() {
 # binaries are of the pinned version.
 build() {
 	command -v go >/dev/null 2>&1 || die "'go' not found on PATH"
+	# scripts/cluster is its own module, outside the repository's go.work:
+	# the server builds with the versions it pins, not the workspace's.
+	local -x GOWORK=off
 	local pinned
 	pinned="$(cd "$MODDIR" && go list -m -f '{{.Version}}' go.temporal.io/server)"
 	[[ "$pinned" == "$TEMPORAL_SERVER_VERSION" ]] ||
