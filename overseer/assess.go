@@ -8,7 +8,6 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
@@ -45,8 +44,7 @@ type AssessOutput struct {
 
 // assessor runs the Overseer activity with a judge that lives on the worker.
 type assessor struct {
-	judge  jev.Judge
-	logger *zap.Logger
+	judge jev.Judge
 }
 
 // newAssessor returns the Overseer activity for opts.
@@ -55,7 +53,7 @@ func newAssessor(opts Options) (*assessor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &assessor{judge: o.Judge, logger: o.Logger}, nil
+	return &assessor{judge: o.Judge}, nil
 }
 
 // A PureJudge answers from the request alone, in microseconds: no I/O, no
@@ -79,20 +77,18 @@ func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 	start := time.Now()
 	out, err := decide(ctx, a.judge, in)
 	latency := time.Since(start)
-	log := a.logger.With(zap.String("workflow_type", in.WorkflowType), zap.String("phase", in.Phase))
-	if activity.IsActivity(ctx) {
-		info := activity.GetInfo(ctx)
-		log = log.With(zap.String("workflow_id", info.WorkflowExecution.ID), zap.Int32("attempt", info.Attempt))
-	}
+	// The SDK's activity logger: the worker's logger, with the workflow,
+	// activity and attempt already attached.
+	log := activity.GetLogger(ctx)
 	if err != nil {
-		log.Warn("overseer judge failed", zap.Duration("latency", latency), zap.Error(err))
+		log.Warn("overseer judge failed", "workflow_type", in.WorkflowType, "phase", in.Phase, "latency", latency, "error", err)
 		return AssessOutput{}, err
 	}
 	if out.Latency == 0 {
 		out.Latency = latency
 	}
-	log.Info("overseer assessed phase", zap.Float64("on_objective", out.Answers.OnObjective),
-		zap.String("breach", out.Answers.Breach), zap.Float64("severity", out.Answers.Severity), zap.Duration("latency", out.Latency))
+	log.Info("overseer assessed phase", "workflow_type", in.WorkflowType, "phase", in.Phase, "on_objective", out.Answers.OnObjective,
+		"breach", out.Answers.Breach, "severity", out.Answers.Severity, "latency", out.Latency)
 	return out, nil
 }
 

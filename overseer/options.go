@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
@@ -128,10 +126,6 @@ type Options struct {
 	// RecentAssessments bounds the assessments kept in the status. If not
 	// set, 20.
 	RecentAssessments int
-
-	// Logger logs from the Overseer activity. Workflow code logs through the
-	// SDK's replay-safe logger. If not set, nothing is logged.
-	Logger *zap.Logger
 }
 
 // Default values used when an Options field is not set.
@@ -197,9 +191,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RecentAssessments == 0 {
 		o.RecentAssessments = defaultRecentAssessments
-	}
-	if o.Logger == nil {
-		o.Logger = zap.NewNop()
 	}
 	return o, nil
 }

@@ -159,7 +159,6 @@ func (cfg Config) PluginOptions() overseer.Options {
 		Modes:            modes,
 		SearchAttributes: !cfg.DisableSearchAttributes,
 		AssessTimeout:    cfg.JudgeConfig.assessTimeout(),
-		Logger:           cfg.logger(),
 	}
 }
 
@@ -173,7 +172,7 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 			return nil, err
 		}
 		opts.Judge = judge
-		opts.Logger.Info("overseer judge", zap.String("judge", cfg.JudgeConfig.String()))
+		cfg.logger().Info("overseer judge", zap.String("judge", cfg.JudgeConfig.String()))
 	}
 	plugin, err := overseer.NewPlugin(opts)
 	if err != nil {
@@ -233,9 +232,23 @@ func (cfg Config) logger() *zap.Logger {
 
 // SDKLogger adapts zap to the SDK's logger interface, so the SDK logs
 // through the same zap logger as the rest of the worker.
-func SDKLogger(l *zap.Logger) sdklog.Logger { return zapAdapter{l.Sugar()} }
+func SDKLogger(l *zap.Logger) sdklog.Logger {
+	// Skip the adapter's own frame: entries report the caller's file and line.
+	return zapAdapter{l.WithOptions(zap.AddCallerSkip(1)).Sugar()}
+}
 
 type zapAdapter struct{ s *zap.SugaredLogger }
+
+var (
+	_ sdklog.WithLogger      = zapAdapter{}
+	_ sdklog.WithSkipCallers = zapAdapter{}
+)
+
+// WithCallerSkip implements log.WithSkipCallers: the SDK's own wrappers
+// (the replay-aware workflow logger) skip their frames too.
+func (z zapAdapter) WithCallerSkip(depth int) sdklog.Logger {
+	return zapAdapter{z.s.WithOptions(zap.AddCallerSkip(depth))}
+}
 
 func (z zapAdapter) Debug(msg string, kv ...any) { z.s.Debugw(msg, kv...) }
 func (z zapAdapter) Info(msg string, kv ...any)  { z.s.Infow(msg, kv...) }
