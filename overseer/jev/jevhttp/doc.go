@@ -1,8 +1,39 @@
-// Package jevhttp speaks the Jev structured-decision protocol over HTTP:
-// [Judge] is the client a worker uses to ask a Jev endpoint, and [Handler]
-// and [Server] serve any [jev.Judge] over the same protocol (what
-// `overseer judge serve` runs), so a fleet of workers can share one judge
-// service.
+// Package jevhttp speaks the Jev structured-decision protocol (package jev)
+// over HTTP, so that a fleet of workers can share one judge service, or
+// use one written in another language.
+//
+// # Calling a judge service
+//
+// [Judge] is the client: a [jev.Judge] that POSTs each request to a Jev
+// endpoint and validates the answer. Give it to the overseer plugin:
+//
+//	judge, err := jevhttp.New(jevhttp.Options{
+//		URL:    "https://judge.internal.example/v1/decide",
+//		APIKey: os.Getenv("JEV_API_KEY"),
+//		Budget: 5 * time.Second,
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	plugin, err := overseer.NewPlugin(overseer.Options{Judge: judge})
+//
+// # Serving a judge
+//
+// [Handler] serves any [jev.Judge] over the same protocol; [Server] adds
+// timeouts and a graceful shutdown (it is what `overseer judge serve`
+// runs):
+//
+//	srv, err := jevhttp.NewServer(myJudge, jevhttp.ServerOptions{
+//		HandlerOptions: jevhttp.HandlerOptions{APIKey: os.Getenv("JEV_API_KEY")},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	ln, err := net.Listen("tcp", jevhttp.DefaultAddr)
+//	if err != nil {
+//		return err
+//	}
+//	return srv.Serve(ctx, ln) // until ctx is done
 //
 // # Wire format
 //
@@ -22,15 +53,13 @@
 //	 "model_version": "...", "usage": {"input_tokens": 812, "output_tokens": 64}, "latency_ns": 1200000}
 //
 // Every other answer has an [ErrorBody]: {"error": {"code": "...", "message": "..."}}.
-// JSON Schemas of the three bodies are in the schema directory
-// ([RequestSchema], [ResponseSchema], [ErrorSchema]); testdata holds golden
-// request and response bodies (go test ./overseer/jev/jevhttp -update
-// rewrites them).
+// The JSON Schemas of the three bodies are exported ([RequestSchema],
+// [ResponseSchema], [ErrorSchema]) for implementations in other languages.
 //
 // # Errors and retries
 //
 // The client never retries and never follows redirects: the Temporal retry
-// policy of the Overseer activity is the only retry layer. Its errors are
+// policy of the overseer's activity is the only retry layer. Its errors are
 // classified for that policy:
 //
 //   - An answer that does not fit the questions, a body that is not a
@@ -53,7 +82,7 @@
 // scrubbed of it. It never reaches the request body, so it never enters
 // workflow history, activity inputs or logs.
 //
-// # Serving
+// # What the server answers
 //
 // [Handler] answers POST [DecidePath] (405 for other methods, 401 without
 // the required key, 413 for a body above the limit, 400 for a body that is

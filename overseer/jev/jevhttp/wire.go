@@ -33,9 +33,9 @@ const (
 // body (client side) when no limit is configured.
 const DefaultMaxBodyBytes int64 = 1 << 20
 
-// The JSON Schemas (draft 2020-12) of the wire format. They are the
-// reference for other implementations; the tests validate the golden files
-// against them.
+// The JSON Schemas (draft 2020-12) of the wire format: a request, a 200
+// response and an error body. They are the reference for implementations
+// in other languages.
 var (
 	//go:embed schema/request.schema.json
 	RequestSchema []byte
