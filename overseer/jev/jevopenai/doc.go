@@ -1,6 +1,28 @@
 // Package jevopenai is a [jev.Judge] backed by any OpenAI-compatible
 // chat-completions endpoint (a hosted API, vLLM, llama.cpp, Ollama…),
-// through the official client library github.com/openai/openai-go/v3.
+// through the official client library github.com/openai/openai-go/v3. It
+// is a Go module of its own, so that the overseer plugin's module does not
+// depend on that library.
+//
+// # Using it
+//
+// Give the judge to the overseer plugin; it asks the model the overseer's
+// questions at every phase boundary, in the overseer's activity:
+//
+//	judge, err := jevopenai.New(jevopenai.Options{
+//		BaseURL: "http://127.0.0.1:11434/v1", // Ollama; the OpenAI API if not set
+//		Model:   "llama3.1:8b",
+//		Budget:  10 * time.Second,
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	plugin, err := overseer.NewPlugin(overseer.Options{Judge: judge})
+//
+// The zero [Options] call the OpenAI API with [DefaultModel] and the key in
+// $OPENAI_API_KEY. A model answers far more slowly than the overseer's
+// built-in judges and its signal depends on the model: calibrate a policy
+// for it (`overseer calibrate`) rather than keep the default thresholds.
 //
 // # How a request becomes a completion
 //
