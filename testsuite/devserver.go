@@ -1,10 +1,3 @@
-// Package testsuite starts a local Temporal dev server (the Temporal CLI's
-// `server start-dev`) for end-to-end tests and for the overseer CLI's demo.
-//
-// The CLI binary is never downloaded: it is taken from the
-// OVERSEER_TEMPORAL_CLI environment variable, from the project-local
-// .tools/bin/temporal installed by `make tools` (scripts/install-tools.sh)
-// inside a checkout, or from `temporal` on PATH.
 package testsuite
 
 import (
@@ -38,7 +31,7 @@ const (
 	// TemporalCLIEnv overrides the location of the Temporal CLI binary.
 	TemporalCLIEnv = "OVERSEER_TEMPORAL_CLI"
 
-	// TemporalCLIVersion is the CLI version installed by scripts/install-tools.sh.
+	// TemporalCLIVersion is the CLI version `make tools` installs.
 	TemporalCLIVersion = "v1.5.1"
 )
 
