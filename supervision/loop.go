@@ -124,11 +124,14 @@ const (
 	EventAllToolsDenied EventType = "ALL_TOOLS_DENIED"
 )
 
+// eventHeartbeat is the type of a heartbeat without an Event detail.
+const eventHeartbeat EventType = "HEARTBEAT"
+
+// Prefixes of the event types that are ignored or mark the evidence
+// incomplete.
 const (
-	// eventHeartbeat is the type of a heartbeat without an Event detail.
-	eventHeartbeat      EventType = "HEARTBEAT"
-	eventThinkingPrefix           = "THINKING_"
-	eventDataPrefix               = "DATA_BLOCK_"
+	eventThinkingPrefix = "THINKING_"
+	eventDataPrefix     = "DATA_BLOCK_"
 )
 
 // Event is one thing the supervised worker did.
