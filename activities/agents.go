@@ -1,8 +1,3 @@
-// Package activities holds the Coro-style phase agents of the reference job:
-// simulated, scenario-driven agents that behave like real ones would in the
-// four scenarios the overseer must tell apart (on track, drifting, looping,
-// blocked). They do no real work; their results carry the PhaseReport the
-// overseer reads.
 package activities
 
 import (

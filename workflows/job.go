@@ -1,7 +1,3 @@
-// Package workflows holds the reference Coro-style job workflow: a sequence
-// of agent phases (spec → plan → code → test → review → evaluate) with
-// lanes, work items, test failures looping back to code and the evaluator
-// last. It is what the demo and the end-to-end tests run under the overseer.
 package workflows
 
 import (
@@ -100,7 +96,7 @@ func (in *JobInput) defaults() error {
 	return nil
 }
 
-// Job runs a Coro-style job. It knows nothing of the overseer beyond the
+// Job runs the reference job. It knows nothing of the overseer beyond the
 // optional trajectory calls; the plugin oversees its phases.
 func Job(ctx workflow.Context, in JobInput) (JobResult, error) {
 	if err := in.defaults(); err != nil {
