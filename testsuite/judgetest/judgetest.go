@@ -23,27 +23,29 @@ type Kind int
 
 // The kinds of reply a Harness can be scripted with.
 const (
-	// Answer sends Reply.Response as the backend's answer, however invalid
-	// it is (NaN, out of range, unknown options, missing answers…).
-	Answer Kind = iota
-	// Empty sends an empty answer: an empty body over HTTP, empty content
-	// in a chat completion, a response without answers in process.
-	Empty
-	// Status answers with the HTTP status Reply.Status and an error body.
-	Status
-	// Hang never answers: the backend waits until the caller gives up.
-	Hang
+	// KindAnswer sends Reply.Response as the backend's answer, however
+	// invalid it is (NaN, out of range, unknown options, missing
+	// answers…).
+	KindAnswer Kind = iota
+	// KindEmpty sends an empty answer: an empty body over HTTP, empty
+	// content in a chat completion, a response without answers in process.
+	KindEmpty
+	// KindHTTPStatus answers with the HTTP status Reply.HTTPStatus and an
+	// error body.
+	KindHTTPStatus
+	// KindHang never answers: the backend waits until the caller gives up.
+	KindHang
 )
 
 func (k Kind) String() string {
 	switch k {
-	case Answer:
+	case KindAnswer:
 		return "answer"
-	case Empty:
+	case KindEmpty:
 		return "empty"
-	case Status:
-		return "status"
-	case Hang:
+	case KindHTTPStatus:
+		return "http-status"
+	case KindHang:
 		return "hang"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
@@ -52,11 +54,11 @@ func (k Kind) String() string {
 // Reply is what a scripted backend answers.
 type Reply struct {
 	Kind Kind
-	// Response is the answer of Kind Answer. The Harness encodes it the
+	// Response is the answer of KindAnswer. The Harness encodes it the
 	// way its transport does (MarshalLoose writes NaN as a bare NaN).
 	Response *jev.Response
-	// Status is the HTTP status of Kind Status.
-	Status int
+	// HTTPStatus is the HTTP status of KindHTTPStatus.
+	HTTPStatus int
 }
 
 // Harness is one backend under test.
@@ -97,7 +99,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	}
 	t.Run("context/cancelled-before", func(t *testing.T) {
 		h := newHarness(t)
-		scriptIfPossible(h, Reply{Kind: Answer, Response: ValidResponse(BoundaryRequest())})
+		scriptIfPossible(h, Reply{Kind: KindAnswer, Response: ValidResponse(BoundaryRequest())})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := decide(t, h, ctx, BoundaryRequest())
@@ -105,7 +107,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	})
 	t.Run("context/deadline-passed", func(t *testing.T) {
 		h := newHarness(t)
-		scriptIfPossible(h, Reply{Kind: Answer, Response: ValidResponse(BoundaryRequest())})
+		scriptIfPossible(h, Reply{Kind: KindAnswer, Response: ValidResponse(BoundaryRequest())})
 		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 		defer cancel()
 		_, err := decide(t, h, ctx, BoundaryRequest())
@@ -113,7 +115,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	})
 	t.Run("context/cancelled-while-waiting", func(t *testing.T) {
 		h := scripted(t, newHarness(t))
-		script(t, h, Reply{Kind: Hang})
+		script(t, h, Reply{Kind: KindHang})
 		ctx, cancel := context.WithCancel(context.Background())
 		stop := time.AfterFunc(50*time.Millisecond, cancel)
 		defer stop.Stop()
@@ -122,7 +124,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	})
 	t.Run("context/deadline-while-waiting", func(t *testing.T) {
 		h := scripted(t, newHarness(t))
-		script(t, h, Reply{Kind: Hang})
+		script(t, h, Reply{Kind: KindHang})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		_, err := decide(t, h, ctx, BoundaryRequest())
@@ -131,7 +133,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	t.Run("concurrent", func(t *testing.T) {
 		h := newHarness(t)
 		req := BoundaryRequest()
-		scriptIfPossible(h, Reply{Kind: Answer, Response: ValidResponse(req)})
+		scriptIfPossible(h, Reply{Kind: KindAnswer, Response: ValidResponse(req)})
 		var wg sync.WaitGroup
 		errs := make([]error, 8)
 		for i := range errs {
@@ -191,7 +193,7 @@ func decide(t *testing.T, h *Harness, ctx context.Context, req jev.Request) (*je
 
 func testValid(t *testing.T, h *Harness, req jev.Request) {
 	want := ValidResponse(req)
-	scripted := scriptIfPossible(h, Reply{Kind: Answer, Response: want})
+	scripted := scriptIfPossible(h, Reply{Kind: KindAnswer, Response: want})
 	resp, err := decide(t, h, context.Background(), req)
 	if err != nil {
 		t.Fatalf("Decide: %v", err)
@@ -251,7 +253,7 @@ func testInvalid(t *testing.T, h *Harness, r Reply) {
 }
 
 func testStatus(t *testing.T, h *Harness, status int, rejected bool) {
-	if !h.Script(Reply{Kind: Status, Status: status}) {
+	if !h.Script(Reply{Kind: KindHTTPStatus, HTTPStatus: status}) {
 		t.Skipf("the backend cannot answer with HTTP status %d", status)
 	}
 	resp, err := decide(t, h, context.Background(), BoundaryRequest())
@@ -305,10 +307,10 @@ func show(v any) string {
 	return string(b)
 }
 
-// BoundaryRequest is the overseer's phase-boundary request (seed 000) over
-// a small trajectory: what every judge is asked in production.
+// BoundaryRequest is the overseer's phase-boundary request over a small
+// trajectory: what every judge is asked in production.
 func BoundaryRequest() jev.Request {
-	req, err := overseer.NewRequest(overseer.DefaultObligations, overseer.Trajectory{
+	req, err := overseer.NewRequest(overseer.DefaultObligations(), overseer.Trajectory{
 		Objective: "Add CSV export", Phase: "code", Lane: "feature", PhaseRuns: 3,
 	})
 	if err != nil {
@@ -379,7 +381,7 @@ func invalidCases() []invalidCase {
 		return func() Reply {
 			resp := ValidResponse(BoundaryRequest())
 			f(resp.Answers)
-			return Reply{Kind: Answer, Response: resp}
+			return Reply{Kind: KindAnswer, Response: resp}
 		}
 	}
 	set := func(name string, a jev.Answer) func(map[string]jev.Answer) {
@@ -409,7 +411,7 @@ func invalidCases() []invalidCase {
 		{"wrong-answer-type", mutate(set(overseer.QuestionOffTrack, jev.Answer{Type: jev.Score, Score: jev.Prob(1), Confidence: jev.Prob(0.5)}))},
 		{"extra-answer", mutate(set("verdict", noul(0.5)))},
 		{"no-answers", mutate(func(m map[string]jev.Answer) { clear(m) })},
-		{"empty-body", func() Reply { return Reply{Kind: Empty} }},
+		{"empty-body", func() Reply { return Reply{Kind: KindEmpty} }},
 	}
 }
 

@@ -29,11 +29,11 @@ func scriptedHarness(t *testing.T) *judgetest.Harness {
 		Script: func(r judgetest.Reply) bool {
 			var step jev.Step
 			switch r.Kind {
-			case judgetest.Answer:
+			case judgetest.KindAnswer:
 				step.Response = r.Response
-			case judgetest.Empty:
+			case judgetest.KindEmpty:
 				step.Response = &jev.Response{ModelVersion: "scripted"}
-			case judgetest.Hang:
+			case judgetest.KindHang:
 			default:
 				return false // no transport, no status
 			}

@@ -46,21 +46,21 @@ func (f *fakeJev) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reply := f.reply
 	f.mu.Unlock()
 	switch reply.Kind {
-	case judgetest.Answer:
+	case judgetest.KindAnswer:
 		b, err := judgetest.MarshalLoose(reply.Response)
 		if err != nil {
 			panic(err)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b)
-	case judgetest.Empty:
+	case judgetest.KindEmpty:
 		w.WriteHeader(http.StatusOK)
-	case judgetest.Status:
+	case judgetest.KindHTTPStatus:
 		// A FastAPI-style error body, not ours: the client must cope.
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
-		fmt.Fprintf(w, `{"detail":"scripted status %d"}`, reply.Status)
-	case judgetest.Hang:
+		w.WriteHeader(reply.HTTPStatus)
+		fmt.Fprintf(w, `{"detail":"scripted status %d"}`, reply.HTTPStatus)
+	case judgetest.KindHang:
 		<-r.Context().Done()
 	}
 }
@@ -110,18 +110,18 @@ func (b *scriptedBackend) Decide(ctx context.Context, req jev.Request) (*jev.Res
 	r := b.reply
 	b.mu.Unlock()
 	switch r.Kind {
-	case judgetest.Answer:
+	case judgetest.KindAnswer:
 		resp := *r.Response
 		return &resp, nil
-	case judgetest.Empty:
+	case judgetest.KindEmpty:
 		return &jev.Response{ModelVersion: "backend"}, nil
-	case judgetest.Status:
+	case judgetest.KindHTTPStatus:
 		// The served judge's backend answered with this status: a 4xx is
 		// a rejection, anything else a failure worth retrying.
-		if r.Status >= 400 && r.Status < 500 && r.Status != 408 && r.Status != 429 {
-			return nil, fmt.Errorf("backend: status %d: %w", r.Status, jev.ErrRejected)
+		if r.HTTPStatus >= 400 && r.HTTPStatus < 500 && r.HTTPStatus != 408 && r.HTTPStatus != 429 {
+			return nil, fmt.Errorf("backend: status %d: %w", r.HTTPStatus, jev.ErrRejected)
 		}
-		return nil, fmt.Errorf("backend: status %d", r.Status)
+		return nil, fmt.Errorf("backend: status %d", r.HTTPStatus)
 	default:
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -258,7 +258,7 @@ func TestTooLargeResponseIsInvalid(t *testing.T) {
 
 func TestBudgetEndsASlowCall(t *testing.T) {
 	f, srv := newFake(t)
-	f.script(judgetest.Reply{Kind: judgetest.Hang})
+	f.script(judgetest.Reply{Kind: judgetest.KindHang})
 	j := newJudge(t, jevhttp.Options{URL: srv.URL, Budget: 200 * time.Millisecond})
 	_, err := j.Decide(context.Background(), judgetest.BoundaryRequest())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -272,7 +272,7 @@ func TestAPIKeyIsABearerHeaderAndNeverInErrors(t *testing.T) {
 	f, srv := newFake(t)
 	j := newJudge(t, jevhttp.Options{URL: srv.URL, APIKey: key})
 	req := judgetest.BoundaryRequest()
-	f.script(judgetest.Reply{Kind: judgetest.Answer, Response: judgetest.ValidResponse(req)})
+	f.script(judgetest.Reply{Kind: judgetest.KindAnswer, Response: judgetest.ValidResponse(req)})
 	_, err := j.Decide(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, "Bearer "+key, f.headers[0].Get("Authorization"))
@@ -379,7 +379,7 @@ func TestHandler(t *testing.T) {
 	body, err := json.Marshal(req)
 	require.NoError(t, err)
 	b := &scriptedBackend{}
-	b.script(judgetest.Reply{Kind: judgetest.Answer, Response: judgetest.ValidResponse(req)})
+	b.script(judgetest.Reply{Kind: judgetest.KindAnswer, Response: judgetest.ValidResponse(req)})
 	h, err := jevhttp.NewHandler(b, jevhttp.HandlerOptions{APIKey: "secret", MaxRequestBytes: 4096, Budget: 300 * time.Millisecond})
 	require.NoError(t, err)
 
@@ -417,14 +417,14 @@ func TestHandler(t *testing.T) {
 		{name: "choice without options", method: "POST", path: jevhttp.DecidePath, key: "secret", body: []byte(`{"state":{},"questions":{"q":{"type":"choice","criteria":{}}}}`), status: 400, code: jevhttp.CodeInvalidRequest},
 		{name: "unknown path", method: "POST", path: "/v2/decide", key: "secret", body: body, status: 404, code: jevhttp.CodeNotFound},
 		{name: "backend answers badly", method: "POST", path: jevhttp.DecidePath, key: "secret", body: body,
-			script: &judgetest.Reply{Kind: judgetest.Answer, Response: &jev.Response{Answers: map[string]jev.Answer{"off_track": {Probability: jev.Prob(2)}}}},
+			script: &judgetest.Reply{Kind: judgetest.KindAnswer, Response: &jev.Response{Answers: map[string]jev.Answer{"off_track": {Probability: jev.Prob(2)}}}},
 			status: 502, code: jevhttp.CodeInvalidAnswer},
 		{name: "backend fails", method: "POST", path: jevhttp.DecidePath, key: "secret", body: body,
-			script: &judgetest.Reply{Kind: judgetest.Status, Status: 500}, status: 502, code: jevhttp.CodeJudgeFailed},
+			script: &judgetest.Reply{Kind: judgetest.KindHTTPStatus, HTTPStatus: 500}, status: 502, code: jevhttp.CodeJudgeFailed},
 		{name: "backend rejects", method: "POST", path: jevhttp.DecidePath, key: "secret", body: body,
-			script: &judgetest.Reply{Kind: judgetest.Status, Status: 401}, status: 502, code: jevhttp.CodeRejected},
+			script: &judgetest.Reply{Kind: judgetest.KindHTTPStatus, HTTPStatus: 401}, status: 502, code: jevhttp.CodeRejected},
 		{name: "backend too slow", method: "POST", path: jevhttp.DecidePath, key: "secret", body: body,
-			script: &judgetest.Reply{Kind: judgetest.Hang}, status: 504, code: jevhttp.CodeTimeout},
+			script: &judgetest.Reply{Kind: judgetest.KindHang}, status: 504, code: jevhttp.CodeTimeout},
 		{name: "healthz", method: "GET", path: jevhttp.HealthPath, status: 200},
 		{name: "readyz", method: "GET", path: jevhttp.ReadyPath, status: 200},
 		{name: "POST healthz", method: "POST", path: jevhttp.HealthPath, status: 405, code: jevhttp.CodeMethodNotAllowed},
@@ -432,7 +432,7 @@ func TestHandler(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.script != nil {
 				b.script(*tc.script)
-				defer b.script(judgetest.Reply{Kind: judgetest.Answer, Response: judgetest.ValidResponse(req)})
+				defer b.script(judgetest.Reply{Kind: judgetest.KindAnswer, Response: judgetest.ValidResponse(req)})
 			}
 			w := do(tc.method, tc.path, tc.key, tc.ctype, tc.body)
 			assert.Equal(t, tc.status, w.Code, w.Body.String())
@@ -484,7 +484,7 @@ func TestGolden(t *testing.T) {
 	req := judgetest.BoundaryRequest()
 	f, srv := newFake(t)
 	want := judgetest.ValidResponse(req)
-	f.script(judgetest.Reply{Kind: judgetest.Answer, Response: want})
+	f.script(judgetest.Reply{Kind: judgetest.KindAnswer, Response: want})
 	_, err := newJudge(t, jevhttp.Options{URL: srv.URL, APIKey: "not-in-the-body"}).Decide(context.Background(), req)
 	require.NoError(t, err)
 	golden(t, "request.golden.json", f.bodies[0])

@@ -50,7 +50,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch reply.Kind {
-	case judgetest.Answer:
+	case judgetest.KindAnswer:
 		content := map[string]any{}
 		for name, a := range reply.Response.Answers {
 			s := map[string]any{}
@@ -76,13 +76,13 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(err)
 		}
 		writeCompletion(w, reply.Response.ModelVersion, string(text), reply.Response.Usage)
-	case judgetest.Empty:
+	case judgetest.KindEmpty:
 		writeCompletion(w, "gpt-fake", "", jev.Usage{InputTokens: 10})
-	case judgetest.Status:
+	case judgetest.KindHTTPStatus:
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
-		fmt.Fprintf(w, `{"error":{"message":"scripted status %d","type":"server_error","param":null,"code":null}}`, reply.Status)
-	case judgetest.Hang:
+		w.WriteHeader(reply.HTTPStatus)
+		fmt.Fprintf(w, `{"error":{"message":"scripted status %d","type":"server_error","param":null,"code":null}}`, reply.HTTPStatus)
+	case judgetest.KindHang:
 		<-r.Context().Done()
 	}
 }
@@ -143,7 +143,7 @@ func TestConformance(t *testing.T) {
 func TestGoldenRequest(t *testing.T) {
 	f, srv := newFake(t)
 	req := judgetest.BoundaryRequest()
-	f.script(judgetest.Reply{Kind: judgetest.Answer, Response: judgetest.ValidResponse(req)})
+	f.script(judgetest.Reply{Kind: judgetest.KindAnswer, Response: judgetest.ValidResponse(req)})
 	const key = "sk-DISTINCTIVE-openai-key"
 	resp, err := newJudge(t, jevopenai.Options{BaseURL: srv.URL + "/v1", APIKey: key, Model: "gpt-test", MaxCompletionTokens: 400}).Decide(context.Background(), req)
 	require.NoError(t, err)
@@ -259,7 +259,7 @@ func TestClientRetriesAreOff(t *testing.T) {
 	for _, status := range []int{429, 500, 503} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			f, srv := newFake(t)
-			f.script(judgetest.Reply{Kind: judgetest.Status, Status: status})
+			f.script(judgetest.Reply{Kind: judgetest.KindHTTPStatus, HTTPStatus: status})
 			_, err := newJudge(t, jevopenai.Options{BaseURL: srv.URL + "/v1"}).Decide(context.Background(), judgetest.BoundaryRequest())
 			require.Error(t, err)
 			assert.NotErrorIs(t, err, jev.ErrRejected)
@@ -298,7 +298,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	f, srv := newFake(t)
-	f.script(judgetest.Reply{Kind: judgetest.Hang})
+	f.script(judgetest.Reply{Kind: judgetest.KindHang})
 	_, err := newJudge(t, jevopenai.Options{BaseURL: srv.URL + "/v1", Budget: 200 * time.Millisecond}).Decide(context.Background(), judgetest.BoundaryRequest())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.ErrorContains(t, err, "no answer within the budget of 200ms")
