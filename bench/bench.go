@@ -356,7 +356,7 @@ func (j *job) start(ctx context.Context, what string, in JobInput) (client.Workf
 	j.n++
 	opts := client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%s-%d", j.idPrefix, what, j.n), TaskQueue: j.queue, WorkflowExecutionTimeout: jobTimeout}
 	if j.handwritten {
-		return j.c.ExecuteWorkflow(ctx, opts, HandwrittenWorkflowName, HandwrittenInput{JobInput: in, Obligations: overseer.DefaultObligations, Policy: j.policy})
+		return j.c.ExecuteWorkflow(ctx, opts, HandwrittenWorkflowName, HandwrittenInput{JobInput: in, Obligations: overseer.DefaultObligations(), Policy: j.policy})
 	}
 	return j.c.ExecuteWorkflow(ctx, opts, JobWorkflowName, in)
 }

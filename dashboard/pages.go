@@ -402,11 +402,11 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 func refusal(err error) string {
 	var app *temporal.ApplicationError
 	switch {
-	case overseer.IsInvalidResume(err) && errors.As(err, &app):
+	case overseer.ErrorType(err) == overseer.InvalidResumeErrorType && errors.As(err, &app):
 		return "The request was refused: " + strings.TrimPrefix(app.Message(), "overseer: ") + "."
-	case overseer.IsNotPaused(err):
+	case overseer.ErrorType(err) == overseer.NotPausedErrorType:
 		return "The job is not paused (any more): there is nothing to resume."
-	case overseer.IsWrongGate(err):
+	case overseer.ErrorType(err) == overseer.WrongGateErrorType:
 		return "The job was resumed from this gate already and is now paused at another one: read its reason above, then send the form again."
 	case errors.Is(err, ops.ErrFinished):
 		return "The job has already finished."

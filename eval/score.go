@@ -43,7 +43,7 @@ func (r ScoredRun) Failed() bool { return r.Outcome.Failed() }
 type ScoreOptions struct {
 	// Judge answers at every boundary. Required.
 	Judge jev.Judge
-	// Obligations of the questions. Default overseer.DefaultObligations.
+	// Obligations of the questions. Default overseer.DefaultObligations().
 	Obligations []string
 	// Concurrency bounds the runs judged at once. Default 4.
 	Concurrency int
@@ -60,7 +60,7 @@ func Score(ctx context.Context, records []Record, opts ScoreOptions) ([]ScoredRu
 		return nil, errors.New("score: no judge")
 	}
 	if opts.Obligations == nil {
-		opts.Obligations = overseer.DefaultObligations
+		opts.Obligations = overseer.DefaultObligations()
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4

@@ -95,7 +95,7 @@ const metadataQueryName = "__temporal_workflow_metadata"
 // closed gate. The request is validated first, here and again by the
 // workflow's update validator. A refusal is one sentence that names the
 // job and keeps the workflow's typed error: test it with
-// overseer.IsInvalidResume, IsNotPaused or IsWrongGate; a finished job
+// overseer.InvalidResumeErrorType, NotPausedErrorType or WrongGateErrorType (see overseer.ErrorType); a finished job
 // wraps ErrFinished.
 func Resume(ctx context.Context, c client.Client, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
 	if err := req.Validate(); err != nil {
@@ -103,7 +103,7 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   id,
-		UpdateName:   overseer.ResumeUpdateName,
+		UpdateName:   overseer.ResumeName,
 		Args:         []any{req},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
@@ -116,9 +116,9 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	}
 	var notFound *serviceerror.NotFound
 	switch {
-	case overseer.IsNotPaused(err):
+	case overseer.ErrorType(err) == overseer.NotPausedErrorType:
 		return g, wordedError{fmt.Sprintf("job %q is not paused; nothing to resume", id), err}
-	case overseer.IsWrongGate(err), overseer.IsInvalidResume(err):
+	case overseer.ErrorType(err) == overseer.WrongGateErrorType, overseer.ErrorType(err) == overseer.InvalidResumeErrorType:
 		return g, wordedError{fmt.Sprintf("resume job %q: %s", id, message(err)), err}
 	case errors.As(err, &notFound):
 		// An update to a closed workflow is "not found" too: ask whether

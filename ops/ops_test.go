@@ -48,7 +48,7 @@ func TestResumeValidatesBeforeCallingTemporal(t *testing.T) {
 	for _, tt := range tests {
 		// A nil client would panic if it were called.
 		_, err := ops.Resume(context.Background(), nil, "job-1", tt.req)
-		assert.True(t, overseer.IsInvalidResume(err), "typed refusal: %v", err)
+		assert.Equal(t, overseer.InvalidResumeErrorType, overseer.ErrorType(err), "typed refusal: %v", err)
 		assert.EqualError(t, err, tt.want)
 	}
 }

@@ -131,7 +131,7 @@
 // workflow's current details.
 //
 // Resume it with the update or the signal named overseer.resume
-// ([ResumeUpdateName], [ResumeSignalName]) carrying a [ResumeRequest]:
+// ([ResumeName]) carrying a [ResumeRequest]:
 //
 //	{"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}
 //
@@ -247,10 +247,21 @@
 //
 //	OverseerPaused = true AND ExecutionStatus = "Running"
 //
-// Metrics ([MetricAssessments], [MetricPauses], …) are emitted from
-// workflow code through the SDK's metrics handler, so they go wherever
-// the client sends the SDK's own metrics and are not emitted again on
-// replay.
+// Metrics are emitted from workflow code through the SDK's metrics
+// handler, so they go wherever the client sends the SDK's own metrics,
+// carry its tags (namespace, task_queue, workflow_type) and are not
+// emitted again on replay. Counters (a _total suffix in Prometheus):
+//
+//	overseer_assessments   by mode, band (when the judge answered) and outcome (ok, flagged, error)
+//	overseer_judge_tokens  by kind (input, output)
+//	overseer_judge_errors  by kind (invalid_answer, rejected, invalid_request, timeout, error)
+//	overseer_pauses        by cause (verdict, judge_failures)
+//	overseer_resumes       by action (continue, abort)
+//
+// Timers (histograms in seconds): overseer_judge_latency and
+// overseer_gate_wait ([MetricGateWait], by action). [MetricOpenGates] is a
+// gauge the worker sets from visibility. [MetricHelp] gives each metric's
+// description and [ZeroMetrics] emits every counter at zero up front.
 //
 // # Offline: replaying recorded runs
 //

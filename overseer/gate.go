@@ -56,19 +56,18 @@ const (
 	InvalidResumeErrorType = "OverseerInvalidResume"
 )
 
-// IsNotPaused reports whether err is a refusal because the job is not paused.
-func IsNotPaused(err error) bool { return isType(err, NotPausedErrorType) }
-
-// IsWrongGate reports whether err is a refusal because the request names a
-// gate that is not open.
-func IsWrongGate(err error) bool { return isType(err, WrongGateErrorType) }
-
-// IsInvalidResume reports whether err is a refusal of a malformed request.
-func IsInvalidResume(err error) bool { return isType(err, InvalidResumeErrorType) }
-
-func isType(err error, typ string) bool {
+// ErrorType is the type of the temporal.ApplicationError in err's chain, or
+// "" when it has none. It looks through wrapping, including the SDK's
+// workflow, update and activity errors. The overseer's types are
+// AbortedErrorType, NotPausedErrorType, WrongGateErrorType,
+// InvalidResumeErrorType, InvalidAnswerErrorType, RejectedErrorType and
+// InvalidRequestErrorType: compare with them, never with message text.
+func ErrorType(err error) string {
 	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == typ
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return ""
 }
 
 func refusal(typ, msg string, details ...any) error {
@@ -162,7 +161,7 @@ func (r *run) listen(ctx workflow.Context) error {
 	// Each signal is received as its raw payload into a fresh value, so a
 	// signal that cannot be decoded is counted and dropped and never leaves
 	// fields behind for the next one.
-	resumes := workflow.GetSignalChannelWithOptions(ctx, ResumeSignalName, workflow.SignalChannelOptions{
+	resumes := workflow.GetSignalChannelWithOptions(ctx, ResumeName, workflow.SignalChannelOptions{
 		Description: "Resume (or abort) a job paused at an overseer gate; cannot be refused, so prefer the update. " +
 			`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}.`,
 	})
@@ -211,7 +210,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 }
 
 func (r *run) registerResumeUpdate(ctx workflow.Context) error {
-	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeUpdateName,
+	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeName,
 		func(ctx workflow.Context, raw converter.RawValue) (Gate, error) {
 			req, err := r.accept(raw)
 			if err != nil {
@@ -228,7 +227,7 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}; returns the closed gate.`,
 		})
 	if err != nil {
-		return fmt.Errorf("overseer: register %s update: %w", ResumeUpdateName, err)
+		return fmt.Errorf("overseer: register %s update: %w", ResumeName, err)
 	}
 	return nil
 }
@@ -347,9 +346,9 @@ func (r *run) gateDetails(ctx workflow.Context) string {
 	for _, g := range r.open {
 		fmt.Fprintf(&b, "\nGate %s, after phase %s, since %s.\nReason: %s\n", g.ID, g.Phase, g.PausedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.Reason)
 		fmt.Fprintf(&b, "Resume: temporal workflow update execute %s --name %s --input %s\n",
-			target, ResumeUpdateName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"note":"optional note"}`, g.ID)))
+			target, ResumeName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"note":"optional note"}`, g.ID)))
 		fmt.Fprintf(&b, "Abort:  temporal workflow update execute %s --name %s --input %s\n",
-			target, ResumeUpdateName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"action":"abort"}`, g.ID)))
+			target, ResumeName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"action":"abort"}`, g.ID)))
 	}
 	if r.note != nil {
 		fmt.Fprintf(&b, "\nThe next phase will receive: %s\n", r.note.String())

@@ -29,10 +29,10 @@ func TestUndecodableResumeSignalNeverLeaksIntoTheNextOne(t *testing.T) {
 	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage}, onTrack(), flagged(), onTrack())
 	h.env.RegisterDelayedCallback(func() {
 		// "by" is not a string: dropped. Its "action" must not survive.
-		h.env.SignalWorkflow(overseer.ResumeSignalName, raw(`{"action":"abort","by":{"x":1}}`))
+		h.env.SignalWorkflow(overseer.ResumeName, raw(`{"action":"abort","by":{"x":1}}`))
 	}, time.Hour)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(overseer.ResumeSignalName, raw(`{"by":"bob","note":"carry on"}`))
+		h.env.SignalWorkflow(overseer.ResumeName, raw(`{"by":"bob","note":"carry on"}`))
 	}, 2*time.Hour)
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 
@@ -60,11 +60,11 @@ func TestEveryBadResumeSignalIsCounted(t *testing.T) {
 	}
 	h.env.RegisterDelayedCallback(func() {
 		for _, b := range bad {
-			h.env.SignalWorkflow(overseer.ResumeSignalName, b)
+			h.env.SignalWorkflow(overseer.ResumeName, b)
 		}
 	}, time.Hour)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "carol", Gate: "code-1"})
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "carol", Gate: "code-1"})
 	}, 2*time.Hour)
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 
@@ -96,19 +96,19 @@ func TestResumeUpdateRefusalsAreTyped(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowError())
 
 	assert.Equal(t, "code-1", during.GateID, "the status names the open gate")
-	assert.True(t, overseer.IsNotPaused(notPaused.rejected), "%v", notPaused.rejected)
-	assert.True(t, overseer.IsInvalidResume(unknownField.rejected), "%v", unknownField.rejected)
+	assert.Equal(t, overseer.NotPausedErrorType, overseer.ErrorType(notPaused.rejected), "%v", notPaused.rejected)
+	assert.Equal(t, overseer.InvalidResumeErrorType, overseer.ErrorType(unknownField.rejected), "%v", unknownField.rejected)
 	assert.ErrorContains(t, unknownField.rejected, `unknown field "actoin"`)
-	assert.True(t, overseer.IsInvalidResume(noBy.rejected), "%v", noBy.rejected)
-	assert.True(t, overseer.IsInvalidResume(tooLong.rejected), "%v", tooLong.rejected)
+	assert.Equal(t, overseer.InvalidResumeErrorType, overseer.ErrorType(noBy.rejected), "%v", noBy.rejected)
+	assert.Equal(t, overseer.InvalidResumeErrorType, overseer.ErrorType(tooLong.rejected), "%v", tooLong.rejected)
 	assert.ErrorContains(t, tooLong.rejected, "keep it to 4096 bytes")
-	assert.True(t, overseer.IsWrongGate(wrongGate.rejected), "%v", wrongGate.rejected)
+	assert.Equal(t, overseer.WrongGateErrorType, overseer.ErrorType(wrongGate.rejected), "%v", wrongGate.rejected)
 	assert.ErrorContains(t, wrongGate.rejected, `the job is paused at gate "code-1"`)
 	require.NoError(t, ok.rejected)
 	assert.Equal(t, "code-1", ok.gate.ID)
-	assert.True(t, overseer.IsNotPaused(again.rejected), "a second resume of the same gate is refused: %v", again.rejected)
+	assert.Equal(t, overseer.NotPausedErrorType, overseer.ErrorType(again.rejected), "a second resume of the same gate is refused: %v", again.rejected)
 	for _, r := range []*updateResult{notPaused, unknownField, noBy, tooLong, wrongGate} {
-		assert.False(t, overseer.IsAborted(r.rejected))
+		assert.NotEqual(t, overseer.AbortedErrorType, overseer.ErrorType(r.rejected))
 	}
 	s := h.status(t)
 	require.Len(t, s.Gates, 1)
@@ -135,7 +135,7 @@ func TestResumeForAnEarlierGateIsRefusedAtTheNextOne(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowError())
 	require.NoError(t, first.rejected)
 	assert.Equal(t, "code-2", atSecond.GateID)
-	assert.True(t, overseer.IsWrongGate(stale.rejected), "%v", stale.rejected)
+	assert.Equal(t, overseer.WrongGateErrorType, overseer.ErrorType(stale.rejected), "%v", stale.rejected)
 	s := h.status(t)
 	require.Len(t, s.Gates, 2)
 	assert.Equal(t, "bob", s.Gates[1].By)
@@ -304,7 +304,7 @@ func TestHandlersHaveDescriptions(t *testing.T) {
 	for _, u := range md.GetDefinition().GetUpdateDefinitions() {
 		descriptions["update "+u.GetName()] = u.GetDescription()
 	}
-	for _, k := range []string{"query " + overseer.StatusQueryName, "signal " + overseer.ResumeSignalName, "update " + overseer.ResumeUpdateName} {
+	for _, k := range []string{"query " + overseer.StatusQueryName, "signal " + overseer.ResumeName, "update " + overseer.ResumeName} {
 		assert.NotEmpty(t, descriptions[k], "%s has a description (all: %v)", k, descriptions)
 	}
 }
@@ -316,6 +316,6 @@ func TestValidateRefusalsAreOneTypedSentence(t *testing.T) {
 	assert.Equal(t, overseer.InvalidResumeErrorType, app.Type())
 	assert.Equal(t, "overseer: resume note is 4097 bytes; keep it to 4096 bytes (4 KiB)", app.Message())
 	assert.NoError(t, overseer.ResumeRequest{By: "x", Note: strings.Repeat("a", overseer.MaxResumeNoteBytes)}.Validate())
-	assert.False(t, overseer.IsWrongGate(err))
-	assert.False(t, overseer.IsNotPaused(errors.New("overseer: the job is not paused")), "a plain error with the same text is not the typed refusal")
+	assert.NotEqual(t, overseer.WrongGateErrorType, overseer.ErrorType(err))
+	assert.NotEqual(t, overseer.NotPausedErrorType, overseer.ErrorType(errors.New("overseer: the job is not paused")), "a plain error with the same text is not the typed refusal")
 }

@@ -145,7 +145,7 @@ func (h *harness) update(req overseer.ResumeRequest) *updateResult { return h.up
 // updateRaw sends any argument, e.g. a json.RawMessage the SDK sends as is.
 func (h *harness) updateRaw(req any) *updateResult {
 	res := &updateResult{}
-	h.env.UpdateWorkflow(overseer.ResumeUpdateName, "", &testsuite.TestUpdateCallback{
+	h.env.UpdateWorkflow(overseer.ResumeName, "", &testsuite.TestUpdateCallback{
 		OnAccept: func() { res.accepted = true },
 		OnReject: func(err error) { res.rejected = err },
 		OnComplete: func(v any, err error) {

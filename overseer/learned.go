@@ -135,8 +135,8 @@ func unknownFeature(name string) error {
 	return fmt.Errorf("%w: unknown feature %q", ErrModel, name)
 }
 
-// Score is the model's linear score of a trajectory (before calibration).
-func (m *LearnedModel) Score(t Trajectory) float64 {
+// score is the model's linear score of a trajectory (before calibration).
+func (m *LearnedModel) score(t Trajectory) float64 {
 	s := m.Intercept
 	for _, f := range m.Features {
 		v, ok := featureValue(f.Name, t)
@@ -148,14 +148,14 @@ func (m *LearnedModel) Score(t Trajectory) float64 {
 	return s
 }
 
-// Calibrate maps a linear score to P(the run succeeds).
-func (m *LearnedModel) Calibrate(score float64) float64 {
+// calibrate maps a linear score to P(the run succeeds).
+func (m *LearnedModel) calibrate(score float64) float64 {
 	return 1 / (1 + math.Exp(-(m.Calibration.A*score + m.Calibration.B)))
 }
 
 // predictSuccess is the calibrated probability that the run succeeds.
 func (m *LearnedModel) predictSuccess(t Trajectory) float64 {
-	return m.Calibrate(m.Score(t))
+	return m.calibrate(m.score(t))
 }
 
 // LearnedJudge answers the four questions from features of the bounded

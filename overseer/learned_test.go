@@ -51,9 +51,9 @@ func TestLearnedJudgeAnswers(t *testing.T) {
 		}
 		return r.Trajectory()
 	}
-	cheap := ask(t, j, overseer.DefaultObligations, record(overseer.PhaseReport{Turns: 10, OutputTokens: 10 * 148})) // log1p(148) ≈ 5: the mean
-	costly := ask(t, j, overseer.DefaultObligations, record(overseer.PhaseReport{Turns: 10, OutputTokens: 10 * 3000}))
-	unknown := ask(t, j, overseer.DefaultObligations, record(overseer.PhaseReport{Turns: 10}))
+	cheap := ask(t, j, overseer.DefaultObligations(), record(overseer.PhaseReport{Turns: 10, OutputTokens: 10 * 148})) // log1p(148) ≈ 5: the mean
+	costly := ask(t, j, overseer.DefaultObligations(), record(overseer.PhaseReport{Turns: 10, OutputTokens: 10 * 3000}))
+	unknown := ask(t, j, overseer.DefaultObligations(), record(overseer.PhaseReport{Turns: 10}))
 	assert.InDelta(t, 0.731, cheap.OnObjective, 0.01, "σ(1) at the mean")
 	assert.Less(t, costly.OnObjective, 0.1, "many tokens per step: unlikely to succeed")
 	assert.InDelta(t, cheap.OnObjective, unknown.OnObjective, 0.005, "no token counts: the feature takes its training mean")
@@ -63,7 +63,7 @@ func TestLearnedJudgeAnswers(t *testing.T) {
 	var failed overseer.TrajectoryRecorder
 	failed.RecordPhase(overseer.PhaseRun{Phase: "code", Failed: true}, nil)
 	failed.RecordPhase(overseer.PhaseRun{Phase: "code", Failed: true}, nil)
-	a := ask(t, j, overseer.DefaultObligations, failed.Trajectory())
+	a := ask(t, j, overseer.DefaultObligations(), failed.Trajectory())
 	assert.Equal(t, "obligation[0]", a.Breach)
 	assert.InDelta(t, 0.75, a.BreachConfidence, 1e-9)
 	assert.InDelta(t, 0.55, a.Blocked, 1e-9)
@@ -74,7 +74,7 @@ func TestLearnedJudgeAnswers(t *testing.T) {
 		pingPong.SetLane(lane)
 		pingPong.RecordPhase(overseer.PhaseRun{Phase: []string{"code", "test"}[i%2]}, nil)
 	}
-	a = ask(t, j, overseer.DefaultObligations, pingPong.Trajectory())
+	a = ask(t, j, overseer.DefaultObligations(), pingPong.Trajectory())
 	assert.Equal(t, "obligation[1]", a.Breach)
 
 	var looping overseer.TrajectoryRecorder
@@ -83,10 +83,10 @@ func TestLearnedJudgeAnswers(t *testing.T) {
 		looping.SetWorkItem("W-1", "in_progress")
 	}
 	looping.RecordPhase(overseer.PhaseRun{Phase: "test"}, &overseer.PhaseReport{FailedToolCategories: []string{"test"}})
-	a = ask(t, j, overseer.DefaultObligations, looping.Trajectory())
+	a = ask(t, j, overseer.DefaultObligations(), looping.Trajectory())
 	assert.Equal(t, "obligation[2]", a.Breach)
 	looping.RecordPhase(overseer.PhaseRun{Phase: "test"}, &overseer.PhaseReport{})
-	a = ask(t, j, overseer.DefaultObligations, looping.Trajectory())
+	a = ask(t, j, overseer.DefaultObligations(), looping.Trajectory())
 	assert.Equal(t, overseer.BreachNone, a.Breach, "the loop stopped failing")
 
 	// A workflow type with one obligation never gets obligation[1] or [2].

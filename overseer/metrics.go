@@ -15,24 +15,24 @@ import (
 // replays. Counters are exported to Prometheus with a _total suffix and
 // timers as histograms in seconds (_seconds).
 const (
-	// MetricAssessments counts phase-boundary assessments, tagged mode
+	// metricAssessments counts phase-boundary assessments, tagged mode
 	// (observe, manage), outcome (ok, flagged, error) and, when the judge
 	// answered, band (on_track, needs_a_look, off_track).
-	MetricAssessments = "overseer_assessments"
-	// MetricJudgeLatency times the judge's answers (successful ones).
-	MetricJudgeLatency = "overseer_judge_latency"
-	// MetricJudgeTokens counts the tokens the judge reported, tagged kind
+	metricAssessments = "overseer_assessments"
+	// metricJudgeLatency times the judge's answers (successful ones).
+	metricJudgeLatency = "overseer_judge_latency"
+	// metricJudgeTokens counts the tokens the judge reported, tagged kind
 	// (input, output).
-	MetricJudgeTokens = "overseer_judge_tokens"
-	// MetricJudgeErrors counts failed assessments (after retries), tagged
+	metricJudgeTokens = "overseer_judge_tokens"
+	// metricJudgeErrors counts failed assessments (after retries), tagged
 	// kind (invalid_answer, rejected, invalid_request, timeout, error).
-	MetricJudgeErrors = "overseer_judge_errors"
-	// MetricPauses counts gates opened, tagged cause (verdict,
+	metricJudgeErrors = "overseer_judge_errors"
+	// metricPauses counts gates opened, tagged cause (verdict,
 	// judge_failures).
-	MetricPauses = "overseer_pauses"
-	// MetricResumes counts gates closed by a human, tagged action
+	metricPauses = "overseer_pauses"
+	// metricResumes counts gates closed by a human, tagged action
 	// (continue, abort).
-	MetricResumes = "overseer_resumes"
+	metricResumes = "overseer_resumes"
 	// MetricGateWait times how long a job waited at a gate, tagged action.
 	MetricGateWait = "overseer_gate_wait"
 	// MetricOpenGates is a gauge of the running jobs paused at a gate. Workflow
@@ -46,12 +46,12 @@ const (
 func MetricHelp(name string) string { return metricHelp[name] }
 
 var metricHelp = map[string]string{
-	MetricAssessments:  "Phase-boundary assessments by mode, band (when the judge answered) and outcome (ok, flagged, error).",
-	MetricJudgeLatency: "Time the judge took to answer an assessment.",
-	MetricJudgeTokens:  "Tokens the judge reported, by kind (input, output).",
-	MetricJudgeErrors:  "Assessments that failed after retries, by kind (invalid_answer, rejected, invalid_request, timeout, error).",
-	MetricPauses:       "Gates opened in manage mode, by cause (verdict, judge_failures).",
-	MetricResumes:      "Gates closed by a human, by action (continue, abort).",
+	metricAssessments:  "Phase-boundary assessments by mode, band (when the judge answered) and outcome (ok, flagged, error).",
+	metricJudgeLatency: "Time the judge took to answer an assessment.",
+	metricJudgeTokens:  "Tokens the judge reported, by kind (input, output).",
+	metricJudgeErrors:  "Assessments that failed after retries, by kind (invalid_answer, rejected, invalid_request, timeout, error).",
+	metricPauses:       "Gates opened in manage mode, by cause (verdict, judge_failures).",
+	metricResumes:      "Gates closed by a human, by action (continue, abort).",
 	MetricGateWait:     "Time a job waited at a gate before a human resumed it, by action.",
 	MetricOpenGates:    "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
 }
@@ -72,7 +72,7 @@ const (
 	causeVerdict       = "verdict"
 	causeJudgeFailures = "judge_failures"
 
-	// Kinds of MetricJudgeErrors.
+	// Kinds of metricJudgeErrors.
 	errorKindInvalidAnswer  = "invalid_answer"
 	errorKindRejected       = "rejected"
 	errorKindInvalidRequest = "invalid_request"
@@ -91,22 +91,22 @@ func ZeroMetrics(h client.MetricsHandler) {
 	for _, mode := range []Mode{ModeObserve, ModeManage} {
 		for _, band := range []Band{BandOnTrack, BandNeedsALook, BandOffTrack} {
 			for _, outcome := range []string{outcomeOK, outcomeFlagged} {
-				zero(MetricAssessments, map[string]string{tagMode: string(mode), tagBand: string(band), tagOutcome: outcome})
+				zero(metricAssessments, map[string]string{tagMode: string(mode), tagBand: string(band), tagOutcome: outcome})
 			}
 		}
-		zero(MetricAssessments, map[string]string{tagMode: string(mode), tagOutcome: outcomeError})
+		zero(metricAssessments, map[string]string{tagMode: string(mode), tagOutcome: outcomeError})
 	}
 	for _, kind := range []string{errorKindInvalidAnswer, errorKindRejected, errorKindInvalidRequest, errorKindTimeout, errorKindOther} {
-		zero(MetricJudgeErrors, map[string]string{tagKind: kind})
+		zero(metricJudgeErrors, map[string]string{tagKind: kind})
 	}
 	for _, kind := range []string{"input", "output"} {
-		zero(MetricJudgeTokens, map[string]string{tagKind: kind})
+		zero(metricJudgeTokens, map[string]string{tagKind: kind})
 	}
 	for _, cause := range []string{causeVerdict, causeJudgeFailures} {
-		zero(MetricPauses, map[string]string{tagCause: cause})
+		zero(metricPauses, map[string]string{tagCause: cause})
 	}
 	for _, action := range []Action{ActionContinue, ActionAbort} {
-		zero(MetricResumes, map[string]string{tagAction: string(action)})
+		zero(metricResumes, map[string]string{tagAction: string(action)})
 	}
 }
 
@@ -123,14 +123,14 @@ func metricAssessment(ctx workflow.Context, mode Mode, a Assessment, err error) 
 			tags[tagOutcome] = outcomeFlagged
 		}
 	}
-	m.WithTags(tags).Counter(MetricAssessments).Inc(1)
+	m.WithTags(tags).Counter(metricAssessments).Inc(1)
 	if err != nil {
-		m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(MetricJudgeErrors).Inc(1)
+		m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(metricJudgeErrors).Inc(1)
 		return
 	}
-	m.Timer(MetricJudgeLatency).Record(a.Latency)
-	m.WithTags(map[string]string{tagKind: "input"}).Counter(MetricJudgeTokens).Inc(a.Usage.InputTokens)
-	m.WithTags(map[string]string{tagKind: "output"}).Counter(MetricJudgeTokens).Inc(a.Usage.OutputTokens)
+	m.Timer(metricJudgeLatency).Record(a.Latency)
+	m.WithTags(map[string]string{tagKind: "input"}).Counter(metricJudgeTokens).Inc(a.Usage.InputTokens)
+	m.WithTags(map[string]string{tagKind: "output"}).Counter(metricJudgeTokens).Inc(a.Usage.OutputTokens)
 }
 
 func judgeErrorKind(err error) string {
@@ -158,13 +158,13 @@ func metricPause(ctx workflow.Context, judgeFailures bool) {
 	if judgeFailures {
 		cause = causeJudgeFailures
 	}
-	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagCause: cause}).Counter(MetricPauses).Inc(1)
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagCause: cause}).Counter(metricPauses).Inc(1)
 }
 
 // metricResume records a gate closing and how long it was open.
 func metricResume(ctx workflow.Context, g Gate) {
 	m := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagAction: string(g.Action)})
-	m.Counter(MetricResumes).Inc(1)
+	m.Counter(metricResumes).Inc(1)
 	if g.ResumedAt != nil {
 		m.Timer(MetricGateWait).Record(g.ResumedAt.Sub(g.PausedAt))
 	}

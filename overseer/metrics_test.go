@@ -140,7 +140,7 @@ func TestMetricsFromWorkflowCode(t *testing.T) {
 			}
 			if tt.resume != nil {
 				env.RegisterDelayedCallback(func() {
-					env.SignalWorkflow(overseer.ResumeSignalName, *tt.resume)
+					env.SignalWorkflow(overseer.ResumeName, *tt.resume)
 				}, 2*time.Hour)
 			}
 			env.ExecuteWorkflow(phasesWorkflow, testPhases)
@@ -186,8 +186,8 @@ func TestZeroMetricsCoversEveryCounterWithoutNone(t *testing.T) {
 	for k := range m.counts {
 		assert.NotContains(t, k, "none", "no series carries a none value")
 	}
-	for _, name := range []string{overseer.MetricAssessments, overseer.MetricJudgeLatency, overseer.MetricJudgeTokens,
-		overseer.MetricJudgeErrors, overseer.MetricPauses, overseer.MetricResumes, overseer.MetricGateWait, overseer.MetricOpenGates} {
+	for _, name := range []string{"overseer_assessments", "overseer_judge_latency", "overseer_judge_tokens",
+		"overseer_judge_errors", "overseer_pauses", "overseer_resumes", overseer.MetricGateWait, overseer.MetricOpenGates} {
 		assert.NotEmpty(t, overseer.MetricHelp(name), "HELP text of %s", name)
 	}
 }

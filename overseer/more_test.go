@@ -91,7 +91,7 @@ func TestSearchAttributesAreUpserted(t *testing.T) {
 		upserts = append(upserts, describeSA(args.Get(0)))
 	}).Return(nil)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "erin"})
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "erin"})
 	}, time.Hour)
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 	require.NoError(t, h.env.GetWorkflowError())
@@ -107,11 +107,11 @@ func TestIgnoredResumeSignalIsCountedNotApplied(t *testing.T) {
 	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage}, onTrack(), answer(0.1, overseer.BreachNone, 0.9, 3), onTrack())
 	// A resume that arrives before any pause must not open a later gate.
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "early"})
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "early"})
 	}, 0)
 	resumedAt := 5 * time.Hour
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "frank"})
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "frank"})
 	}, resumedAt)
 	start := h.env.Now()
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
@@ -132,7 +132,7 @@ func TestAssessAsRegularActivity(t *testing.T) {
 		}
 	})
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "ivan"})
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "ivan"})
 	}, time.Hour)
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 	require.NoError(t, h.env.GetWorkflowError())

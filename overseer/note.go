@@ -63,7 +63,7 @@ func failureNote(phase string, failures int) Note {
 }
 
 func obligationConcern(i int, text string) string {
-	if i < len(DefaultObligations) && text == DefaultObligations[i] {
+	if i < len(defaultObligations) && text == defaultObligations[i] {
 		return [...]string{
 			"the phase may not have produced its required output",
 			"the work may have drifted from the objective",

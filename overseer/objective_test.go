@@ -15,7 +15,7 @@ func TestStatusShowsObjectiveAndAnAbortedJobHasNoPendingNote(t *testing.T) {
 	var whilePaused overseer.Status
 	h.env.RegisterDelayedCallback(func() {
 		whilePaused = h.status(t)
-		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "alice", Action: overseer.ActionAbort, Note: "wrong direction"})
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "alice", Action: overseer.ActionAbort, Note: "wrong direction"})
 	}, time.Hour)
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 	require.True(t, h.env.IsWorkflowCompleted())

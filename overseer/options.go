@@ -61,10 +61,11 @@ const (
 const (
 	// AssessActivityName is the Overseer activity run at every phase boundary.
 	AssessActivityName = "overseer.assess"
-	// ResumeSignalName resumes a paused job; its argument is a ResumeRequest.
-	ResumeSignalName = "overseer.resume"
-	// ResumeUpdateName resumes a paused job and validates the request first.
-	ResumeUpdateName = "overseer.resume"
+	// ResumeName is both the update and the signal that resume a paused
+	// job; the argument is a ResumeRequest. Prefer the update: it validates
+	// the request and refuses it with a typed error; a signal cannot be
+	// refused, so a bad one is counted and dropped.
+	ResumeName = "overseer.resume"
 	// StatusQueryName answers with the job's Status.
 	StatusQueryName = "overseer.status"
 	// pluginName is the plugin's name as reported to the SDK.
@@ -94,7 +95,7 @@ type Options struct {
 	PhaseActivities []string
 
 	// Obligations sets the phase obligations per workflow type name. If a
-	// type is not listed, DefaultObligations.
+	// type is not listed, defaultObligations.
 	Obligations map[string][]string
 
 	// AssessTimeout bounds one attempt of the Overseer activity (judge call
@@ -218,7 +219,7 @@ type runConfig struct {
 // runConfigFor is the configuration a new run of workflowType pins; mode
 // is the run's own mode (see modeFor).
 func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
-	obligations := DefaultObligations
+	obligations := defaultObligations
 	if obl, ok := o.Obligations[workflowType]; ok {
 		obligations = obl
 	}

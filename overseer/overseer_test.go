@@ -22,7 +22,7 @@ func TestManagePausesAndDelayedSignalResumesWithNote(t *testing.T) {
 	var during overseer.Status
 	h.env.RegisterDelayedCallback(func() {
 		during = h.status(t)
-		h.env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "alice", Note: "looks fine, go on"})
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "alice", Note: "looks fine, go on"})
 	}, 48*time.Hour)
 	start := h.env.Now()
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
@@ -108,7 +108,7 @@ func TestAbortEndsTheJobWithATypedError(t *testing.T) {
 
 	err := h.env.GetWorkflowError()
 	require.Error(t, err)
-	assert.True(t, overseer.IsAborted(err), "got %v", err)
+	assert.Equal(t, overseer.AbortedErrorType, overseer.ErrorType(err), "got %v", err)
 	assert.Contains(t, err.Error(), "aborted by carol")
 	assert.Contains(t, err.Error(), "wrong approach")
 	assert.Len(t, h.rec.Calls(), 1, "no phase runs after an abort")

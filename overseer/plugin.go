@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 )
 
 // NewPlugin returns the overseer as an SDK plugin: add it to
@@ -32,14 +33,9 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	})
 }
 
-// ActivityRegistry is the part of worker.Worker that RegisterActivities uses.
-type ActivityRegistry interface {
-	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
-}
-
 // RegisterActivities registers the Overseer activity on a worker that uses
 // the bare interceptor from NewWorkerInterceptor.
-func RegisterActivities(r ActivityRegistry, opts Options) error {
+func RegisterActivities(r worker.ActivityRegistry, opts Options) error {
 	a, err := newAssessor(opts)
 	if err != nil {
 		return fmt.Errorf("overseer: register activities: %w", err)

@@ -3,6 +3,7 @@ package overseer
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,14 +25,19 @@ const BreachNone = "none"
 // severityLevels is the severity scale, lowest first (score 0…3).
 var severityLevels = []string{"Cosmetic", "Worth a look", "Review", "Stop"}
 
-// DefaultObligations are checked at every boundary unless a workflow type
+// defaultObligations are checked at every boundary unless a workflow type
 // defines its own list.
-var DefaultObligations = []string{
+var defaultObligations = []string{
 	"The phase produced the output required by its workflow contract.",
 	"The work still serves the job's objective.",
 	"The phase made progress instead of repeating earlier work.",
 	"Failures were surfaced rather than silently worked around.",
 }
+
+// DefaultObligations returns the obligations checked at every boundary
+// unless Options.Obligations lists others for the workflow type; the
+// slice is the caller's own.
+func DefaultObligations() []string { return slices.Clone(defaultObligations) }
 
 // questionsOver builds the four standard questions over the obligations:
 // breach is a choice over none and obligation[i].

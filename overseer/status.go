@@ -1,7 +1,6 @@
 package overseer
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -124,13 +123,6 @@ const (
 // AbortedErrorType is the application error type a job ends with when a
 // human aborts it at a gate.
 const AbortedErrorType = "OverseerAborted"
-
-// IsAborted reports whether err (a workflow's error, as a client sees it)
-// says the job was aborted at an overseer gate.
-func IsAborted(err error) bool {
-	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == AbortedErrorType
-}
 
 func abortError(g Gate) error {
 	msg := fmt.Sprintf("job aborted by %s at the overseer gate after phase %q", g.By, g.Phase)

@@ -27,8 +27,8 @@ func TestMetricsExposition(t *testing.T) {
 	require.NoError(t, err)
 	h := m.Handler().WithTags(map[string]string{"workflow_type": "CoroJob"})
 	h.WithTags(map[string]string{"mode": "manage", "band": "on_track", "outcome": "ok"}).
-		Counter(overseer.MetricAssessments).Inc(2)
-	h.Timer(overseer.MetricJudgeLatency).Record(3 * time.Millisecond)
+		Counter("overseer_assessments").Inc(2)
+	h.Timer("overseer_judge_latency").Record(3 * time.Millisecond)
 	h.WithTags(map[string]string{"action": "continue"}).Timer(overseer.MetricGateWait).Record(2 * time.Hour)
 
 	srv, err := worker.ServeMetrics("127.0.0.1:0", m, nil)
@@ -68,11 +68,11 @@ func TestOverseerSeriesHaveHelpAndNoSDKNoneTags(t *testing.T) {
 	// The tags the SDK puts on a workflow's metrics handler.
 	h := m.Handler().WithTags(map[string]string{"namespace": "default", "client_name": "temporal_go", "worker_type": "none",
 		"activity_type": "none", "task_queue": "q", "workflow_type": "CoroJob"})
-	h.WithTags(map[string]string{"kind": "rejected"}).Counter(overseer.MetricJudgeErrors).Inc(1)
+	h.WithTags(map[string]string{"kind": "rejected"}).Counter("overseer_judge_errors").Inc(1)
 	h.Counter("temporal_request").Inc(1)
 	body := scrape(t, m)
 	assert.Contains(t, body, `overseer_judge_errors_total{kind="rejected",namespace="default",task_queue="q",workflow_type="CoroJob"} 1`)
-	assert.Contains(t, body, "# HELP overseer_judge_errors_total "+overseer.MetricHelp(overseer.MetricJudgeErrors))
+	assert.Contains(t, body, "# HELP overseer_judge_errors_total "+overseer.MetricHelp("overseer_judge_errors"))
 	assert.Contains(t, body, `temporal_request_total{activity_type="none"`, "the SDK's own series keep their tags")
 	for _, line := range strings.Split(body, "\n") {
 		if strings.HasPrefix(line, "overseer_") {

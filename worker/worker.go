@@ -1,7 +1,3 @@
-// Package worker turns configuration into a Temporal client and a worker
-// that runs the reference job workflow, its phase agents and the overseer
-// plugin. It is what `overseer worker`, `overseer dev` and `overseer demo`
-// run, and a template for wiring the plugin into your own worker.
 package worker
 
 import (
@@ -46,9 +42,10 @@ type Config struct {
 	// Judge answers the overseer's questions. If not set, the judge that
 	// JudgeConfig selects.
 	Judge jev.Judge
-	// JudgeConfig selects the judge when Judge is not set: heuristic, Jev
-	// HTTP or OpenAI-compatible (see judge.go and JudgeConfigFromEnv). If
-	// not set, the heuristic judge (rules, not a model).
+	// JudgeConfig selects the judge when Judge is not set: learned,
+	// heuristic, Jev HTTP or OpenAI-compatible (JudgeConfigFromEnv reads it
+	// from the environment). If not set, the learned judge with its
+	// shipped model.
 	JudgeConfig JudgeConfig
 	// Policy holds the verdict thresholds (overseer.LoadPolicy reads the
 	// file `overseer calibrate` writes). If not set, the policy that goes

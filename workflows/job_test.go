@@ -55,7 +55,7 @@ func runJob(t *testing.T, scenario activities.Scenario, mode overseer.Mode) run 
 		}
 		if st.Paused {
 			r.pausedBy = append(r.pausedBy, st.PauseReason)
-			env.SignalWorkflow(overseer.ResumeSignalName, overseer.ResumeRequest{By: "reviewer", Note: "credentials added; change approach"})
+			env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "reviewer", Note: "credentials added; change approach"})
 			r.resumed++
 		}
 		if !env.IsWorkflowCompleted() {

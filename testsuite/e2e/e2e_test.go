@@ -251,7 +251,7 @@ func finish(t *testing.T, c client.Client, run client.WorkflowRun, reviewer stri
 	t.Helper()
 	eventually(t, "the job to finish", 60*time.Second, func() bool {
 		if s := status(t, c, run.GetID()); s.Paused {
-			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeUpdateName,
+			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
 				Args: []any{overseer.ResumeRequest{By: reviewer}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 		}
@@ -349,12 +349,12 @@ func TestE2EListByStatusAndResumeWithOfficialCLI(t *testing.T) {
 	exe, err := testsuite.TemporalCLIPath()
 	require.NoError(t, err)
 	bad, err := exec.Command(exe, "workflow", "update", "execute", "--address", srv.FrontendHostPort(),
-		"--workflow-id", run.GetID(), "--name", overseer.ResumeUpdateName, "--input", `{"by":"ops","action":"skip"}`).CombinedOutput()
+		"--workflow-id", run.GetID(), "--name", overseer.ResumeName, "--input", `{"by":"ops","action":"skip"}`).CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(bad), "resume action must be")
 	assert.Contains(t, string(bad), "skip")
 
-	temporalCLI(t, srv, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", overseer.ResumeUpdateName,
+	temporalCLI(t, srv, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", overseer.ResumeName,
 		"--input", `{"by":"ops","note":"credentials added"}`)
 	res, err := finish(t, c, run, "ops")
 	require.NoError(t, err)
@@ -367,7 +367,7 @@ func TestE2EResumeBySignalFromOfficialCLI(t *testing.T) {
 	tq := startWorker(t, srv, worker.Config{})
 	run := startJob(t, c, tq, workflows.JobInput{Objective: "Ship", Scenario: activities.Looping})
 	eventually(t, "the job to pause", 30*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
-	temporalCLI(t, srv, "workflow", "signal", "--workflow-id", run.GetID(), "--name", overseer.ResumeSignalName, "--input", `{"by":"signal-user"}`)
+	temporalCLI(t, srv, "workflow", "signal", "--workflow-id", run.GetID(), "--name", overseer.ResumeName, "--input", `{"by":"signal-user"}`)
 	eventually(t, "the job to leave the gate", 30*time.Second, func() bool {
 		s := status(t, c, run.GetID())
 		return s.Counters.Resumes >= 1 && s.Gates[0].By == "signal-user"

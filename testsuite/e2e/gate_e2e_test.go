@@ -77,7 +77,7 @@ func TestE2EPausedJobIsVisibleInPlainTemporalAndItsCommandResumesIt(t *testing.T
 		descriptions["update "+u.GetName()] = u.GetDescription()
 	}
 	assert.NotEmpty(t, descriptions[overseer.StatusQueryName])
-	assert.NotEmpty(t, descriptions["update "+overseer.ResumeUpdateName])
+	assert.NotEmpty(t, descriptions["update "+overseer.ResumeName])
 
 	// The official CLI shows them.
 	out := temporalCLI(t, srv, "workflow", "metadata", "--workflow-id", run.GetID())
@@ -138,13 +138,13 @@ func TestE2EMalformedResumeSignalNeverTurnsTheNextIntoAnAbort(t *testing.T) {
 	tq := startWorker(t, srv, worker.Config{})
 	run, _ := pausedJob(t, srv, tq)
 	for _, bad := range []string{`{"action":"abort","by":{"x":1}}`, `{"by":"alice","actoin":"abort"}`, `{"by":"alice","gate":"nope-9"}`} {
-		temporalCLI(t, srv, "workflow", "signal", "--workflow-id", run.GetID(), "--name", overseer.ResumeSignalName, "--input", bad)
+		temporalCLI(t, srv, "workflow", "signal", "--workflow-id", run.GetID(), "--name", overseer.ResumeName, "--input", bad)
 	}
 	eventually(t, "the bad signals to be counted", 20*time.Second, func() bool {
 		return status(t, c, run.GetID()).Counters.IgnoredResumes == 3
 	})
 	assert.True(t, status(t, c, run.GetID()).Paused, "no bad signal resumed the job")
-	temporalCLI(t, srv, "workflow", "signal", "--workflow-id", run.GetID(), "--name", overseer.ResumeSignalName,
+	temporalCLI(t, srv, "workflow", "signal", "--workflow-id", run.GetID(), "--name", overseer.ResumeName,
 		"--input", `{"by":"bob","note":"carry on"}`)
 	eventually(t, "bob's resume", 20*time.Second, func() bool {
 		st := status(t, c, run.GetID())
@@ -165,7 +165,7 @@ func TestE2EResumeRefusalsAreTypedAndBoundToTheGate(t *testing.T) {
 	run, s := pausedJob(t, srv, tq)
 	update := func(req any) error {
 		h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(),
-			UpdateName: overseer.ResumeUpdateName, Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			UpdateName: overseer.ResumeName, Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err == nil {
 			err = h.Get(context.Background(), nil)
 		}
@@ -173,23 +173,23 @@ func TestE2EResumeRefusalsAreTypedAndBoundToTheGate(t *testing.T) {
 	}
 
 	// Misspelled field: refused, not silently continued.
-	out := temporalCLIFails(t, srv, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", overseer.ResumeUpdateName,
+	out := temporalCLIFails(t, srv, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", overseer.ResumeName,
 		"--input", `{"by":"alice","actoin":"abort"}`)
 	assert.Contains(t, out, `unknown field \"actoin\"`)
 	assert.Contains(t, out, overseer.InvalidResumeErrorType)
 	err := update(map[string]any{"by": "alice", "actoin": "abort"})
-	assert.True(t, overseer.IsInvalidResume(err), "%v", err)
+	assert.Equal(t, overseer.InvalidResumeErrorType, overseer.ErrorType(err), "%v", err)
 
 	// A 1 MB note is refused at once with one sentence, not after a failed
 	// workflow task.
 	start := time.Now()
 	err = update(overseer.ResumeRequest{By: "alice", Note: strings.Repeat("n", 1<<20)})
-	assert.True(t, overseer.IsInvalidResume(err), "%v", err)
+	assert.Equal(t, overseer.InvalidResumeErrorType, overseer.ErrorType(err), "%v", err)
 	assert.ErrorContains(t, err, "keep it to 4096 bytes")
 	assert.Less(t, time.Since(start), 5*time.Second)
 
 	err = update(overseer.ResumeRequest{By: "alice", Gate: "spec-99"})
-	assert.True(t, overseer.IsWrongGate(err), "%v", err)
+	assert.Equal(t, overseer.WrongGateErrorType, overseer.ErrorType(err), "%v", err)
 
 	// overseer status names the gate and how to resume it.
 	code, stdout, stderr := overseerCLI(srv, "status", run.GetID())
@@ -211,7 +211,7 @@ func TestE2EResumeRefusalsAreTypedAndBoundToTheGate(t *testing.T) {
 	}
 
 	err = update(overseer.ResumeRequest{By: "late"})
-	assert.False(t, overseer.IsNotPaused(err), "a finished job answers no validator: %v", err)
+	assert.NotEqual(t, overseer.NotPausedErrorType, overseer.ErrorType(err), "a finished job answers no validator: %v", err)
 	_, err = ops.Resume(context.Background(), c, run.GetID(), overseer.ResumeRequest{By: "late"})
 	assert.ErrorIs(t, err, ops.ErrFinished)
 }

@@ -52,7 +52,7 @@ func TestE2EMetricsAtZeroFromStartAndOpenGatesGauge(t *testing.T) {
 		`overseer_judge_errors_total{kind="rejected",` + labels + `} 0`,
 		`overseer_pauses_total{cause="verdict",` + labels + `} 0`,
 		`overseer_open_gates{` + labels + `} 0`,
-		"# HELP overseer_judge_errors_total " + overseer.MetricHelp(overseer.MetricJudgeErrors),
+		"# HELP overseer_judge_errors_total " + overseer.MetricHelp("overseer_judge_errors"),
 	} {
 		assert.Contains(t, body, want)
 	}
