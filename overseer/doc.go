@@ -144,9 +144,9 @@
 //
 // The update validates before anything is written to history. Its
 // refusals are application errors with stable types, for clients to test
-// with [IsNotPaused], [IsWrongGate] and [IsInvalidResume] (never by their
-// text): [NotPausedErrorType], [WrongGateErrorType] (its details list the
-// open gates), [InvalidResumeErrorType]. A signal cannot be refused: one
+// with [ErrorType] (never by their text): [NotPausedErrorType],
+// [WrongGateErrorType] (its details list the open gates),
+// [InvalidResumeErrorType]. A signal cannot be refused: one
 // that is undecodable, invalid, for a gate that is not open, or that
 // arrives when nothing is paused is counted (Counters.IgnoredResumes),
 // logged with the reason and the by it claims (a signal carries no
@@ -154,7 +154,7 @@
 // gate. Prefer the update.
 //
 // Abort ends the workflow with an application error of type
-// [AbortedErrorType] ([IsAborted]). The finished phase's result is kept, so
+// [AbortedErrorType]. The finished phase's result is kept, so
 // resuming never re-runs it.
 //
 // Phases flagged in parallel (two phase activities in flight in manage

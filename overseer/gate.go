@@ -41,9 +41,8 @@ const (
 )
 
 // Application error types of the overseer.resume update's refusals. They
-// are stable: clients test them with IsNotPaused, IsWrongGate and
-// IsInvalidResume (errors.As on *temporal.ApplicationError), never by
-// matching the message.
+// are stable: clients test them with [ErrorType] (errors.As on
+// *temporal.ApplicationError), never by matching the message.
 const (
 	// NotPausedErrorType: nothing is paused, so there is nothing to resume.
 	NotPausedErrorType = "OverseerNotPaused"
