@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/supervision"
@@ -110,13 +111,9 @@ type Agents struct {
 	Work time.Duration
 }
 
-// Registry is the part of a worker that Register uses.
-type Registry interface {
-	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
-}
-
-// Register registers one activity per phase, named coro.<phase>.
-func (a *Agents) Register(r Registry) {
+// Register registers one activity per phase, named coro.<phase>, on a
+// worker or the SDK's test environment.
+func (a *Agents) Register(r worker.ActivityRegistry) {
 	for _, p := range DefaultPhases {
 		r.RegisterActivityWithOptions(a.Run, activity.RegisterOptions{Name: ActivityName(p)})
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/activities"
@@ -213,12 +214,8 @@ func passWord(passed bool) string {
 	return "failed checks"
 }
 
-// Registry is the part of a worker that Register uses.
-type Registry interface {
-	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
-}
-
-// Register registers the job workflow under JobWorkflowName.
-func Register(r Registry) {
+// Register registers the job workflow under JobWorkflowName on a worker,
+// a replayer or the SDK's test environment.
+func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflowName})
 }
