@@ -1,6 +1,18 @@
 // Package bench measures what the overseer plugin costs a job, side by
 // side with the same job run bare and with a hand-written judge loop.
 //
+// # Running it
+//
+// `overseer bench` runs it and prints a table (--json for the raw
+// figures). From Go, give [Run] a client of a server set up as described
+// under "The server" below:
+//
+//	res, err := bench.Run(ctx, c, bench.Options{Rounds: 3, Progress: os.Stderr})
+//	if err != nil {
+//		return err
+//	}
+//	return bench.WriteTable(os.Stdout, res)
+//
 // # Variants
 //
 // Every variant runs the same job ([Job]: N phase activities in a row)

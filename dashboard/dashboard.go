@@ -76,8 +76,9 @@ type Options struct {
 	Limit int
 	// Timeout bounds each Temporal call a page makes. If not set, 5 seconds.
 	Timeout time.Duration
-	// Policy draws the bands on the chart. If not set, the overseer's
-	// DefaultPolicy (the bands the worker uses unless configured otherwise).
+	// Policy draws the bands on the chart: give it the policy your workers
+	// use. If not set, overseer.DefaultPolicy, which is not the policy of
+	// the default learned judge (overseer.DefaultLearnedPolicy).
 	Policy overseer.Policy
 	// AllowedHosts are host names (without port) the dashboard answers to,
 	// besides localhost and IP addresses. Add the name you reach it by when

@@ -9,10 +9,31 @@
 //
 // Everything is read from Temporal: jobs with ListWorkflow and the
 // overseer's search attributes, details with the overseer.status query
-// (package [github.com/corohq/temporal-overseer/ops], shared with the CLI).
+// (through package ops, as the CLI does).
 // Pages refresh by themselves: a small embedded script polls an HTML
 // fragment of the live part of the page (a meta refresh when scripts are
 // off).
+//
+// # Serving it
+//
+// `overseer dashboard` runs it; to embed it in a program of your own:
+//
+//	d, err := dashboard.New(dashboard.Options{
+//		Client:     c,
+//		TemporalUI: "http://localhost:8233", // links to each job's history
+//		Policy:     policy,                  // the bands the chart draws: your worker's policy
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	ln, err := net.Listen("tcp", "127.0.0.1:8080")
+//	if err != nil {
+//		return err
+//	}
+//	return dashboard.Serve(ctx, ln, d) // until ctx is done
+//
+// A [Backend] other than Temporal (a fake in tests) can stand in for the
+// client. The dashboard is a Go module of its own.
 //
 // # Safe by default
 //

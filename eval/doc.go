@@ -2,6 +2,31 @@
 // recorded agent runs with known outcomes. It is what the `overseer train`,
 // `overseer eval` and `overseer calibrate` commands run.
 //
+// It is a Go module of its own. From Go, fitting a model and a policy for
+// it reads:
+//
+//	runs, err := eval.LoadRuns("runs.jsonl", "") // the format is detected
+//	if err != nil {
+//		return err
+//	}
+//	fit, err := eval.Train(ctx, runs, eval.TrainOptions{}) // overseer train
+//	if err != nil {
+//		return err
+//	}
+//	judge := &overseer.LearnedJudge{Model: fit.Model}
+//	scored, err := eval.Score(ctx, runs, eval.ScoreOptions{Judge: judge}) // overseer eval
+//	if err != nil {
+//		return err
+//	}
+//	cal, err := eval.Calibrate(scored, 0.05) // overseer calibrate: at most 5 % false pauses
+//	if err != nil {
+//		return err
+//	}
+//	file, err := overseer.MarshalPolicy(cal.Policy, cal)
+//
+// Scores of runs the model was fitted on flatter it: read its measures
+// from fit.CV, every run scored by a model that never saw its task family.
+//
 // # Run records
 //
 // Every command reads one format: run records ([Record], format
