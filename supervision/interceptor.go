@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
-	"go.uber.org/zap"
+	"go.temporal.io/sdk/log"
 
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -45,8 +45,11 @@ type InterceptorOptions struct {
 	// overseer.InPhaseSignalName signal whenever the advice changes and for
 	// the final observation.
 	DisableWorkflowAdvice bool
-	// Logger. If not set, nothing is logged.
-	Logger *zap.Logger
+	// Logger receives the warnings of the queue that runs the observer
+	// callbacks for every activity (a callback that panicked, a queue that
+	// is full). If not set, they are not logged. What concerns one activity
+	// goes to that activity's own logger (activity.GetLogger).
+	Logger log.Logger
 
 	// clock is the time source; tests set it. If not set, the real clock.
 	clock clock
@@ -89,7 +92,7 @@ func NewInterceptor(o InterceptorOptions) (*Interceptor, error) {
 		o.clock = realClock{}
 	}
 	if o.Logger == nil {
-		o.Logger = zap.NewNop()
+		o.Logger = nopLogger{}
 	}
 	return &Interceptor{o: o, q: newDispatcher(recordQueueSize, o.Logger)}, nil
 }
@@ -137,7 +140,7 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 	// Scope: namespace / workflow id, and a fresh id per activity attempt:
 	// the host takes it from EvidenceRequest.Scope for its receipts.
 	scope := activityScope(info.Namespace, info.WorkflowExecution.ID, newRunID())
-	n := &notifier{w: a.w, info: info, client: activityClient(ctx), scope: scope}
+	n := &notifier{w: a.w, info: info, client: activityClient(ctx), scope: scope, log: activity.GetLogger(ctx)}
 	l := newLoop(ctx, &loop{
 		sup: o.Supervisor, sched: o.Schedule, clock: o.clock, scope: scope, cap: inv.cap,
 		evidence: func() EvidenceSource { inv.mu.Lock(); defer inv.mu.Unlock(); return inv.evidence },
@@ -212,6 +215,8 @@ type notifier struct {
 	client signaler
 	scope  Scope
 	last   Advice
+	// log is the activity's own logger.
+	log log.Logger
 }
 
 type signaler interface {
@@ -255,7 +260,7 @@ func (n *notifier) publish(obs Observation) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := n.client.SignalWorkflow(ctx, n.info.WorkflowExecution.ID, n.info.WorkflowExecution.RunID, overseer.InPhaseSignalName, sig); err != nil {
-		o.Logger.Warn("supervision: cannot signal advice to the workflow", zap.String("workflow_id", n.info.WorkflowExecution.ID), zap.Error(err))
+		n.log.Warn("supervision: cannot signal advice to the workflow", "error", err)
 	}
 }
 
@@ -315,7 +320,7 @@ const recordQueueSize = 256
 // callback is swallowed.
 type dispatcher struct {
 	size   int
-	logger *zap.Logger
+	logger log.Logger
 
 	mu     sync.Mutex
 	ch     chan func()
@@ -323,7 +328,7 @@ type dispatcher struct {
 	done   chan struct{}
 }
 
-func newDispatcher(size int, logger *zap.Logger) *dispatcher {
+func newDispatcher(size int, logger log.Logger) *dispatcher {
 	return &dispatcher{size: size, logger: logger}
 }
 
@@ -333,7 +338,7 @@ func (d *dispatcher) run(ch <-chan func(), done chan<- struct{}) {
 		func() {
 			defer func() {
 				if p := recover(); p != nil {
-					d.logger.Warn("supervision: observer panicked", zap.Any("panic", p))
+					d.logger.Warn("supervision: observer panicked", "panic", p)
 				}
 			}()
 			f()
@@ -384,3 +389,11 @@ func (d *dispatcher) close(wait time.Duration) {
 		d.logger.Warn("supervision: observers still busy after the worker stopped; not waiting for them")
 	}
 }
+
+// nopLogger discards what it is given.
+type nopLogger struct{}
+
+func (nopLogger) Debug(string, ...any) {}
+func (nopLogger) Info(string, ...any)  {}
+func (nopLogger) Warn(string, ...any)  {}
+func (nopLogger) Error(string, ...any) {}

@@ -55,7 +55,7 @@ func (cfg Config) supervisionPlugins() ([]sdkworker.Plugin, error) {
 		acts = []string{activities.ActivityName(activities.PhaseCode)}
 	}
 	p, err := supervision.NewPlugin(supervision.InterceptorOptions{
-		Supervisor: sup, Schedule: c.Schedule, Activities: acts, Logger: logger, OnRecord: logRecord,
+		Supervisor: sup, Schedule: c.Schedule, Activities: acts, Logger: SDKLogger(logger), OnRecord: logRecord,
 	})
 	if err != nil {
 		return nil, err
