@@ -1,0 +1,24 @@
+package bench_test
+
+import (
+	"fmt"
+
+	"github.com/corohq/temporal-overseer/bench"
+)
+
+// The variants a bench runs, in the order it reports them; name some in
+// Options.Variants to run only those.
+func ExampleVariants() {
+	for _, v := range bench.Variants() {
+		fmt.Println(v)
+	}
+	// Output:
+	// bare
+	// hand-written
+	// observe
+	// manage
+	// manage+search-attributes
+	// manage/local-activity
+	// observe/remote-judge
+	// observe/hanging-judge
+}
