@@ -239,8 +239,10 @@
 //
 // Every overseen run answers the query overseer.status ([StatusQueryName])
 // with its [Status]: band, P(on objective), phase, open gate, pending note,
-// recent assessments and gates, and counters; workflow code reads the same
-// with [GetStatus]. With [Options.SearchAttributes] set, the overseer also
+// recent assessments and gates, and counters, and the latest advice of the
+// in-phase supervisor of package supervision about long phases, which
+// reports it on the signal [InPhaseSignalName]; workflow code reads the
+// same with [GetStatus]. With [Options.SearchAttributes] set, the overseer also
 // upserts OverseerStatus (Keyword), OverseerOnObjective (Double) and
 // OverseerPaused (Bool), which must first be registered on the namespace,
 // so that jobs can be listed by band:
