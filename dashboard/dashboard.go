@@ -77,8 +77,8 @@ type Options struct {
 	// Timeout bounds each Temporal call a page makes. If not set, 5 seconds.
 	Timeout time.Duration
 	// Policy draws the bands on the chart: give it the policy your workers
-	// use. If not set, overseer.DefaultPolicy, which is not the policy of
-	// the default learned judge (overseer.DefaultLearnedPolicy).
+	// use. If not set, the policy of the default judge
+	// (overseer.DefaultLearnedPolicy).
 	Policy overseer.Policy
 	// AllowedHosts are host names (without port) the dashboard answers to,
 	// besides localhost and IP addresses. Add the name you reach it by when
@@ -140,7 +140,7 @@ func New(opts Options) (*Server, error) {
 		opts.Timeout = 5 * time.Second
 	}
 	if opts.Policy == (overseer.Policy{}) {
-		opts.Policy = overseer.DefaultPolicy()
+		opts.Policy = overseer.DefaultLearnedPolicy()
 	}
 	if err := opts.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
