@@ -2,8 +2,6 @@ package overseer
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"math"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
@@ -39,12 +37,9 @@ func (HeuristicJudge) Pure() {}
 
 // Decide implements jev.Judge.
 func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	var st State
-	if err := json.Unmarshal(req.State, &st); err != nil {
-		return nil, fmt.Errorf("heuristic judge: state is not an overseer state: %w", err)
+	if err := jev.DecodeState(ctx, "heuristic judge", req, &st); err != nil {
+		return nil, err
 	}
 	s := signalsOf(st.Trajectory)
 	onObjective := clamp(0.92-s.penalty(), 0.02, 0.98)

@@ -189,16 +189,13 @@ func (*LearnedJudge) Pure() {}
 
 // Decide implements jev.Judge.
 func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
-	if err := ctx.Err(); err != nil {
+	var st State
+	if err := jev.DecodeState(ctx, "learned judge", req, &st); err != nil {
 		return nil, err
 	}
 	m := j.Model
 	if m == nil {
 		m = defaultModel
-	}
-	var st State
-	if err := json.Unmarshal(req.State, &st); err != nil {
-		return nil, fmt.Errorf("learned judge: state is not an overseer state: %w", err)
 	}
 	t := st.Trajectory
 	onObjective := clamp(m.predictSuccess(t), 0.01, 0.99)

@@ -2,7 +2,6 @@ package supervision
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -44,12 +43,9 @@ type heuristicState struct {
 
 // Decide implements jev.Judge.
 func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	var s heuristicState
-	if err := json.Unmarshal(req.State, &s); err != nil {
-		return nil, fmt.Errorf("supervision heuristic judge: state is not a supervision state: %w", err)
+	if err := jev.DecodeState(ctx, "supervision heuristic judge", req, &s); err != nil {
+		return nil, err
 	}
 	out := strings.ToLower(s.Output)
 	p := map[checkID]float64{

@@ -2,6 +2,7 @@ package jev
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -84,3 +85,16 @@ func (s *Scripted) Requests() []Request {
 
 // Prob returns a pointer to p, for building answers.
 func Prob(p float64) *float64 { return &p }
+
+// DecodeState is how an in-process judge starts: it returns ctx's error if
+// the call is already cancelled, else decodes the request's state into v,
+// saying which judge could not read it.
+func DecodeState(ctx context.Context, judge string, req Request, v any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(req.State, v); err != nil {
+		return fmt.Errorf("%s: the request's state is not what it reads: %w", judge, err)
+	}
+	return nil
+}
