@@ -39,6 +39,13 @@ type workerInterceptor struct {
 	opts Options
 }
 
+var (
+	_ interceptor.WorkerInterceptor           = (*workerInterceptor)(nil)
+	_ interceptor.ActivityInboundInterceptor  = (*activityInbound)(nil)
+	_ interceptor.WorkflowInboundInterceptor  = (*workflowInbound)(nil)
+	_ interceptor.WorkflowOutboundInterceptor = (*workflowOutbound)(nil)
+)
+
 // NewWorkerInterceptor returns the bare worker interceptor for users who
 // wire interceptors themselves. They must also register the Overseer
 // activity with [RegisterActivities]. [NewPlugin] does both.

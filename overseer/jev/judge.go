@@ -21,6 +21,11 @@ type JudgeFunc func(ctx context.Context, req Request) (*Response, error)
 // Decide calls f.
 func (f JudgeFunc) Decide(ctx context.Context, req Request) (*Response, error) { return f(ctx, req) }
 
+var (
+	_ Judge = JudgeFunc(nil)
+	_ Judge = (*Scripted)(nil)
+)
+
 // ErrScriptExhausted is returned by a Scripted judge that has no step left.
 var ErrScriptExhausted = errors.New("jev: scripted judge has no step left")
 

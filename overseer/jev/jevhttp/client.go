@@ -53,6 +53,8 @@ type Judge struct {
 	client   *http.Client
 }
 
+var _ jev.Judge = (*Judge)(nil)
+
 // New returns a Judge for opts, or an error naming the first bad option.
 func New(opts Options) (*Judge, error) {
 	raw := opts.URL

@@ -54,6 +54,8 @@ type Handler struct {
 	draining atomic.Bool
 }
 
+var _ http.Handler = (*Handler)(nil)
+
 // NewHandler returns a Handler serving judge.
 func NewHandler(judge jev.Judge, opts HandlerOptions) (*Handler, error) {
 	if judge == nil {

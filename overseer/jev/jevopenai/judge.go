@@ -77,6 +77,8 @@ type Judge struct {
 	where  string // base URL without user information, for errors
 }
 
+var _ jev.Judge = (*Judge)(nil)
+
 // New returns a Judge for opts, or an error naming the first bad option.
 func New(opts Options) (*Judge, error) {
 	budget, err := jev.CheckBudget(opts.Budget)
