@@ -295,13 +295,14 @@ func tracesDir(t *testing.T) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	require.NoError(t, err)
+	// The repository's root holds go.work (eval is a module of its own).
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
 			break
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
+			t.Fatal("no go.work above the test's directory")
 		}
 		dir = parent
 	}
