@@ -71,6 +71,7 @@ func TestAutomaticPlacement(t *testing.T) {
 			for _, a := range s.Assessments {
 				assert.Empty(t, a.Error)
 				assert.NotNil(t, a.Verdict)
+				assert.Positive(t, a.Latency, "the judge's latency is measured wherever it runs")
 			}
 		})
 	}

@@ -228,9 +228,13 @@ func (r *run) decideInWorkflow(ctx workflow.Context, in AssessInput) (AssessOutp
 			return workflowAnswer{Kind: answerKind, Error: fmt.Sprintf("overseer.assess: this worker's judge %T cannot run in workflow code, "+
 				"where this run's judge was pinned to run; give the worker a PureJudge", r.judge)}
 		}
+		start := time.Now() // inside the side effect: recorded, never replayed
 		out, err := decide(context.Background(), judge, in)
 		if err != nil {
 			return workflowAnswer{Kind: answerKind, Error: err.Error()}
+		}
+		if out.Latency == 0 {
+			out.Latency = time.Since(start)
 		}
 		return workflowAnswer{Kind: answerKind, Output: &out}
 	}).Get(&rec)
