@@ -248,6 +248,12 @@ func TestE2EClosedAtAGateIsNotListedAsPaused(t *testing.T) {
 		code, stdout, _ := overseerCLI(srv, "list", "--paused")
 		return code == 0 && !strings.Contains(stdout, cancelled.GetID()) && !strings.Contains(stdout, terminated.GetID())
 	})
+	// The terminated job's own status still holds its pause (no code ran to
+	// clear it); overseer status says the job closed and offers no resume.
+	code, stdout, stderr := overseerCLI(srv, "status", terminated.GetID())
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `Status\s+terminated while paused at gate \S+: nothing to resume`, stdout)
+	assert.NotContains(t, stdout, "overseer resume")
 }
 
 func mustPausedQuery(t *testing.T) string {

@@ -49,17 +49,33 @@ func (*StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(s)
 	}
-	writeStatus(out, id, s)
+	// The status is what the run last recorded: a job terminated or timed
+	// out at a gate ran no code to clear its pause, so say that it closed.
+	state := ""
+	if j, err := ops.Describe(qctx, c, id); err == nil && !j.Running() {
+		state = j.State
+	}
+	writeStatus(out, id, s, state)
 	return nil
 }
 
-func writeStatus(out io.Writer, id string, s overseer.Status) {
+// writeStatus prints a job's status; closedState is its Temporal state
+// when it is no longer running ("terminated", …), else "".
+func writeStatus(out io.Writer, id string, s overseer.Status, closedState string) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Job\t%s\n", id)
 	if s.Objective != "" {
 		fmt.Fprintf(tw, "Objective\t%s\n", s.Objective)
 	}
-	fmt.Fprintf(tw, "Status\t%s\n", s.Label())
+	if closedState != "" && s.Paused {
+		fmt.Fprintf(tw, "Status\t%s while paused at gate %s: nothing to resume\n", closedState, s.GateID)
+		s.Paused = false // the pause lines below describe an open gate
+	} else {
+		fmt.Fprintf(tw, "Status\t%s\n", s.Label())
+	}
+	if closedState != "" {
+		fmt.Fprintf(tw, "Temporal\t%s\n", closedState)
+	}
 	if g := s.Aborted(); g != nil && g.ResumedAt != nil {
 		fmt.Fprintf(tw, "Outcome\taborted by %s at %s after %s\n", g.By, g.ResumedAt.Format(time.RFC3339), g.Phase)
 	}
