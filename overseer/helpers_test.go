@@ -105,7 +105,22 @@ type harness struct {
 	judge *jev.Scripted
 }
 
+// newHarness runs phasesWorkflow under the plugin with opts; a scripted
+// judge answers with steps unless opts names another. A judge that is not
+// pure answers in a local activity unless opts places it, so that its
+// scripted steps go to the boundaries in order (in observe mode the
+// automatic placement, a regular activity, lets assessments overlap and
+// finish in any order): newAutoHarness keeps the automatic placement.
 func newHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) *harness {
+	t.Helper()
+	if _, pure := opts.Judge.(overseer.PureJudge); !pure && opts.Placement == overseer.PlacementAuto && opts.AssessTaskQueue == "" {
+		opts.Placement = overseer.PlacementLocalActivity
+	}
+	return newAutoHarness(t, opts, steps...)
+}
+
+// newAutoHarness is newHarness with the placement opts resolves to.
+func newAutoHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) *harness {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()

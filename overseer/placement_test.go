@@ -60,7 +60,7 @@ func TestAutomaticPlacement(t *testing.T) {
 		{name: "a task queue of its own makes it a regular activity", mode: overseer.ModeManage, judge: pureJudge{}, queue: "judges", activities: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, overseer.Options{Mode: tc.mode, Judge: tc.judge, AssessTaskQueue: tc.queue}, onTrack(), onTrack(), onTrack())
+			h := newAutoHarness(t, overseer.Options{Mode: tc.mode, Judge: tc.judge, AssessTaskQueue: tc.queue}, onTrack(), onTrack(), onTrack())
 			seen := watchPlacement(h)
 			h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 			require.NoError(t, h.env.GetWorkflowError())

@@ -72,7 +72,9 @@ func TestTrajectoryStaysBoundedOver5000Phases(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(quietLogger())
 	env := s.NewTestWorkflowEnvironment()
-	plugin, err := overseer.NewPlugin(overseer.Options{Judge: judge})
+	// A local activity: boundaries are assessed in order, so sizes[i] is
+	// boundary i+1's request.
+	plugin, err := overseer.NewPlugin(overseer.Options{Judge: judge, Placement: overseer.PlacementLocalActivity})
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
 	env.RegisterWorkflow(churnWorkflow)
