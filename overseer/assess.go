@@ -74,18 +74,13 @@ type PureJudge interface {
 // other judge error is returned as is and retried by the activity's retry
 // policy.
 func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, error) {
-	start := time.Now()
 	out, err := decide(ctx, a.judge, in)
-	latency := time.Since(start)
 	// The SDK's activity logger: the worker's logger, with the workflow,
 	// activity and attempt already attached.
 	log := activity.GetLogger(ctx)
 	if err != nil {
-		log.Warn("overseer judge failed", "workflow_type", in.WorkflowType, "phase", in.Phase, "latency", latency, "error", err)
+		log.Warn("overseer judge failed", "workflow_type", in.WorkflowType, "phase", in.Phase, "latency", out.Latency, "error", err)
 		return AssessOutput{}, err
-	}
-	if out.Latency == 0 {
-		out.Latency = latency
 	}
 	log.Info("overseer assessed phase", "workflow_type", in.WorkflowType, "phase", in.Phase, "on_objective", out.Answers.OnObjective,
 		"breach", out.Answers.Breach, "severity", out.Answers.Severity, "latency", out.Latency)
@@ -93,26 +88,34 @@ func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 }
 
 // decide asks judge about one boundary and validates its answer, with the
-// error types of [assessor.Assess]. It reads no clock, so a [PureJudge]
-// can run it in workflow code.
+// error types of [assessor.Assess]. Latency is the judge's own figure, else
+// the time it took; on error it is the only field set. It runs in the
+// Overseer activity, or inside a side effect for a [PureJudge] in workflow
+// code, where reading the clock is recorded, never replayed.
 func decide(ctx context.Context, judge jev.Judge, in AssessInput) (AssessOutput, error) {
 	req, err := NewRequest(in.Obligations, in.Trajectory)
 	if err != nil {
 		return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidRequestErrorType, err)
 	}
+	start := time.Now()
 	resp, err := judge.Decide(ctx, req)
+	failed := AssessOutput{Latency: time.Since(start)}
 	if err != nil {
 		if errors.Is(err, jev.ErrInvalidAnswer) {
-			return AssessOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidAnswerErrorType, err)
+			return failed, temporal.NewNonRetryableApplicationError(err.Error(), InvalidAnswerErrorType, err)
 		}
 		if errors.Is(err, jev.ErrRejected) {
-			return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: judge: "+err.Error(), RejectedErrorType, err)
+			return failed, temporal.NewNonRetryableApplicationError("overseer.assess: judge: "+err.Error(), RejectedErrorType, err)
 		}
-		return AssessOutput{}, fmt.Errorf("overseer.assess: judge: %w", err)
+		return failed, fmt.Errorf("overseer.assess: judge: %w", err)
 	}
 	answers, err := ParseAnswers(req, resp, in.Obligations)
 	if err != nil {
-		return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidAnswerErrorType, err)
+		return failed, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidAnswerErrorType, err)
 	}
-	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: resp.Latency}, nil
+	latency := resp.Latency
+	if latency == 0 {
+		latency = failed.Latency
+	}
+	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: latency}, nil
 }

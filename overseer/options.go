@@ -95,7 +95,7 @@ type Options struct {
 	PhaseActivities []string
 
 	// Obligations sets the phase obligations per workflow type name. If a
-	// type is not listed, defaultObligations.
+	// type is not listed, DefaultObligations().
 	Obligations map[string][]string
 
 	// AssessTimeout bounds one attempt of the Overseer activity (judge call

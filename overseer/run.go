@@ -117,15 +117,18 @@ func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f 
 func (r *run) assess(ctx workflow.Context, phase string) {
 	r.seq++
 	seq := r.seq
-	in := AssessInput{WorkflowType: r.wfType, Phase: phase, Obligations: r.cfg.Obligations, Trajectory: r.traj.clone()}
+	in := AssessInput{WorkflowType: r.wfType, Phase: phase, Obligations: r.cfg.Obligations, Trajectory: r.traj}
 	rec := Assessment{Seq: seq, Phase: phase, Digest: r.traj.Digest()}
 	var (
 		out AssessOutput
 		err error
 	)
 	if r.cfg.placement() == PlacementWorkflow {
+		// Synchronous, and skipped on replay: the trajectory needs no copy.
 		out, err = r.decideInWorkflow(ctx, in)
 	} else {
+		// The activity runs while other phases may record theirs.
+		in.Trajectory = r.traj.clone()
 		r.inFlight++
 		err = r.executeAssess(ctx, in).Get(ctx, &out)
 		r.inFlight--
@@ -228,13 +231,9 @@ func (r *run) decideInWorkflow(ctx workflow.Context, in AssessInput) (AssessOutp
 			return workflowAnswer{Kind: answerKind, Error: fmt.Sprintf("overseer.assess: this worker's judge %T cannot run in workflow code, "+
 				"where this run's judge was pinned to run; give the worker a PureJudge", r.judge)}
 		}
-		start := time.Now() // inside the side effect: recorded, never replayed
 		out, err := decide(context.Background(), judge, in)
 		if err != nil {
 			return workflowAnswer{Kind: answerKind, Error: err.Error()}
-		}
-		if out.Latency == 0 {
-			out.Latency = time.Since(start)
 		}
 		return workflowAnswer{Kind: answerKind, Output: &out}
 	}).Get(&rec)
