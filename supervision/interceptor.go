@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ func NewInterceptor(o InterceptorOptions) (*Interceptor, error) {
 		o.clock = realClock{}
 	}
 	if o.Logger == nil {
-		o.Logger = nopLogger{}
+		o.Logger = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 	}
 	return &Interceptor{o: o, q: newDispatcher(recordQueueSize, o.Logger)}, nil
 }
@@ -389,11 +390,3 @@ func (d *dispatcher) close(wait time.Duration) {
 		d.logger.Warn("supervision: observers still busy after the worker stopped; not waiting for them")
 	}
 }
-
-// nopLogger discards what it is given.
-type nopLogger struct{}
-
-func (nopLogger) Debug(string, ...any) {}
-func (nopLogger) Info(string, ...any)  {}
-func (nopLogger) Warn(string, ...any)  {}
-func (nopLogger) Error(string, ...any) {}
