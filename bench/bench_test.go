@@ -27,7 +27,7 @@ func devServer(t *testing.T) *testsuite.DevServer {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler)),
-		DynamicConfig: map[string]string{"history.transferProcessorMaxPollRPS": "1000"}})
+		DynamicConfig: bench.DevServerConfig()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Stop() })
 	return srv

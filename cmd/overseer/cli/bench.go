@@ -16,11 +16,6 @@ import (
 	"github.com/corohq/temporal-overseer/worker"
 )
 
-// devServerPollRPS raises the dev server's transfer-queue poll rate: at its
-// default (20 polls a second) the server paces a job at about 100 ms per
-// phase, which hides everything a phase boundary costs.
-const devServerPollRPS = "1000"
-
 // Bench is `overseer bench`: the same job bare, hand-written and under the
 // plugin, side by side.
 type Bench struct {
@@ -45,7 +40,7 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 	long := fs.Int("long-phases", 1000, "phases of the job that measures the judge's request size (continues as new halfway)")
 	hang := fs.Duration("hang-budget", 0, "budget of the hanging judge (default 1s)")
 	only := fs.String("variants", "", "comma-separated variants to run (default all: "+strings.Join(bench.Variants(), ", ")+")")
-	stock := fs.Bool("stock-dev-server", false, "keep the dev server's default transfer-queue poll rate (20/s), which paces each phase at ~100 ms")
+	stock := fs.Bool("stock-dev-server", false, "keep the dev server's defaults (transfer queue polled 20 times a second, 4 task-queue partitions), which pace each phase at ~100 ms")
 	asJSON := fs.Bool("json", false, "write the result as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (workers and client) to this file")
 	rest, err := parse(fs, args)
@@ -88,7 +83,8 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 	return bench.WriteTable(out, res)
 }
 
-// connect dials --address, or starts a dev server with its poll rate raised.
+// connect dials --address, or starts a dev server with bench.DevServerConfig
+// (or, with stock, its defaults).
 func (b *Bench) connect(ctx context.Context, conn connFlags, stock bool) (client.Client, func(), error) {
 	if conn.address != "" {
 		c, err := conn.dial(ctx)
@@ -97,14 +93,12 @@ func (b *Bench) connect(ctx context.Context, conn connFlags, stock bool) (client
 		}
 		return c, c.Close, nil
 	}
-	dc := map[string]string{"history.transferProcessorMaxPollRPS": devServerPollRPS,
-		"matching.numTaskqueueReadPartitions": "1", "matching.numTaskqueueWritePartitions": "1"}
+	dc := bench.DevServerConfig()
 	if stock {
 		dc = nil
 	}
 	if b.Progress != nil {
-		fmt.Fprintf(b.Progress, "starting the Temporal dev server (history.transferProcessorMaxPollRPS=%s)…\n",
-			map[bool]string{true: "20, stock", false: devServerPollRPS}[stock])
+		fmt.Fprintf(b.Progress, "starting the Temporal dev server (dynamic config %v)…\n", dc)
 	}
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(zap.NewNop()), DynamicConfig: dc})
 	if err != nil {
