@@ -143,10 +143,21 @@ func (a *Agents) wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// finish produces the phase's result.
+// finish produces the phase's result: what the scenario makes happen,
+// then the telemetry of the agent turns it took (telemetry.go).
 func (a *Agents) finish(ctx context.Context, in *PhaseInput) (PhaseOutput, error) {
+	out, err := a.play(ctx, in)
+	if err != nil {
+		return out, err
+	}
+	simulateTelemetry(ctx, in, out.Passed, out.OverseerReport)
+	return out, nil
+}
+
+// play plays the scenario: the phase's outcome, rework and failed tools.
+func (a *Agents) play(ctx context.Context, in *PhaseInput) (PhaseOutput, error) {
 	out := PhaseOutput{Phase: in.Phase, Passed: true}
-	report := &overseer.PhaseReport{Turns: 6 + 2*in.Run, CostUSD: 0.15 * float64(3+in.Run)}
+	report := &overseer.PhaseReport{}
 	out.OverseerReport = report
 	noted := in.Noted || in.Note != nil
 	if n, ok := overseer.ProcessNote(ctx); ok && in.Note == nil {
