@@ -15,8 +15,10 @@ import (
 // .traj file, or every *.traj file of a directory and of its
 // subdirectories one level down (SWE-agent writes <run>/<id>/<id>.traj),
 // in name order. The run's id is the file name without .traj; its outcome
-// comes from a labels.json (instance id → true when resolved) in the
-// directory given, or beside the file. A run without a label is an error:
+// comes from a labels.json (instance id → true when resolved): the first
+// one beside the file or above it, up to the directory given (its root, as
+// in DIR/labels.json with DIR/trajs/*.traj) or, for a file given, two levels
+// up. A run without a label is an error naming it and the labels file:
 // label it or remove it.
 //
 // Each entry of the trajectory is a step:
@@ -28,7 +30,13 @@ import (
 //     the file is a scratch file (see [Classify]; for edit, the open file of
 //     the step's state); create is the same; submit is submit; any other
 //     action is a shell command, classified by a [Classifier] (python runs
-//     are reproduce, test runners test, …);
+//     are reproduce, test runners test, …). CodeR's actions (a multi-agent
+//     system on SWE-agent): its searches (rover_search_*,
+//     stackoverflow_search) are read, and so are plan, succeed and fail (a
+//     role plans or hands over; nothing touches the repository);
+//     SWE-agent's exit_cost, exit_context, exit_format, exit_api and
+//     exit_error (the run stopped at a limit or an error and its patch was
+//     submitted for it) are a failed submit;
 //   - failed: conservatively, only when the observation shows that the
 //     command or tool failed: it starts with "Error" or "Usage:", or says
 //     "command not found", "No such file or directory", "syntax error"
@@ -47,28 +55,23 @@ func ImportSWEAgent(p string) ([]Record, error) {
 		return nil, fmt.Errorf("runs: %w", err)
 	}
 	paths := []string{p}
-	labelsDir := filepath.Dir(p)
 	if fi.IsDir() {
-		labelsDir = p
 		paths, _ = filepath.Glob(filepath.Join(p, "*.traj"))
 		deeper, _ := filepath.Glob(filepath.Join(p, "*", "*.traj"))
 		paths = append(paths, deeper...)
 		sort.Strings(paths)
 	}
-	labels, err := LoadLabels(filepath.Join(labelsDir, "labels.json"))
-	if err != nil {
-		return nil, fmt.Errorf("SWE-agent runs: labels.json (instance id → resolved) must be in %s: %w", labelsDir, err)
-	}
+	labels := newLabelFinder(p, fi.IsDir())
 	out := make([]Record, 0, len(paths))
 	for _, tp := range paths {
+		id := strings.TrimSuffix(filepath.Base(tp), ".traj")
+		resolved, err := labels.outcome(tp, id)
+		if err != nil {
+			return nil, fmt.Errorf("SWE-agent runs: %w", err)
+		}
 		data, err := os.ReadFile(tp)
 		if err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
-		}
-		id := strings.TrimSuffix(filepath.Base(tp), ".traj")
-		resolved, ok := labels[id]
-		if !ok {
-			return nil, fmt.Errorf("%w: run %q has no outcome in labels.json: label it or remove it", ErrInvalidRecord, id)
 		}
 		rec, err := ParseSWEAgent(id, data, resolved)
 		if err != nil {
@@ -137,6 +140,9 @@ func ParseSWEAgent(id string, data []byte, resolved bool) (Record, error) {
 		if class == Submit && strings.TrimSpace(submission) == "" {
 			st.OutputMissing = true
 		}
+		if fields := strings.Fields(action); len(fields) > 0 && sweExit[fields[0]] {
+			st.Failed, st.FailureCategory = true, fields[0]
+		}
 		rec.Steps = append(rec.Steps, st)
 	}
 	return rec, nil
@@ -181,6 +187,15 @@ func sweState(state any) (openFile, wd string) {
 var sweRead = map[string]bool{
 	"open": true, "goto": true, "scroll_up": true, "scroll_down": true, "search_file": true,
 	"search_dir": true, "find_file": true, "filemap": true,
+	// CodeR: searches, and a role's plan or hand-over.
+	"rover_search_method": true, "rover_search_code": true, "rover_search_class": true, "rover_search_file": true,
+	"stackoverflow_search": true, "plan": true, "succeed": true, "fail": true,
+}
+
+// sweExit are SWE-agent's forced ends: a limit or an error stopped the run
+// and its patch was submitted for it.
+var sweExit = map[string]bool{
+	"exit_cost": true, "exit_context": true, "exit_format": true, "exit_api": true, "exit_error": true,
 }
 
 func sweClass(cls *Classifier, action, openFile, wd string) Class {
@@ -189,7 +204,7 @@ func sweClass(cls *Classifier, action, openFile, wd string) Class {
 		return Read
 	}
 	switch tool := fields[0]; {
-	case tool == "submit":
+	case tool == "submit" || sweExit[tool]:
 		return Submit
 	case sweRead[tool]:
 		return Read

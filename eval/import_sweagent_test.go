@@ -110,13 +110,38 @@ func TestImportSWEAgentErrors(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a-1.traj"), []byte(`{"trajectory":[{"action":"ls","observation":""}]}`), 0o644))
 	_, err := LoadRuns(dir, "")
-	assert.ErrorContains(t, err, "labels.json")
+	assert.ErrorContains(t, err, "SWE-agent runs: no labels.json (run id → true when resolved) in "+dir)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "labels.json"), []byte(`{"a-2": true}`), 0o644))
 	_, err = LoadRuns(dir, "")
 	assert.ErrorIs(t, err, ErrInvalidRecord)
-	assert.ErrorContains(t, err, `run "a-1" has no outcome in labels.json`)
+	assert.ErrorContains(t, err, `run "a-1" has no outcome in `+filepath.Join(dir, "labels.json")+": label it or remove it")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "labels.json"), []byte(`{"a-1": true}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a-1.traj"), []byte(`{"info":{}}`), 0o644))
 	_, err = LoadRuns(dir, "")
 	assert.ErrorContains(t, err, `run "a-1" has no trajectory steps`)
+}
+
+// A run directory with labels.json at its root and the trajectories below
+// it, as in DIR/trajs/*.traj; or labels.json beside them.
+func TestImportSWEAgentLabelsAtRoot(t *testing.T) {
+	traj := `{"trajectory":[{"action":"ls","observation":""},{"action":"exit_cost","observation":""}],"info":{"submission":"diff"}}`
+	for _, labelsAt := range []string{"", "trajs"} {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "trajs"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "trajs", "a-1.traj"), []byte(traj), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, labelsAt, "labels.json"), []byte(`{"a-1": true}`), 0o644))
+		format, err := DetectFormat(dir)
+		require.NoError(t, err)
+		assert.Equal(t, FormatSWEAgent, format)
+		recs, err := LoadRuns(dir, "")
+		require.NoError(t, err, "labels.json in %q", labelsAt)
+		require.Len(t, recs, 1)
+		assert.Equal(t, OutcomeSucceeded, recs[0].Outcome)
+		last := recs[0].Steps[1]
+		assert.Equal(t, Step{Phase: "submit", Failed: true, FailureCategory: "exit_cost", Text: "exit_cost"}, last, "the run stopped at its cost limit")
+		// One file given: labels.json beside it or a level up.
+		recs, err = LoadRuns(filepath.Join(dir, "trajs", "a-1.traj"), "")
+		require.NoError(t, err)
+		assert.Len(t, recs, 1)
+	}
 }

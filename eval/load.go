@@ -18,14 +18,19 @@ const (
 	// trajs/*.traj.json.
 	FormatMiniSWE = "mini-swe-agent-1"
 	// FormatSWEAgent is SWE-agent trajectories (*.traj) with a labels.json
-	// beside them.
+	// beside them or at the run directory's root.
 	FormatSWEAgent = "swe-agent"
+	// FormatOpenAIChat is OpenAI chat-completions message logs with tool
+	// calls (OpenHands' LLM completion logs among them), one run per JSON
+	// file or per JSON Lines line, with a labels.json (see
+	// [ImportOpenAIChat]).
+	FormatOpenAIChat = "openai-chat"
 	// FormatLetters is the phase-letter sequence CSV (id,outcome,sequence).
 	FormatLetters = "letters"
 )
 
 // Formats lists the formats LoadRuns reads.
-var Formats = []string{FormatRecords, FormatMiniSWE, FormatSWEAgent, FormatLetters}
+var Formats = []string{FormatRecords, FormatMiniSWE, FormatSWEAgent, FormatOpenAIChat, FormatLetters}
 
 // ErrNoRuns is returned when an input holds no run.
 var ErrNoRuns = errors.New("no runs")
@@ -36,16 +41,28 @@ var ErrUnknownFormat = errors.New("unknown run format")
 
 // importers convert one input (a file or directory) of a format to records.
 var importers = map[string]func(path string) ([]Record, error){
-	FormatRecords:  loadRecordFiles,
-	FormatMiniSWE:  ImportMiniSWE,
-	FormatLetters:  ImportLetters,
-	FormatSWEAgent: ImportSWEAgent,
+	FormatRecords:    loadRecordFiles,
+	FormatMiniSWE:    ImportMiniSWE,
+	FormatLetters:    ImportLetters,
+	FormatSWEAgent:   ImportSWEAgent,
+	FormatOpenAIChat: ImportOpenAIChat,
 }
 
-// DetectFormat tells the format of an input from its layout: a directory
-// with trajs/ is mini-swe-agent-1, one with *.traj files SWE-agent, one with
-// *.jsonl files run records; a .csv file is the letter format, a .jsonl or
-// .json file run records.
+// DetectFormat tells the format of an input from the files it holds.
+//
+// A file: .csv is the letter format, .traj SWE-agent; a .json file, or a
+// .jsonl (.ndjson) file whose first line is, an object with a messages or
+// fncall_messages array is an OpenAI chat log, any other .json or .jsonl
+// file run records.
+//
+// A directory is probed for each format: mini-swe-agent-1 when it has
+// trajs/*.traj.json, SWE-agent when it has *.traj files (at its top or one
+// level down, e.g. trajs/*.traj), OpenAI chat when a .json or .jsonl file at
+// its top or up to two levels down is a chat log (as above; labels.json and
+// *.traj.json are not), run records when a *.jsonl file at its top is not,
+// letters when it has *.csv files. Exactly one format must match: when none
+// or several do, the error (wrapping [ErrUnknownFormat]) names the formats
+// considered and the --format to pass.
 func DetectFormat(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -54,6 +71,9 @@ func DetectFormat(path string) (string, error) {
 	if !fi.IsDir() {
 		switch strings.ToLower(filepath.Ext(path)) {
 		case ".jsonl", ".json", ".ndjson":
+			if isChatLog(path) {
+				return FormatOpenAIChat, nil
+			}
 			return FormatRecords, nil
 		case ".csv":
 			return FormatLetters, nil
@@ -62,17 +82,133 @@ func DetectFormat(path string) (string, error) {
 		}
 		return "", fmt.Errorf("%w: cannot tell the format of %s from its extension: use --format %s", ErrUnknownFormat, path, strings.Join(Formats, "|"))
 	}
-	if st, err := os.Stat(filepath.Join(path, "trajs")); err == nil && st.IsDir() {
-		return FormatMiniSWE, nil
+	type found struct{ format, evidence string }
+	var matched []found
+	glob := func(pattern string) []string {
+		m, _ := filepath.Glob(filepath.Join(path, pattern))
+		return m
 	}
-	for _, probe := range []struct{ glob, format string }{
-		{"*.traj", FormatSWEAgent}, {"*/*.traj", FormatSWEAgent}, {"*.jsonl", FormatRecords}, {"*.csv", FormatLetters},
-	} {
-		if m, _ := filepath.Glob(filepath.Join(path, probe.glob)); len(m) > 0 {
-			return probe.format, nil
+	if m := glob(filepath.Join("trajs", "*.traj.json")); len(m) > 0 {
+		matched = append(matched, found{FormatMiniSWE, "trajs/*.traj.json"})
+	}
+	if m := append(glob("*.traj"), glob(filepath.Join("*", "*.traj"))...); len(m) > 0 {
+		matched = append(matched, found{FormatSWEAgent, relGlob(path, m[0], "*.traj")})
+	}
+	if p := firstChatLog(path); p != "" {
+		matched = append(matched, found{FormatOpenAIChat, "chat log " + relPath(path, p)})
+	}
+	for _, p := range glob("*.jsonl") {
+		if !isChatLog(p) {
+			matched = append(matched, found{FormatRecords, "*.jsonl"})
+			break
 		}
 	}
-	return "", fmt.Errorf("%w: %s holds no trajs/, *.traj, *.jsonl or *.csv: use --format %s", ErrUnknownFormat, path, strings.Join(Formats, "|"))
+	if m := glob("*.csv"); len(m) > 0 {
+		matched = append(matched, found{FormatLetters, "*.csv"})
+	}
+	switch len(matched) {
+	case 1:
+		return matched[0].format, nil
+	case 0:
+		return "", fmt.Errorf("%w: %s holds no runs of a known format (looked for %s trajs/*.traj.json, %s *.traj at its top or one level down, %s chat logs *.json or *.jsonl with a messages array up to two levels down, %s *.jsonl and %s *.csv): pass --format %s",
+			ErrUnknownFormat, path, FormatMiniSWE, FormatSWEAgent, FormatOpenAIChat, FormatRecords, FormatLetters, strings.Join(Formats, "|"))
+	}
+	names, flags := make([]string, len(matched)), make([]string, len(matched))
+	for i, m := range matched {
+		names[i] = fmt.Sprintf("%s (%s)", m.format, m.evidence)
+		flags[i] = "--format " + m.format
+	}
+	return "", fmt.Errorf("%w: %s holds runs of %d formats, %s: pass %s", ErrUnknownFormat, path, len(matched),
+		joinAnd(names, "and"), joinAnd(flags, "or"))
+}
+
+// joinAnd joins "a", "b", "c" as "a, b and c".
+func joinAnd(items []string, conj string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
+}
+
+// relPath is p relative to dir, with slashes.
+func relPath(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return p
+}
+
+// relGlob names the pattern file matched under dir: pattern itself at the
+// top, sub/pattern one level down.
+func relGlob(dir, file, pattern string) string {
+	if sub := filepath.Dir(relPath(dir, file)); sub != "." {
+		return sub + "/" + pattern
+	}
+	return pattern
+}
+
+// labelFinder finds the labels.json (run id → resolved) of each run file
+// and reads each labels file once: the first labels.json in the file's
+// directory or above it, up to the input directory (for a directory input)
+// or two levels up (for a file input).
+type labelFinder struct {
+	root   string // the input directory, or "" for a file input
+	input  string
+	loaded map[string]map[string]bool
+}
+
+func newLabelFinder(input string, isDir bool) *labelFinder {
+	lf := &labelFinder{input: filepath.Clean(input), loaded: map[string]map[string]bool{}}
+	if isDir {
+		lf.root = lf.input
+	}
+	return lf
+}
+
+// find returns the labels of file and the labels file's path.
+func (lf *labelFinder) find(file string) (map[string]bool, string, error) {
+	dir := filepath.Dir(filepath.Clean(file))
+	for up := 0; ; up++ {
+		p := filepath.Join(dir, "labels.json")
+		if labels, ok := lf.loaded[p]; ok {
+			return labels, p, nil
+		}
+		if _, err := os.Stat(p); err == nil {
+			labels, err := LoadLabels(p)
+			if err != nil {
+				return nil, p, err
+			}
+			lf.loaded[p] = labels
+			return labels, p, nil
+		}
+		parent := filepath.Dir(dir)
+		if dir == lf.root || parent == dir || (lf.root == "" && up == 2) {
+			break
+		}
+		dir = parent
+	}
+	where := lf.input
+	if lf.root == "" {
+		where = filepath.Dir(lf.input)
+	}
+	if file == lf.input || filepath.Dir(file) == where {
+		return nil, "", fmt.Errorf("no labels.json (run id → true when resolved) in %s", where)
+	}
+	return nil, "", fmt.Errorf("no labels.json (run id → true when resolved) in %s or beside %s", where, relPath(where, file))
+}
+
+// outcome is the labelled outcome of run id of file: a run without a label
+// is an error naming it and the labels file.
+func (lf *labelFinder) outcome(file, id string) (bool, error) {
+	labels, p, err := lf.find(file)
+	if err != nil {
+		return false, err
+	}
+	resolved, ok := labels[id]
+	if !ok {
+		return false, fmt.Errorf("%w: run %q has no outcome in %s: label it or remove it", ErrInvalidRecord, id, p)
+	}
+	return resolved, nil
 }
 
 // LoadRuns reads the runs of an input (a file or a directory) in the given
