@@ -106,6 +106,9 @@ func TestDecisionBadInput(t *testing.T) {
 	noOutcome := write("no-outcome.jsonl", `{"format":"overseer-run/v1","id":"a-1","steps":[{"phase":"read"}]}`+"\n")
 	empty := write("empty.jsonl", "")
 	oldModel := write("old-model.json", `{"format":"overseer-learned-model/v0","version":"old"}`)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "mixed", "trajs"), 0o755))
+	write(filepath.Join("mixed", "trajs", "a-1.traj.json"), "{}")
+	write(filepath.Join("mixed", "trajs", "a-2.traj"), "{}")
 
 	for _, tc := range []struct {
 		name string
@@ -113,7 +116,8 @@ func TestDecisionBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown format", []string{"eval", "--traces", letters, "--format", "csv2"}, 1, `unknown run format "csv2": use records, mini-swe-agent-1, swe-agent, letters`},
+		{"unknown format", []string{"eval", "--traces", letters, "--format", "csv2"}, 1, `unknown run format "csv2": use records, mini-swe-agent-1, swe-agent, openai-chat, letters`},
+		{"two formats in one directory", []string{"eval", "--traces", filepath.Join(dir, "mixed")}, 1, "holds runs of 2 formats, mini-swe-agent-1 (trajs/*.traj.json) and swe-agent (trajs/*.traj): pass --format mini-swe-agent-1 or --format swe-agent"},
 		{"unknown extension", []string{"train", "--traces", write("runs.txt", "x"), "--out", filepath.Join(dir, "m.json")}, 1, "cannot tell the format"},
 		{"record without outcome", []string{"eval", "--traces", noOutcome}, 1, `record "a-1" has no outcome: set outcome to succeeded, failed or blocked`},
 		{"letters without outcome", []string{"eval", "--traces", write("bad.csv", "id,outcome,sequence\na-1,,RE\n")}, 1, "row 2 column outcome: the run has no outcome"},
