@@ -35,9 +35,11 @@
 // ordered steps (agent steps, [UnitStep]) or phase runs ([UnitPhase]),
 // each with a phase name, a failed flag, duration, cost and input/output
 // tokens. [LoadRuns] reads records or converts another format on the fly:
-// a mini-swe-agent run directory, SWE-agent trajectories, or a
-// phase-letter CSV (see [Formats]); `overseer export` writes records from
-// Temporal itself.
+// a mini-swe-agent run directory, SWE-agent trajectories, OpenAI
+// chat-completions logs with tool calls (OpenHands' among them, see
+// [ImportOpenAIChat]), or a phase-letter CSV (see [Formats]), detected by
+// the files an input holds ([DetectFormat]); `overseer export` writes
+// records from Temporal itself.
 //
 // # Replay
 //
