@@ -102,5 +102,5 @@ bench:
 # agent runs (../shared/data/traces beside the checkout, or TRACES=DIR).
 TRACES ?= ../shared/data/traces/mini-swe-agent-gemini-3-pro
 default-model:
-	$(GO) run ./cmd/overseer train --traces $(TRACES) --version learned-mini-swe-v1 \
+	$(GO) run ./cmd/overseer train --traces $(TRACES) --version learned-mini-swe-v2 \
 		--out overseer/default_model.json --policy-out overseer/default_policy.json

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -21,8 +24,12 @@ type TradeOff struct {
 
 // Calibration is the outcome of [Calibrate].
 type Calibration struct {
-	Budget float64         `json:"max_false_pause"`
-	Policy overseer.Policy `json:"-"`
+	Budget float64 `json:"max_false_pause"`
+	// Confidence of the promise's upper bound, UpperBound the bound of the
+	// chosen policy's false-pause rate on these runs.
+	Confidence float64         `json:"confidence"`
+	UpperBound float64         `json:"upper_bound"`
+	Policy     overseer.Policy `json:"-"`
 	// Rates are the chosen policy's rates on the runs it was chosen on.
 	Rates PolicyRates `json:"rates"`
 	Table []TradeOff  `json:"table"`
@@ -33,15 +40,75 @@ type Calibration struct {
 // false pauses.
 var calibrationBreachConfidences = []float64{0.5, 0.7, 0.9, 1}
 
-// Calibrate chooses, from runs scored by any judge, the policy that pauses
-// at most budget of the succeeded runs with the best catch rate of failed
-// ones. A run is paused when any boundary is flagged. It tries the breach
+// PromiseConfidence is the confidence of every false-pause promise: the
+// one-sided upper bound of the false-pause rate at 95 %.
+const PromiseConfidence = 0.95
+
+// needsALookShare is the share of succeeded runs' boundaries a calibrated
+// policy shows below On track: enough that "Needs a look" is a real band,
+// few enough that On track stays the usual state of a good run.
+const needsALookShare = 0.20
+
+// ErrUncertifiable is wrapped when recorded runs cannot support a
+// false-pause promise.
+var ErrUncertifiable = errors.New("false-pause promise cannot be certified")
+
+// UpperBound is the one-sided Clopper–Pearson upper confidence bound of a
+// rate observed as k events in n trials: the largest rate under which
+// seeing k or fewer has probability at least 1 − confidence.
+func UpperBound(k, n int, confidence float64) float64 {
+	if n <= 0 {
+		return 1
+	}
+	if k >= n {
+		return 1
+	}
+	return distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(confidence)
+}
+
+// LowerBound is the one-sided Clopper–Pearson lower confidence bound of a
+// rate observed as k events in n trials.
+func LowerBound(k, n int, confidence float64) float64 {
+	if n <= 0 || k <= 0 {
+		return 0
+	}
+	return distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(1 - confidence)
+}
+
+// RunsNeeded is the smallest number of succeeded runs on which a policy
+// that pauses none of them certifies budget at confidence: 59 for 5 % at
+// 95 %.
+func RunsNeeded(budget, confidence float64) int {
+	return int(math.Ceil(math.Log(1-confidence)/math.Log(1-budget) - 1e-9))
+}
+
+// allowedFalsePauses is the largest number of false pauses among n
+// succeeded runs whose upper bound stays within budget, or -1 when even
+// none is too many.
+func allowedFalsePauses(n int, budget, confidence float64) int {
+	k := -1
+	for k+1 < n && UpperBound(k+1, n, confidence) <= budget {
+		k++
+	}
+	return k
+}
+
+// Calibrate chooses, from runs scored by any judge, the policy with the
+// best catch rate of failed runs whose false-pause promise holds: the
+// one-sided 95 % upper confidence bound (Clopper–Pearson) of the share of
+// succeeded runs it pauses is within budget. A run is paused when any
+// boundary is flagged. Score the runs out of fold (by a model that never
+// saw them): `overseer train --policy-out` does. It tries the breach
 // confidence floors 0.5, 0.7, 0.9 and 1 and, for each, the highest
-// P(on objective) pause threshold within the budget; the best catch rate
-// wins, ties going to the lower floor. The band edges come from the same
-// runs: Off track below the threshold that would meet twice the budget, On
-// track from the one that would meet four times it; both stay above the
-// pause threshold, so a paused job is always shown Off track.
+// P(on objective) pause threshold that keeps the promise; the best catch
+// rate wins, ties going to the lower floor. When the runs cannot support
+// the budget it refuses, with an error wrapping ErrUncertifiable that
+// names the number of succeeded runs needed.
+//
+// The bands come from operating points of the same runs: Off track is at
+// and below the pause threshold (a paused job always shows Off track), On
+// track starts where about 20 % of the succeeded runs fall below it at
+// mid-run, so Needs a look holds what lies between.
 func Calibrate(runs []ScoredRun, budget float64) (Calibration, error) {
 	if !(budget > 0 && budget < 1) {
 		return Calibration{}, fmt.Errorf("%w %v: give a share in (0,1), e.g. 0.05", ErrBudget, budget)
@@ -57,13 +124,18 @@ func Calibrate(runs []ScoredRun, budget float64) (Calibration, error) {
 	if succeeded == 0 || failed == 0 {
 		return Calibration{}, fmt.Errorf("calibrate: %w: need succeeded and failed runs (have %d and %d)", ErrNoRuns, succeeded, failed)
 	}
+	allowed := allowedFalsePauses(succeeded, budget, PromiseConfidence)
+	if allowed < 0 {
+		return Calibration{}, fmt.Errorf("calibrate: %w: %d succeeded runs cannot show a false-pause rate within %.1f%% at %.0f%% confidence (with none paused the bound is %.1f%%); it takes at least %d succeeded runs",
+			ErrUncertifiable, succeeded, 100*budget, 100*PromiseConfidence, 100*UpperBound(0, succeeded, PromiseConfidence), RunsNeeded(budget, PromiseConfidence))
+	}
 	base := overseer.DefaultPolicy()
-	best := Calibration{Budget: budget}
+	best := Calibration{Budget: budget, Confidence: PromiseConfidence}
 	found := false
 	for _, bc := range calibrationBreachConfidences {
 		p := base
 		p.BreachConfidence = bc
-		t, ok := pauseThreshold(runs, p, budget)
+		t, ok := pauseThreshold(runs, p, allowed)
 		if !ok {
 			continue
 		}
@@ -74,22 +146,26 @@ func Calibrate(runs []ScoredRun, budget float64) (Calibration, error) {
 		}
 	}
 	if !found {
-		return Calibration{}, fmt.Errorf("calibrate: no policy pauses at most %.1f%% of the succeeded runs: the judge's breach answers alone flag more; use a larger budget", 100*budget)
+		return Calibration{}, fmt.Errorf("calibrate: %w: the judge's breach answers alone pause more than the %d of %d succeeded runs a %.1f%% promise allows at %.0f%% confidence; use a larger budget or more runs",
+			ErrUncertifiable, allowed, succeeded, 100*budget, 100*PromiseConfidence)
 	}
 	p := best.Policy
-	look, _ := pauseThreshold(runs, p, math.Min(0.99, 2*budget))
-	onTrack, _ := pauseThreshold(runs, p, math.Min(0.99, 4*budget))
-	p.NeedsALookAt = clampProb(math.Max(look, p.PauseAtOrBelow+0.001))
-	p.OnTrackAt = clampProb(math.Max(onTrack, p.NeedsALookAt))
-	p.Name = fmt.Sprintf("calibrated: at most %.1f%% false pauses on %d runs", 100*budget, len(runs))
+	p.NeedsALookAt = clampProb(p.PauseAtOrBelow + 0.001)
+	p.OnTrackAt = clampProb(math.Max(succeededQuantile(runs, needsALookShare), p.NeedsALookAt))
+	p.Name = fmt.Sprintf("calibrated: at most %.1f%% false pauses (%.0f%% bound) on %d runs", 100*budget, 100*PromiseConfidence, len(runs))
+	best.UpperBound = UpperBound(best.Rates.FalsePauses, succeeded, PromiseConfidence)
+	p.Promise = overseer.Promise{MaxFalsePause: budget, Confidence: PromiseConfidence, SucceededRuns: succeeded,
+		FalsePauses: best.Rates.FalsePauses, UpperBound: round4(best.UpperBound), FailedRuns: failed, Catches: best.Rates.Catches}
 	best.Policy = p
 	for _, b := range []float64{0.01, 0.02, 0.05, 0.10, 0.20} {
 		q := p
 		row := TradeOff{Budget: b, Threshold: Num(math.NaN())}
-		if t, ok := pauseThreshold(runs, q, b); ok {
-			q.PauseAtOrBelow = t
-			row.Threshold = Num(t)
-			row.Rates = PolicyRatesOf(runs, q)
+		if k := allowedFalsePauses(succeeded, b, PromiseConfidence); k >= 0 {
+			if t, ok := pauseThreshold(runs, q, k); ok {
+				q.PauseAtOrBelow = t
+				row.Threshold = Num(t)
+				row.Rates = PolicyRatesOf(runs, q)
+			}
 		}
 		best.Table = append(best.Table, row)
 	}
@@ -98,15 +174,37 @@ func Calibrate(runs []ScoredRun, budget float64) (Calibration, error) {
 
 func clampProb(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 
+// succeededQuantile is the q-quantile, rounded down to 0.001, of the
+// succeeded runs' P(on objective) at mid-run (their latest answer at or
+// before half their steps): the operating point a person reading a running
+// job's band meets.
+func succeededQuantile(runs []ScoredRun, q float64) float64 {
+	var ps []float64
+	for _, r := range runs {
+		if r.Failed() {
+			continue
+		}
+		if v, ok := answerAt(r, 0.5*float64(r.Steps)); ok {
+			ps = append(ps, v)
+		}
+	}
+	if len(ps) == 0 {
+		return 0
+	}
+	slices.Sort(ps)
+	i := min(len(ps)-1, int(math.Ceil(q*float64(len(ps))))-1)
+	return math.Floor(ps[max(0, i)]*1000+1e-9) / 1000
+}
+
 // pauseThreshold is the highest P(on objective) threshold, rounded down to
 // 0.001, with which policy p (its breach rule included) pauses at most
-// budget of the succeeded runs; 0 when only the breach rule may pause.
-// False when the breach rule alone exceeds the budget.
-func pauseThreshold(runs []ScoredRun, p overseer.Policy, budget float64) (float64, bool) {
+// allowed of the succeeded runs; 0 when only the breach rule may pause.
+// False when the breach rule alone pauses more.
+func pauseThreshold(runs []ScoredRun, p overseer.Policy, allowed int) (float64, bool) {
 	noP := p
 	noP.PauseAtOrBelow = -1 // the breach rule alone
 	var lows []float64      // min P of the succeeded runs the breach rule spares
-	breachPaused, succeeded := 0, 0
+	breachPaused := 0
 	var candidates []float64
 	for _, r := range runs {
 		low, ok := minAnswer(r)
@@ -116,14 +214,13 @@ func pauseThreshold(runs []ScoredRun, p overseer.Policy, budget float64) (float6
 		if r.Failed() {
 			continue
 		}
-		succeeded++
 		if firstPause(r, noP) >= 0 {
 			breachPaused++
 		} else if ok {
 			lows = append(lows, low)
 		}
 	}
-	allowed := int(math.Floor(budget*float64(succeeded)+1e-9)) - breachPaused
+	allowed -= breachPaused
 	if allowed < 0 {
 		return 0, false
 	}

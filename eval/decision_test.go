@@ -207,32 +207,113 @@ func TestPolicyRatesAndCalibrate(t *testing.T) {
 	assert.InDelta(t, 1.0/3, float64(rates.CatchRate), 1e-9)
 	assert.InDelta(t, 0.5, float64(rates.MedianFirstPauseAt), 1e-9, "f1 is paused after 2 of its 4 steps")
 
-	// 25% of 4 succeeded runs: one may be paused. The highest threshold
-	// under the second-lowest succeeded minimum (0.5) is 0.35 → catches f1
-	// and f2, pauses s2 (min 0.3).
-	cal, err := eval.Calibrate(runs, 0.25)
-	require.NoError(t, err)
-	assert.InDelta(t, 0.35, cal.Policy.PauseAtOrBelow, 1e-9)
-	assert.Equal(t, 2, cal.Rates.Catches)
-	assert.Equal(t, 1, cal.Rates.FalsePauses)
-	assert.Greater(t, cal.Policy.NeedsALookAt, cal.Policy.PauseAtOrBelow, "a paused job shows Off track")
-	assert.GreaterOrEqual(t, cal.Policy.OnTrackAt, cal.Policy.NeedsALookAt)
-	require.NoError(t, cal.Policy.Validate())
-	assert.Len(t, cal.Table, 5)
-
-	// Zero budget for one of 4 runs: nothing succeeded may pause.
-	cal, err = eval.Calibrate(runs, 0.2)
-	require.NoError(t, err)
-	assert.Less(t, cal.Policy.PauseAtOrBelow, 0.3)
-	assert.Zero(t, cal.Rates.FalsePauses)
-	assert.Equal(t, 1, cal.Rates.Catches)
-
 	for _, b := range []float64{0, 1, -0.1, 1.5, math.NaN()} {
 		_, err := eval.Calibrate(runs, b)
 		assert.ErrorIs(t, err, eval.ErrBudget, "budget %v", b)
 	}
-	_, err = eval.Calibrate(runs[:3], 0.05)
+	_, err := eval.Calibrate(runs[:3], 0.05)
 	assert.ErrorIs(t, err, eval.ErrNoRuns, "only failed runs")
+}
+
+func TestClopperPearsonBounds(t *testing.T) {
+	// With none of n paused, the 95% upper bound is 1 − 0.05^(1/n).
+	for _, n := range []int{1, 10, 59, 200} {
+		assert.InDelta(t, 1-math.Pow(0.05, 1/float64(n)), eval.UpperBound(0, n, 0.95), 1e-9, "n=%d", n)
+	}
+	assert.Equal(t, 59, eval.RunsNeeded(0.05, 0.95), "5% at 95% takes 59 succeeded runs with none paused")
+	assert.Equal(t, 299, eval.RunsNeeded(0.01, 0.95))
+	// Reference values (R: binom.test(k, n, alternative="less")$conf.int).
+	assert.InDelta(t, 0.04586, eval.UpperBound(4, 197, 0.95), 1e-5)
+	assert.InDelta(t, 0.0236, eval.LowerBound(9, 197, 0.95), 1e-3)
+	assert.Equal(t, 1.0, eval.UpperBound(5, 5, 0.95))
+	assert.Zero(t, eval.LowerBound(0, 50, 0.95))
+	for k := 1; k < 20; k++ {
+		assert.Greater(t, eval.UpperBound(k, 100, 0.95), eval.UpperBound(k-1, 100, 0.95), "more pauses, a higher bound")
+		assert.Less(t, eval.LowerBound(k, 100, 0.95), float64(k)/100)
+	}
+}
+
+// promiseRuns are nSucceeded succeeded runs whose lowest P is spread evenly
+// over [0.30, 0.90) and nFailed failed runs spread over [0.10, 0.70).
+func promiseRuns(nSucceeded, nFailed int) []eval.ScoredRun {
+	var runs []eval.ScoredRun
+	for i := range nSucceeded {
+		low := 0.30 + 0.60*float64(i)/float64(nSucceeded)
+		runs = append(runs, run(fmt.Sprintf("s%d", i), false, 0.95, low, 0.95, 0.95))
+	}
+	for i := range nFailed {
+		low := 0.10 + 0.60*float64(i)/float64(nFailed)
+		runs = append(runs, run(fmt.Sprintf("f%d", i), true, 0.95, low, 0.95, 0.95))
+	}
+	return runs
+}
+
+func TestCalibrateCertifiesTheUpperBound(t *testing.T) {
+	runs := promiseRuns(200, 50)
+	cal, err := eval.Calibrate(runs, 0.05)
+	require.NoError(t, err)
+	// 200 succeeded runs: at most 5 false pauses keep the 95% bound within
+	// 5% (UpperBound(5,200) ≈ 0.052 > 0.05 would not; 4 → 0.043).
+	assert.Equal(t, eval.UpperBound(cal.Rates.FalsePauses, 200, 0.95), cal.UpperBound)
+	assert.LessOrEqual(t, cal.UpperBound, 0.05, "the bound, not the point estimate, is within the budget")
+	assert.Greater(t, eval.UpperBound(cal.Rates.FalsePauses+1, 200, 0.95), 0.05, "the threshold is as high as the bound allows")
+	assert.Less(t, float64(cal.Rates.FalsePauseRate), 0.05)
+	assert.Positive(t, cal.Rates.Catches)
+	pr := cal.Policy.Promise
+	assert.True(t, pr.Certified())
+	assert.Equal(t, overseer.Promise{MaxFalsePause: 0.05, Confidence: 0.95, SucceededRuns: 200, FalsePauses: cal.Rates.FalsePauses,
+		UpperBound: math.Round(cal.UpperBound*1e4) / 1e4, FailedRuns: 50, Catches: cal.Rates.Catches}, pr)
+	require.NoError(t, cal.Policy.Validate())
+
+	// Bands from operating points: Off track at the pause threshold, On
+	// track where about 20% of the succeeded runs fall below at mid-run
+	// (their second point of four).
+	p := cal.Policy
+	assert.InDelta(t, p.PauseAtOrBelow+0.001, p.NeedsALookAt, 1e-9, "a paused job shows Off track")
+	below := 0
+	for _, r := range runs[:200] {
+		if r.Points[1].OnObjective() < p.OnTrackAt {
+			below++
+		}
+	}
+	assert.InDelta(t, 0.20, float64(below)/200, 0.01, "about 20%% of succeeded runs below On track at mid-run")
+	assert.Greater(t, p.OnTrackAt-p.NeedsALookAt, 0.05, "Needs a look is a band, not a line")
+
+	// The table: a budget 200 runs cannot certify has no threshold (1%
+	// takes 299), and a larger budget never pauses less.
+	require.Len(t, cal.Table, 5)
+	assert.True(t, math.IsNaN(float64(cal.Table[0].Threshold)), "1%% needs 299 succeeded runs")
+	for i := 2; i < len(cal.Table); i++ {
+		assert.GreaterOrEqual(t, float64(cal.Table[i].Threshold), float64(cal.Table[i-1].Threshold))
+	}
+}
+
+func TestCalibrateRefusesWhatTheRunsCannotSupport(t *testing.T) {
+	_, err := eval.Calibrate(promiseRuns(33, 20), 0.05)
+	require.ErrorIs(t, err, eval.ErrUncertifiable)
+	assert.EqualError(t, err, "calibrate: false-pause promise cannot be certified: 33 succeeded runs cannot show a false-pause rate within 5.0% at 95% confidence (with none paused the bound is 8.7%); it takes at least 59 succeeded runs")
+
+	// Enough runs, but the breach rule alone pauses too many of them.
+	runs := promiseRuns(100, 20)
+	for i := range runs {
+		runs[i].Points[0].Answers.Breach = "obligation[0]"
+		runs[i].Points[0].Answers.BreachConfidence = 1
+		runs[i].Points[0].Answers.Severity = 3
+	}
+	_, err = eval.Calibrate(runs, 0.05)
+	require.ErrorIs(t, err, eval.ErrUncertifiable)
+	assert.ErrorContains(t, err, "the judge's breach answers alone pause more than the 1 of 100 succeeded runs a 5.0% promise allows")
+}
+
+func TestNotAssessedPointsCarryNoP(t *testing.T) {
+	r := run("s1", false, 0.9, 0.1, 0.9)
+	r.Points[1].Answers.OnObjectiveUnknown = true
+	r.Points[1].Answers.OnObjective = 0
+	assert.False(t, r.Points[1].HasP())
+	rates := eval.PolicyRatesOf([]eval.ScoredRun{r}, overseer.DefaultPolicy())
+	assert.Zero(t, rates.FalsePauses, "an unknown P is never a pause")
+	cps := eval.Checkpoints([]eval.ScoredRun{r, run("f1", true, 0.2, 0.2, 0.2)})
+	assert.Equal(t, 2, cps[1].Runs, "at 50%% the run still answers with its earlier P")
 }
 
 // synthetic builds runs in which a failed run spends many more output
@@ -266,19 +347,24 @@ func TestTrainFindsTheSeparatingFeature(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, res.Model.Validate())
 	assert.Greater(t, res.MeanAUROC["50%"], 0.95, "held-out families are told apart")
-	var names []string
-	for _, f := range res.Model.Features {
-		names = append(names, f.Name)
+	require.Len(t, res.Model.SubModels, 2, "telemetry and structure")
+	assert.Equal(t, eval.SubModelTelemetry, res.Model.SubModels[0].Name, "richest first")
+	assert.Contains(t, strings.Join(res.Model.SubModels[0].FeatureNames(), ","), "output_tokens", "the model uses the separating feature")
+	for _, f := range res.Model.SubModels[1].FeatureNames() {
+		assert.False(t, overseer.IsTelemetryFeature(f), "the structure sub-model reads no telemetry: %s", f)
 	}
-	assert.Contains(t, strings.Join(names, ","), "output_tokens", "the model uses the separating feature")
+	require.Len(t, res.SubModels, 2)
+	assert.Greater(t, res.SubModels[0].MeanAUROC["50%"], 0.95)
+	assert.Less(t, res.SubModels[1].MeanAUROC["50%"], 0.8, "structure alone cannot tell these runs apart")
 	assert.Equal(t, 5, res.Folds)
+	assert.Len(t, res.CV, 90, "every run scored out of fold")
 
 	// The model reads a fresh run's trajectory like the training did.
 	judge := &overseer.LearnedJudge{Model: res.Model}
 	scored, err := eval.Score(context.Background(), synthetic(30, 2), eval.ScoreOptions{Judge: judge})
 	require.NoError(t, err)
 	rep := eval.NewReport("learned", scored, overseer.DefaultPolicy())
-	assert.Equal(t, res.Model.Version, rep.Model)
+	assert.Equal(t, res.Model.Version+"/"+eval.SubModelTelemetry, rep.Model)
 	assert.Greater(t, float64(rep.Checkpoints[1].AUROC), 0.95)
 	assert.Zero(t, rep.JudgeErrors)
 
@@ -302,7 +388,9 @@ func TestScoreKeepsJudgeErrors(t *testing.T) {
 }
 
 // The shipped default judge and policy meet the safe-defaults promise on
-// the shared sample: at most 5% of the succeeded runs paused.
+// the shared sample (at most 5% of the succeeded runs paused), and its
+// bands mean something there: at 50% of the runs, On track holds most
+// succeeded runs, Needs a look 10–30% of them, Off track at most 5%.
 func TestDefaultJudgeOnSharedSample(t *testing.T) {
 	dir := tracesDir(t)
 	if dir == "" {
@@ -318,5 +406,31 @@ func TestDefaultJudgeOnSharedSample(t *testing.T) {
 	rep := eval.NewReport("learned", scored, overseer.DefaultLearnedPolicy())
 	assert.LessOrEqual(t, float64(rep.Policy.FalsePauseRate), 0.05)
 	assert.Greater(t, float64(rep.Policy.CatchRate), 0.0)
-	assert.Equal(t, overseer.DefaultLearnedModel().Version, rep.Model)
+	assert.Equal(t, overseer.DefaultLearnedModel().Version+"/"+eval.SubModelTelemetry, rep.Model, "these runs carry tokens")
+	assert.True(t, overseer.DefaultLearnedPolicy().Promise.Certified())
+
+	p := overseer.DefaultLearnedPolicy()
+	bands := map[overseer.Band]int{}
+	succeeded := 0
+	for _, r := range scored {
+		if r.Failed() {
+			continue
+		}
+		succeeded++
+		var at *eval.Point
+		for i := range r.Points {
+			if float64(r.Points[i].Steps) <= 0.5*float64(r.Steps) && r.Points[i].HasP() {
+				at = &r.Points[i]
+			}
+		}
+		if at != nil {
+			bands[p.Evaluate(at.Answers).Band]++
+		}
+	}
+	share := func(b overseer.Band) float64 { return float64(bands[b]) / float64(succeeded) }
+	t.Logf("succeeded runs at 50%%: on track %.3f, needs a look %.3f, off track %.3f", share(overseer.BandOnTrack), share(overseer.BandNeedsALook), share(overseer.BandOffTrack))
+	assert.Greater(t, share(overseer.BandOnTrack), 0.5)
+	assert.GreaterOrEqual(t, share(overseer.BandNeedsALook), 0.10)
+	assert.LessOrEqual(t, share(overseer.BandNeedsALook), 0.30)
+	assert.LessOrEqual(t, share(overseer.BandOffTrack), 0.05)
 }

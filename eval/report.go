@@ -78,7 +78,7 @@ func answerAt(r ScoredRun, limit float64) (float64, bool) {
 		if float64(p.Steps) > limit+1e-9 {
 			break
 		}
-		if p.Err == "" {
+		if p.HasP() {
 			v, ok = p.OnObjective(), true
 		}
 	}
@@ -340,7 +340,7 @@ func NewReport(judge string, runs []ScoredRun, policy overseer.Policy) Report {
 func minAnswer(r ScoredRun) (float64, bool) {
 	v, ok := 1.0, false
 	for _, p := range r.Points {
-		if p.Err == "" {
+		if p.HasP() {
 			v, ok = math.Min(v, p.OnObjective()), true
 		}
 	}

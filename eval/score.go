@@ -26,6 +26,10 @@ type Point struct {
 // OnObjective is the point's P(on objective).
 func (p Point) OnObjective() float64 { return p.Answers.OnObjective }
 
+// HasP reports whether the point carries a P(on objective): the judge
+// answered, and did not abstain from the question.
+func (p Point) HasP() bool { return p.Err == "" && !p.Answers.OnObjectiveUnknown }
+
 // ScoredRun is a run with the judge's answers at each of its boundaries.
 type ScoredRun struct {
 	ID      string  `json:"id"`

@@ -50,18 +50,64 @@ type TrainOptions struct {
 	Budget float64
 }
 
+// SubModelSpec is one sub-model [Train] fits: its name and the features
+// forward selection may choose from.
+type SubModelSpec struct {
+	Name     string
+	Features []string
+}
+
+// The sub-models [SubModelSpecs] defines.
+const (
+	SubModelTelemetry = "telemetry"
+	SubModelStructure = "structure"
+)
+
+// SubModelSpecs splits a feature pool into the sub-models Train fits,
+// richest first: "telemetry" selects from the whole pool when it holds
+// token or cost features ([overseer.IsTelemetryFeature]), "structure"
+// from the pool without them, so that a job whose agent reports no
+// telemetry is still judged on what its trajectory does carry.
+func SubModelSpecs(pool []string) []SubModelSpec {
+	var structure []string
+	for _, f := range pool {
+		if !overseer.IsTelemetryFeature(f) {
+			structure = append(structure, f)
+		}
+	}
+	var out []SubModelSpec
+	if len(structure) < len(pool) {
+		out = append(out, SubModelSpec{Name: SubModelTelemetry, Features: slices.Clone(pool)})
+	}
+	if len(structure) > 0 {
+		out = append(out, SubModelSpec{Name: SubModelStructure, Features: structure})
+	}
+	return out
+}
+
 // TrainResult is a fitted model with its honest, cross-validated figures.
 type TrainResult struct {
 	Model *overseer.LearnedModel
-	// Lambda is the penalty chosen by cross-validation on all runs.
-	Lambda float64
+	// Lambda is the penalty chosen by cross-validation on all runs, per
+	// sub-model.
+	Lambda map[string]float64
 	// CV holds every run scored by a model that never saw its task family
-	// (nested grouped cross-validation: penalty and calibration chosen
-	// inside each training fold).
+	// (nested grouped cross-validation: features, penalty and calibration
+	// chosen inside each training fold), through the whole family of
+	// sub-models as the shipped judge would use it. It is what
+	// `overseer train --policy-out` calibrates on.
 	CV []ScoredRun
+	// CalibrationRuns are every run scored by the shipped model's family
+	// refitted without the run's task family (its features, penalties and
+	// calibration maps kept): out-of-fold answers on the shipped model's
+	// own scale. `overseer train --policy-out` calibrates on them.
+	CalibrationRuns []ScoredRun
 	// CVPolicy is what a policy calibrated in each fold (on that fold's
-	// training runs) does to its held-out runs, summed over the folds.
+	// training runs, scored out of fold) does to its held-out runs, summed
+	// over the folds whose runs could certify the budget.
 	CVPolicy PolicyRates
+	// CVPolicyRefused says, per fold that could not certify the budget, why.
+	CVPolicyRefused []string
 	// FoldModels describes each fold's model and its held-out measures.
 	FoldModels []FoldModel
 	// MeanAUROC is, per checkpoint, the mean over folds (weighted by
@@ -69,10 +115,28 @@ type TrainResult struct {
 	// expected AUROC of one model on task families it never saw. Pooling
 	// the held-out scores of different fold models instead (the AUROC of
 	// CV) also measures how differently they are scaled, which no single
-	// shipped model suffers from.
+	// shipped model suffers from. A checkpoint no fold could measure is
+	// absent.
 	MeanAUROC map[string]float64
+	// SubModels are the cross-validated figures of each sub-model alone,
+	// on the runs that carry its inputs.
+	SubModels []SubModelResult
 	Folds     int
 	Summary   TrainingSummary
+}
+
+// SubModelResult is one sub-model's own cross-validation.
+type SubModelResult struct {
+	Name string `json:"name"`
+	// Runs that carry the sub-model's inputs; only they train and test it.
+	Runs       int                `json:"runs"`
+	Features   []string           `json:"features,omitempty"`
+	Lambda     float64            `json:"lambda,omitempty"`
+	MeanAUROC  map[string]float64 `json:"cv_auroc,omitempty"`
+	FoldModels []FoldModel        `json:"fold_models,omitempty"`
+	// Skipped says why the sub-model was not fitted (too few runs carry
+	// its inputs).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // FoldModel is one model of the outer cross-validation.
@@ -107,7 +171,6 @@ type TrainingSummary struct {
 	Families   int      `json:"families"`
 	Boundaries int      `json:"boundaries"`
 	Agents     []string `json:"agents,omitempty"`
-	Lambda     float64  `json:"lambda"`
 	Folds      int      `json:"folds"`
 	// CVAUROC is, per checkpoint, the grouped-CV AUROC (failed runs
 	// positive): the mean over folds of each fold model's held-out AUROC.
@@ -193,11 +256,12 @@ func (st standardizer) apply(x []float64, cols []int) []float64 {
 }
 
 type fitted struct {
-	cols  []int
-	names []string
-	st    standardizer
-	lr    logistic
-	a, b  float64 // Platt
+	cols   []int
+	names  []string
+	st     standardizer
+	lr     logistic
+	lambda float64
+	a, b   float64 // Platt
 }
 
 func fitOn(ds *dataset, idx []int, pool []string, cols []int, lambda float64) (fitted, error) {
@@ -216,24 +280,23 @@ func fitOn(ds *dataset, idx []int, pool []string, cols []int, lambda float64) (f
 	for j, c := range cols {
 		names[j] = pool[c]
 	}
-	return fitted{cols: cols, names: names, st: st, lr: lr, a: 1, b: 0}, nil
+	return fitted{cols: cols, names: names, st: st, lr: lr, lambda: lambda, a: 1, b: 0}, nil
 }
 
 func (f fitted) score(x []float64) float64 { return f.lr.score(f.st.apply(x, f.cols)) }
 
-// model converts a fit into a model file, dropping constant features.
-func (f fitted) model(version string) (*overseer.LearnedModel, []string) {
-	m := &overseer.LearnedModel{Format: overseer.LearnedModelFormat, Version: version, Intercept: f.lr.b,
-		Calibration: overseer.Calibration{Method: "platt", A: f.a, B: f.b}}
+// subModel converts a fit into a sub-model, dropping constant features.
+func (f fitted) subModel(name string) (overseer.SubModel, []string) {
+	sm := overseer.SubModel{Name: name, Intercept: f.lr.b, Calibration: overseer.Calibration{Method: "platt", A: f.a, B: f.b}}
 	var dropped []string
 	for j, n := range f.names {
 		if f.st.std[j] <= 1e-12 {
 			dropped = append(dropped, n)
 			continue
 		}
-		m.Features = append(m.Features, overseer.ModelFeature{Name: n, Mean: f.st.mean[j], Std: f.st.std[j], Weight: f.lr.w[j]})
+		sm.Features = append(sm.Features, overseer.ModelFeature{Name: n, Mean: f.st.mean[j], Std: f.st.std[j], Weight: f.lr.w[j]})
 	}
-	return m, dropped
+	return sm, dropped
 }
 
 // groupFolds assigns the runs of idx to k folds so that no task family is
@@ -413,14 +476,135 @@ func fitCalibrated(ds *dataset, runs []int, pool []string, lambdas []float64, k 
 	return ft, lambda, nil
 }
 
-// Train fits a learned model on records. Each boundary of each run is one
-// example (weighted so that every run counts the same) of "this run
-// succeeds" against the trajectory's features. The L2 penalty is chosen by
-// cross-validation grouped by task family, and a Platt map calibrates the
-// out-of-fold scores. The reported figures come from nested grouped
-// cross-validation: every run is scored, through the real [overseer.LearnedJudge],
-// by a model (penalty, calibration and pause threshold included) fitted
-// without its task family.
+// subData is one sub-model's training data: its spec, the dataset over
+// its features and which runs carry its inputs.
+type subData struct {
+	spec     SubModelSpec
+	ds       *dataset
+	eligible map[int]bool
+}
+
+func newSubData(records []Record, spec SubModelSpec) (*subData, error) {
+	ds, err := newDataset(records, spec.Features)
+	if err != nil {
+		return nil, err
+	}
+	sd := &subData{spec: spec, ds: ds, eligible: map[int]bool{}}
+	for r, idx := range ds.byRun {
+		if len(idx) == 0 {
+			continue
+		}
+		last := ds.samples[idx[len(idx)-1]].x
+		ok := true
+		for c, name := range spec.Features {
+			if overseer.IsTelemetryFeature(name) && math.IsNaN(last[c]) {
+				ok = false
+			}
+		}
+		sd.eligible[r] = ok
+	}
+	return sd, nil
+}
+
+func (sd *subData) runsOf(runs []int) []int {
+	var out []int
+	for _, r := range runs {
+		if sd.eligible[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// subFit is one fitted sub-model of a family.
+type subFit struct {
+	data *subData
+	fit  fitted
+}
+
+// fitFamily fits every sub-model that enough of runs can train (runs of
+// two task families, succeeded and failed), richest first; skipped says
+// why the others were not.
+func fitFamily(records []Record, subs []*subData, runs []int, lambdas []float64, k int) (fits []subFit, skipped map[string]string, err error) {
+	skipped = map[string]string{}
+	for _, sd := range subs {
+		r := sd.runsOf(runs)
+		if why := trainable(records, r); why != "" {
+			skipped[sd.spec.Name] = why
+			continue
+		}
+		ft, _, err := fitCalibrated(sd.ds, r, sd.spec.Features, lambdas, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sub-model %s: %w", sd.spec.Name, err)
+		}
+		fits = append(fits, subFit{data: sd, fit: ft})
+	}
+	if len(fits) == 0 {
+		return nil, nil, fmt.Errorf("no sub-model can be fitted: %v", skipped)
+	}
+	return fits, skipped, nil
+}
+
+// trainable says why runs cannot train a sub-model, or "".
+func trainable(records []Record, runs []int) string {
+	succeeded, failed := 0, 0
+	for _, r := range runs {
+		if records[r].Outcome.Failed() {
+			failed++
+		} else {
+			succeeded++
+		}
+	}
+	if families(records, runs) < 2 || succeeded == 0 || failed == 0 {
+		return fmt.Sprintf("%d runs carry its inputs (%d succeeded, %d failed, %d task families): it needs both outcomes in at least two families",
+			len(runs), succeeded, failed, families(records, runs))
+	}
+	return ""
+}
+
+// familyModel assembles fitted sub-models into a model file.
+func familyModel(version string, fits []subFit) (*overseer.LearnedModel, []string) {
+	m := &overseer.LearnedModel{Format: overseer.LearnedModelFormat, Version: version}
+	var dropped []string
+	for _, f := range fits {
+		sm, d := f.fit.subModel(f.data.spec.Name)
+		if len(sm.Features) == 0 {
+			continue
+		}
+		m.SubModels = append(m.SubModels, sm)
+		dropped = append(dropped, d...)
+	}
+	return m, dropped
+}
+
+// refit fits the sub-models of fits again on runs, keeping their features,
+// penalties and calibration maps: the inner folds of the out-of-fold
+// scoring that a fold's policy is calibrated on.
+func refit(fits []subFit, records []Record, runs []int) ([]subFit, error) {
+	var out []subFit
+	for _, f := range fits {
+		r := f.data.runsOf(runs)
+		if trainable(records, r) != "" {
+			continue
+		}
+		ft, err := fitOn(f.data.ds, samplesOf(f.data.ds, r), f.data.spec.Features, f.fit.cols, f.fit.lambda)
+		if err != nil {
+			return nil, err
+		}
+		ft.a, ft.b = f.fit.a, f.fit.b
+		out = append(out, subFit{data: f.data, fit: ft})
+	}
+	return out, nil
+}
+
+// Train fits a learned model on records: a family of sub-models
+// ([SubModelSpecs]), each over its own features. Each boundary of each run
+// is one example (weighted so that every run counts the same) of "this run
+// succeeds" against the trajectory's features. Features and the L2 penalty
+// are chosen by cross-validation grouped by task family, and a Platt map
+// calibrates the out-of-fold scores. The reported figures come from nested
+// grouped cross-validation: every run is scored, through the real
+// [overseer.LearnedJudge], by a model fitted without its task family.
 func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResult, error) {
 	if len(records) == 0 {
 		return nil, fmt.Errorf("train: %w", ErrNoRuns)
@@ -440,9 +624,13 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	if opts.Folds < 2 {
 		return nil, fmt.Errorf("train: %d folds: use at least 2", opts.Folds)
 	}
-	ds, err := newDataset(records, opts.Features)
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+	var subs []*subData
+	for _, spec := range SubModelSpecs(opts.Features) {
+		sd, err := newSubData(records, spec)
+		if err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		subs = append(subs, sd)
 	}
 	all := make([]int, len(records))
 	for i := range all {
@@ -452,7 +640,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	if nFamilies < 3 {
 		return nil, errors.New("train: nested cross-validation needs runs of at least three task families (set task.family)")
 	}
-	res := &TrainResult{}
+	res := &TrainResult{Lambda: map[string]float64{}}
 	outer := groupFolds(records, all, opts.Folds)
 	res.Folds = len(outer)
 	res.CV = make([]ScoredRun, len(records))
@@ -463,42 +651,60 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		}
 		return out
 	}
+	perSub := map[string]*SubModelResult{}
+	for _, sd := range subs {
+		perSub[sd.spec.Name] = &SubModelResult{Name: sd.spec.Name, Runs: len(sd.runsOf(all))}
+	}
 	for f := range outer {
 		train := otherFolds(outer, f)
-		ft, _, err := fitCalibrated(ds, train, opts.Features, opts.Lambdas, opts.Folds-1)
+		fits, _, err := fitFamily(records, subs, train, opts.Lambdas, opts.Folds-1)
 		if err != nil {
 			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
 		}
-		m, _ := ft.model(fmt.Sprintf("cv-fold-%d", f+1))
-		judge := &overseer.LearnedJudge{Model: m}
-		// The pause threshold this fold's policy would ship with, chosen on
-		// its training runs only (scored in-sample: what a user would have).
-		trainScored, err := Score(ctx, pick(train), ScoreOptions{Judge: judge})
-		if err != nil {
-			return nil, err
-		}
-		cal, err := Calibrate(trainScored, opts.Budget)
-		if err != nil {
-			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
-		}
-		testScored, err := Score(ctx, pick(outer[f]), ScoreOptions{Judge: judge})
+		m, _ := familyModel(fmt.Sprintf("cv-fold-%d", f+1), fits)
+		testScored, err := Score(ctx, pick(outer[f]), ScoreOptions{Judge: &overseer.LearnedJudge{Model: m}})
 		if err != nil {
 			return nil, err
 		}
 		for i, r := range outer[f] {
 			res.CV[r] = testScored[i]
 		}
-		res.FoldModels = append(res.FoldModels, FoldModel{Features: ft.names, HeldOut: len(outer[f]), Checkpoints: Checkpoints(testScored)})
-		rates := PolicyRatesOf(testScored, cal.Policy)
-		res.CVPolicy.add(rates)
+		res.FoldModels = append(res.FoldModels, FoldModel{Features: familyFeatures(m), HeldOut: len(outer[f]), Checkpoints: Checkpoints(testScored)})
+		// Each sub-model alone, on the held-out runs that carry its inputs.
+		for _, sm := range m.SubModels {
+			sd := subByName(subs, sm.Name)
+			held := sd.runsOf(outer[f])
+			alone := &overseer.LearnedModel{Format: m.Format, Version: m.Version, SubModels: []overseer.SubModel{sm}}
+			scored, err := Score(ctx, pick(held), ScoreOptions{Judge: &overseer.LearnedJudge{Model: alone}})
+			if err != nil {
+				return nil, err
+			}
+			r := perSub[sm.Name]
+			r.FoldModels = append(r.FoldModels, FoldModel{Features: sm.FeatureNames(), HeldOut: len(held), Checkpoints: Checkpoints(scored)})
+		}
+		// The policy this fold would ship with: calibrated on its training
+		// runs scored out of fold (inner folds), applied to its held-out runs.
+		oof, err := outOfFold(ctx, records, fits, train, opts.Folds-1)
+		if err != nil {
+			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
+		}
+		cal, err := Calibrate(oof, opts.Budget)
+		if err != nil {
+			res.CVPolicyRefused = append(res.CVPolicyRefused, fmt.Sprintf("fold %d: %v", f+1, err))
+			continue
+		}
+		res.CVPolicy.add(PolicyRatesOf(testScored, cal.Policy))
 	}
-	ft, lambda, err := fitCalibrated(ds, all, opts.Features, opts.Lambdas, opts.Folds)
+	fits, skipped, err := fitFamily(records, subs, all, opts.Lambdas, opts.Folds)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	res.Lambda = lambda
-	res.Summary = TrainingSummary{Runs: len(records), Families: nFamilies, Boundaries: len(ds.samples),
-		Lambda: lambda, Folds: res.Folds, CVAUROC: map[string]float64{}}
+	if res.CalibrationRuns, err = outOfFold(ctx, records, fits, all, opts.Folds); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	res.MeanAUROC = meanFoldAUROC(res.FoldModels)
+	res.Summary = TrainingSummary{Runs: len(records), Families: nFamilies, Boundaries: len(subs[0].ds.samples),
+		Folds: res.Folds, CVAUROC: roundAll(res.MeanAUROC)}
 	agents := map[string]bool{}
 	for _, r := range records {
 		if r.Outcome.Failed() {
@@ -511,12 +717,30 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 			res.Summary.Agents = append(res.Summary.Agents, r.Agent)
 		}
 	}
-	res.MeanAUROC = meanFoldAUROC(res.FoldModels)
-	for at, v := range res.MeanAUROC {
-		res.Summary.CVAUROC[at] = round4(v)
-	}
-	m, dropped := ft.model("")
+	m, dropped := familyModel("", fits)
 	res.Summary.DroppedFeatures = dropped
+	for _, f := range fits {
+		res.Lambda[f.data.spec.Name] = f.fit.lambda
+	}
+	for _, sd := range subs {
+		r := perSub[sd.spec.Name]
+		r.Skipped = skipped[sd.spec.Name]
+		r.MeanAUROC = meanFoldAUROC(r.FoldModels)
+		r.Lambda = res.Lambda[sd.spec.Name]
+		for i := range m.SubModels {
+			if sm := &m.SubModels[i]; sm.Name == sd.spec.Name {
+				r.Features = sm.FeatureNames()
+				if sm.Training, err = json.Marshal(struct {
+					Runs    int                `json:"runs"`
+					Lambda  float64            `json:"lambda"`
+					CVAUROC map[string]float64 `json:"cv_auroc,omitempty"`
+				}{r.Runs, r.Lambda, roundAll(r.MeanAUROC)}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		res.SubModels = append(res.SubModels, *r)
+	}
 	if m.Training, err = json.Marshal(res.Summary); err != nil {
 		return nil, err
 	}
@@ -531,12 +755,70 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	return res, nil
 }
 
+// outOfFold scores the runs of train, each by the family refitted without
+// its task family (features, penalties and calibration kept from fits).
+func outOfFold(ctx context.Context, records []Record, fits []subFit, train []int, k int) ([]ScoredRun, error) {
+	folds := groupFolds(records, train, k)
+	var out []ScoredRun
+	for g := range folds {
+		inner, err := refit(fits, records, otherFolds(folds, g))
+		if err != nil {
+			return nil, err
+		}
+		if len(inner) == 0 {
+			continue
+		}
+		m, _ := familyModel("oof", inner)
+		held := make([]Record, len(folds[g]))
+		for i, r := range folds[g] {
+			held[i] = records[r]
+		}
+		scored, err := Score(ctx, held, ScoreOptions{Judge: &overseer.LearnedJudge{Model: m}})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scored...)
+	}
+	return out, nil
+}
+
+func subByName(subs []*subData, name string) *subData {
+	for _, sd := range subs {
+		if sd.spec.Name == name {
+			return sd
+		}
+	}
+	return nil
+}
+
+// familyFeatures lists every sub-model's features as "name:feature".
+func familyFeatures(m *overseer.LearnedModel) []string {
+	var out []string
+	for _, sm := range m.SubModels {
+		for _, f := range sm.FeatureNames() {
+			out = append(out, sm.Name+":"+f)
+		}
+	}
+	return out
+}
+
+func roundAll(m map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = round4(v)
+	}
+	return out
+}
+
 func weightsHash(m *overseer.LearnedModel) string {
 	h := sha256.New()
-	for _, f := range m.Features {
-		fmt.Fprintf(h, "%s %g %g %g\n", f.Name, f.Mean, f.Std, f.Weight)
+	for _, sm := range m.SubModels {
+		fmt.Fprintf(h, "%s\n", sm.Name)
+		for _, f := range sm.Features {
+			fmt.Fprintf(h, "%s %g %g %g\n", f.Name, f.Mean, f.Std, f.Weight)
+		}
+		fmt.Fprintf(h, "%g %g %g\n", sm.Intercept, sm.Calibration.A, sm.Calibration.B)
 	}
-	fmt.Fprintf(h, "%g %g %g", m.Intercept, m.Calibration.A, m.Calibration.B)
 	return hex.EncodeToString(h.Sum(nil))[:10]
 }
 

@@ -104,6 +104,16 @@ var features = map[string]feature{
 	"missing_outputs": func(t Trajectory) (float64, bool) { return float64(min(t.MissingOutputs, 3)), true },
 }
 
+// telemetryFeatures need what the agent reports of its model use (tokens,
+// cost); the others read the trajectory's structure, which every job has.
+var telemetryFeatures = []string{"log_cost_cents", "log_input_tokens", "log_output_tokens", "log_input_tokens_per_step",
+	"log_output_tokens_per_step", "log_recent_output_tokens_per_step"}
+
+// IsTelemetryFeature reports whether a feature needs the agent's token or
+// cost telemetry, which not every agent reports; the other features read
+// the trajectory's structure (phases, repeats, rework, failures).
+func IsTelemetryFeature(name string) bool { return slices.Contains(telemetryFeatures, name) }
+
 // cumulativeFeatures grow with the length of the job, without bound.
 var cumulativeFeatures = []string{"log_steps", "log_phase_runs", "log_cost_cents", "log_input_tokens", "log_output_tokens"}
 
@@ -141,8 +151,12 @@ func Features(t Trajectory, names []string) ([]float64, error) {
 }
 
 // featureValue is a known feature's value, false when the trajectory cannot
-// supply it (or it is not finite).
+// supply it (or it is not finite). Before the first phase has run there is
+// nothing to read.
 func featureValue(name string, t Trajectory) (float64, bool) {
+	if t.PhaseRuns == 0 {
+		return 0, false
+	}
 	v, ok := features[name](t)
 	return v, ok && !math.IsNaN(v) && !math.IsInf(v, 0)
 }

@@ -58,8 +58,13 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 	severity := clamp(3*problem, 0, 3)
 	blocked := blockedAfter(st.Trajectory.FailureStreak)
 
-	return answersResponse(req, heuristicModelVersion, breach, confidence, onObjective, severity, blocked), nil
+	resp := answersResponse(req, heuristicModelVersion, breach, confidence, onObjective, severity, blocked)
+	resp.Basis = heuristicBasis
+	return resp, nil
 }
+
+// heuristicBasis is the basis every heuristic assessment records.
+const heuristicBasis = "heuristic rules: reruns, lane ping-pong, rework, hidden failures, missing outputs"
 
 // blockedAfter is P(blocked) after a streak of failed phase runs: 0.05,
 // plus 0.25 per failed run, at most 0.97.

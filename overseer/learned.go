@@ -9,38 +9,57 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
 // LearnedModelFormat is the version of the learned-model file format. A
 // file of another version is refused.
-const LearnedModelFormat = "overseer-learned-model/v1"
+const LearnedModelFormat = "overseer-learned-model/v2"
 
 // ErrModel is wrapped by every error about a learned-model file.
 var ErrModel = errors.New("learned model")
 
-// LearnedModel is a fitted logistic model of "the run will succeed" over
-// features of the bounded trajectory, with a calibration map. It is a small
-// JSON file: `overseer train` writes it, [LoadLearnedModel] reads it.
+// LearnedModel is a small family of fitted logistic models of "the run will
+// succeed", each over a feature set of the bounded trajectory, with their
+// calibration maps. It is a small JSON file: `overseer train` writes it,
+// [LoadLearnedModel] reads it.
+//
+// The sub-models are listed richest first (e.g. one that reads token
+// telemetry, then one over the trajectory's structure alone). At each
+// boundary the judge uses the first sub-model whose every input the
+// trajectory carries, never a training mean in place of a missing input;
+// when none applies it abstains from P(on objective) ("Not assessed").
 type LearnedModel struct {
 	Format string `json:"format"`
-	// Version names this model; it is recorded as the model version of
-	// every assessment the model makes.
-	Version  string         `json:"version"`
+	// Version names this model; an assessment records it with the
+	// sub-model that answered, e.g. "learned-mini-swe-v2/telemetry".
+	Version   string     `json:"version"`
+	SubModels []SubModel `json:"sub_models"`
+	// Training summarises what the model was fitted on; informational.
+	Training json.RawMessage `json:"training,omitempty"`
+}
+
+// SubModel is one logistic model of a [LearnedModel] over its own
+// features.
+type SubModel struct {
+	// Name says what the sub-model reads, e.g. "telemetry" or "structure".
+	Name     string         `json:"name"`
 	Features []ModelFeature `json:"features"`
 	// Intercept is the linear score's constant term.
 	Intercept float64 `json:"intercept"`
 	// Calibration maps the linear score to a probability:
 	// P(succeeds) = 1 / (1 + exp(-(A·score + B))).
 	Calibration Calibration `json:"calibration"`
-	// Training summarises what the model was fitted on; informational.
+	// Training holds the sub-model's own cross-validated figures;
+	// informational.
 	Training json.RawMessage `json:"training,omitempty"`
 }
 
-// ModelFeature is one input of a learned model: the feature's name, the
+// ModelFeature is one input of a sub-model: the feature's name, the
 // training mean and standard deviation used to standardise it, and its
-// weight. A feature the trajectory cannot supply takes the mean (adds 0).
+// weight.
 type ModelFeature struct {
 	Name   string  `json:"name"`
 	Mean   float64 `json:"mean"`
@@ -83,8 +102,18 @@ func LoadLearnedModel(path string) (*LearnedModel, error) {
 }
 
 // parseLearnedModel decodes and validates a learned model. Unknown fields
-// are refused.
+// are refused; the format is checked first, so that a file of another
+// version gets that sentence rather than a field error.
 func parseLearnedModel(data []byte) (*LearnedModel, error) {
+	var head struct {
+		Format string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%w: not a model file: %v", ErrModel, err)
+	}
+	if head.Format != LearnedModelFormat {
+		return nil, fmt.Errorf("%w: format %q is not %q: retrain the model with this version of overseer", ErrModel, head.Format, LearnedModelFormat)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m LearnedModel
@@ -109,24 +138,34 @@ func (m *LearnedModel) Validate() error {
 	if m.Version == "" {
 		return bad("version is empty")
 	}
-	if len(m.Features) == 0 {
-		return bad("no features")
+	if len(m.SubModels) == 0 {
+		return bad("no sub-models")
 	}
-	seen := map[string]bool{}
-	for _, f := range m.Features {
-		if _, ok := features[f.Name]; !ok {
-			return bad("unknown feature %q", f.Name)
+	names := map[string]bool{}
+	for _, sm := range m.SubModels {
+		if sm.Name == "" || names[sm.Name] {
+			return bad("sub-model names must be set and distinct (%q)", sm.Name)
 		}
-		if seen[f.Name] {
-			return bad("feature %q is listed twice", f.Name)
+		names[sm.Name] = true
+		if len(sm.Features) == 0 {
+			return bad("sub-model %q has no features", sm.Name)
 		}
-		seen[f.Name] = true
-		if !finite(f.Mean) || !finite(f.Weight) || !finite(f.Std) || f.Std <= 0 {
-			return bad("feature %q needs a finite mean and weight and a positive std", f.Name)
+		seen := map[string]bool{}
+		for _, f := range sm.Features {
+			if _, ok := features[f.Name]; !ok {
+				return bad("sub-model %q: unknown feature %q", sm.Name, f.Name)
+			}
+			if seen[f.Name] {
+				return bad("sub-model %q: feature %q is listed twice", sm.Name, f.Name)
+			}
+			seen[f.Name] = true
+			if !finite(f.Mean) || !finite(f.Weight) || !finite(f.Std) || f.Std <= 0 {
+				return bad("sub-model %q: feature %q needs a finite mean and weight and a positive std", sm.Name, f.Name)
+			}
 		}
-	}
-	if m.Calibration.Method != "platt" || !finite(m.Calibration.A) || !finite(m.Calibration.B) || !finite(m.Intercept) {
-		return bad(`calibration must be {"method":"platt"} with finite a and b, and the intercept finite`)
+		if sm.Calibration.Method != "platt" || !finite(sm.Calibration.A) || !finite(sm.Calibration.B) || !finite(sm.Intercept) {
+			return bad(`sub-model %q: calibration must be {"method":"platt"} with finite a and b, and the intercept finite`, sm.Name)
+		}
 	}
 	return nil
 }
@@ -135,34 +174,67 @@ func unknownFeature(name string) error {
 	return fmt.Errorf("%w: unknown feature %q", ErrModel, name)
 }
 
-// score is the model's linear score of a trajectory (before calibration).
-func (m *LearnedModel) score(t Trajectory) float64 {
-	s := m.Intercept
-	for _, f := range m.Features {
-		v, ok := featureValue(f.Name, t)
-		if !ok {
-			continue // the training mean: standardised 0
+// FeatureNames lists the sub-model's inputs in order.
+func (sm *SubModel) FeatureNames() []string {
+	names := make([]string, len(sm.Features))
+	for i, f := range sm.Features {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// applies reports whether the trajectory carries every input of the
+// sub-model.
+func (sm *SubModel) applies(t Trajectory) bool {
+	for _, f := range sm.Features {
+		if _, ok := featureValue(f.Name, t); !ok {
+			return false
 		}
+	}
+	return true
+}
+
+// score is the sub-model's linear score of a trajectory (before
+// calibration); every input must be available ([SubModel.applies]).
+func (sm *SubModel) score(t Trajectory) float64 {
+	s := sm.Intercept
+	for _, f := range sm.Features {
+		v, _ := featureValue(f.Name, t)
 		s += f.Weight * (v - f.Mean) / f.Std
 	}
 	return s
 }
 
-// calibrate maps a linear score to P(the run succeeds).
-func (m *LearnedModel) calibrate(score float64) float64 {
-	return 1 / (1 + math.Exp(-(m.Calibration.A*score + m.Calibration.B)))
+// predictSuccess is the calibrated probability that the run succeeds.
+func (sm *SubModel) predictSuccess(t Trajectory) float64 {
+	return 1 / (1 + math.Exp(-(sm.Calibration.A*sm.score(t) + sm.Calibration.B)))
 }
 
-// predictSuccess is the calibrated probability that the run succeeds.
-func (m *LearnedModel) predictSuccess(t Trajectory) float64 {
-	return m.calibrate(m.score(t))
+// Basis is the sentence an assessment by this sub-model records.
+func (sm *SubModel) Basis() string {
+	return fmt.Sprintf("%s sub-model: %s", sm.Name, strings.Join(sm.FeatureNames(), ", "))
+}
+
+// SubModelFor is the richest sub-model whose inputs the trajectory
+// carries, or nil when none applies.
+func (m *LearnedModel) SubModelFor(t Trajectory) *SubModel {
+	for i := range m.SubModels {
+		if m.SubModels[i].applies(t) {
+			return &m.SubModels[i]
+		}
+	}
+	return nil
 }
 
 // LearnedJudge answers the four questions from features of the bounded
 // trajectory alone, offline and in microseconds:
 //
-//   - P(on objective) is the model's calibrated probability that the run
-//     will succeed ([LearnedModel.predictSuccess]), clamped to [0.01, 0.99].
+//   - P(on objective) is the calibrated probability that the run will
+//     succeed, clamped to [0.01, 0.99], from the richest sub-model whose
+//     inputs the trajectory carries ([LearnedModel.SubModelFor]); the
+//     assessment's model version names that sub-model and its basis lists
+//     the inputs. With no sub-model applicable the judge abstains: the
+//     verdict is "Not assessed" and P cannot pause.
 //   - breach follows fixed rules, strongest first, and only for
 //     obligations the workflow type has: obligation[0] (output) when the
 //     last phase failed as an activity (confidence 0.6, +0.15 per further
@@ -198,15 +270,40 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 		m = defaultModel
 	}
 	t := st.Trajectory
-	onObjective := clamp(m.predictSuccess(t), 0.01, 0.99)
 	breach, confidence := learnedBreach(t, len(st.PhaseObligations))
+	blocked := blockedAfter(t.FailureStreak)
+	sm := m.SubModelFor(t)
+	if sm == nil {
+		// No basis for P: abstain rather than answer a base rate. The
+		// breach rules still answer; severity is theirs alone.
+		severity := 0.0
+		if breach != BreachNone {
+			severity = 3 * confidence
+		}
+		resp := answersResponse(req, m.Version, breach, confidence, 0, severity, blocked)
+		delete(resp.Answers, QuestionOffTrack)
+		resp.Abstained = []string{QuestionOffTrack}
+		resp.Basis = "not assessed: the trajectory lacks the inputs of every sub-model (" + m.inputsSummary() + ")"
+		return resp, nil
+	}
+	onObjective := clamp(sm.predictSuccess(t), 0.01, 0.99)
 	severity := 1.5 * (1 - onObjective)
 	if breach != BreachNone {
 		severity = 3 * confidence
 	}
-	blocked := blockedAfter(t.FailureStreak)
+	resp := answersResponse(req, m.Version+"/"+sm.Name, breach, confidence, onObjective, severity, blocked)
+	resp.Basis = sm.Basis()
+	return resp, nil
+}
 
-	return answersResponse(req, m.Version, breach, confidence, onObjective, severity, blocked), nil
+// inputsSummary lists what each sub-model needs, for the sentence of an
+// abstention.
+func (m *LearnedModel) inputsSummary() string {
+	parts := make([]string, len(m.SubModels))
+	for i, sm := range m.SubModels {
+		parts[i] = sm.Name + " needs " + strings.Join(sm.FeatureNames(), ", ")
+	}
+	return strings.Join(parts, "; ")
 }
 
 var defaultModel = DefaultLearnedModel()

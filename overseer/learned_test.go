@@ -3,6 +3,7 @@ package overseer_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,12 +24,95 @@ func TestLearnedJudgeConformance(t *testing.T) {
 }
 
 // tokensModel says: the more output tokens per step, the less likely the
-// run succeeds.
+// run succeeds. It has one sub-model, so a trajectory without token counts
+// is not assessed.
 func tokensModel() *overseer.LearnedModel {
 	return &overseer.LearnedModel{Format: overseer.LearnedModelFormat, Version: "tokens-v1",
+		SubModels: []overseer.SubModel{tokensSubModel()}}
+}
+
+func tokensSubModel() overseer.SubModel {
+	return overseer.SubModel{Name: "telemetry",
 		Features:    []overseer.ModelFeature{{Name: "log_output_tokens_per_step", Mean: 5, Std: 1, Weight: -2}},
 		Intercept:   1,
 		Calibration: overseer.Calibration{Method: "platt", A: 1, B: 0}}
+}
+
+// familyModel falls back to the structure: the more failed tool calls per
+// step, the less likely the run succeeds.
+func familyModel() *overseer.LearnedModel {
+	return &overseer.LearnedModel{Format: overseer.LearnedModelFormat, Version: "family-v1",
+		SubModels: []overseer.SubModel{tokensSubModel(), {Name: "structure",
+			Features:    []overseer.ModelFeature{{Name: "failed_tool_rate", Mean: 0.1, Std: 0.1, Weight: -1}},
+			Calibration: overseer.Calibration{Method: "platt", A: 1, B: 0}}}}
+}
+
+func TestLearnedJudgeUsesTheRichestApplicableSubModel(t *testing.T) {
+	record := func(p overseer.PhaseReport) overseer.Trajectory {
+		var r overseer.TrajectoryRecorder
+		r.RecordPhase(overseer.PhaseRun{Phase: "code"}, &p)
+		return r.Trajectory()
+	}
+	tokens := record(overseer.PhaseReport{Turns: 10, OutputTokens: 10 * 3000})
+	noTokens := record(overseer.PhaseReport{Turns: 10, FailedToolCategories: []string{"test", "test", "test"}})
+	for _, tc := range []struct {
+		name       string
+		model      *overseer.LearnedModel
+		traj       overseer.Trajectory
+		wantModel  string
+		wantBasis  string
+		notAssesed bool
+	}{
+		{"tokens reported: the telemetry sub-model", familyModel(), tokens, "family-v1/telemetry", "telemetry sub-model: log_output_tokens_per_step", false},
+		{"no tokens: the structure sub-model", familyModel(), noTokens, "family-v1/structure", "structure sub-model: failed_tool_rate", false},
+		{"no tokens and no fallback: not assessed", tokensModel(), noTokens, "tokens-v1", "not assessed: the trajectory lacks the inputs of every sub-model (telemetry needs log_output_tokens_per_step)", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := overseer.NewRequest(overseer.DefaultObligations(), tc.traj)
+			require.NoError(t, err)
+			resp, err := (&overseer.LearnedJudge{Model: tc.model}).Decide(context.Background(), req)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantModel, resp.ModelVersion)
+			a, err := overseer.ParseAnswers(req, resp, overseer.DefaultObligations())
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantBasis, a.Basis)
+			assert.Equal(t, tc.notAssesed, a.OnObjectiveUnknown)
+			v := overseer.DefaultPolicy().Evaluate(a)
+			if tc.notAssesed {
+				assert.Equal(t, overseer.BandUnknown, v.Band, "no band without a basis")
+				assert.False(t, v.Flagged, "P cannot pause when the judge had no basis for it")
+				assert.Equal(t, []string{overseer.QuestionOffTrack}, resp.Abstained)
+			} else {
+				assert.NotEqual(t, overseer.BandUnknown, v.Band)
+				assert.Less(t, a.OnObjective, 0.5, "both sub-models read this run as likely to fail")
+			}
+		})
+	}
+}
+
+func TestAbstentionsTheOverseerRefuses(t *testing.T) {
+	var r overseer.TrajectoryRecorder
+	r.RecordPhase(overseer.PhaseRun{Phase: "code"}, nil)
+	req, err := overseer.NewRequest(overseer.DefaultObligations(), r.Trajectory())
+	require.NoError(t, err)
+	resp, err := overseer.HeuristicJudge{}.Decide(context.Background(), req)
+	require.NoError(t, err)
+	assert.Contains(t, resp.Basis, "heuristic rules")
+
+	breachless := *resp
+	breachless.Answers = maps.Clone(resp.Answers)
+	delete(breachless.Answers, overseer.QuestionBreach)
+	breachless.Abstained = []string{overseer.QuestionBreach}
+	_, err = overseer.ParseAnswers(req, &breachless, overseer.DefaultObligations())
+	assert.ErrorIs(t, err, jev.ErrInvalidAnswer)
+	assert.ErrorContains(t, err, `only "off_track" may be abstained from`)
+
+	both := *resp
+	both.Abstained = []string{overseer.QuestionOffTrack}
+	assert.ErrorContains(t, jev.Validate(req, &both), "answered and abstained")
+	unknown := *resp
+	unknown.Abstained = []string{"vibes"}
+	assert.ErrorContains(t, jev.Validate(req, &unknown), `abstained "vibes": no such question`)
 }
 
 func ask(t *testing.T, j jev.Judge, obligations []string, traj overseer.Trajectory) overseer.Answers {
@@ -56,7 +140,7 @@ func TestLearnedJudgeAnswers(t *testing.T) {
 	unknown := ask(t, j, overseer.DefaultObligations(), record(overseer.PhaseReport{Turns: 10}))
 	assert.InDelta(t, 0.731, cheap.OnObjective, 0.01, "σ(1) at the mean")
 	assert.Less(t, costly.OnObjective, 0.1, "many tokens per step: unlikely to succeed")
-	assert.InDelta(t, cheap.OnObjective, unknown.OnObjective, 0.005, "no token counts: the feature takes its training mean")
+	assert.True(t, unknown.OnObjectiveUnknown, "no token counts: not assessed, never the training mean")
 	assert.Equal(t, overseer.BreachNone, costly.Breach, "the model's fears are P, not a breach")
 	assert.Less(t, costly.Severity, 1.5, "without a breach the severity stays below Review")
 
@@ -98,8 +182,15 @@ func TestLearnedModelFiles(t *testing.T) {
 	m := overseer.DefaultLearnedModel()
 	require.NoError(t, m.Validate())
 	assert.NotEmpty(t, m.Training, "the shipped model says what it was trained on")
-	for _, f := range m.Features {
-		assert.False(t, overseer.IsCumulativeFeature(f.Name), "the shipped model uses rates only, got %s", f.Name)
+	require.NotEmpty(t, m.SubModels)
+	for _, sm := range m.SubModels {
+		for _, f := range sm.Features {
+			assert.False(t, overseer.IsCumulativeFeature(f.Name), "the shipped model uses rates only, got %s", f.Name)
+		}
+	}
+	last := m.SubModels[len(m.SubModels)-1]
+	for _, f := range last.Features {
+		assert.False(t, overseer.IsTelemetryFeature(f.Name), "the last sub-model reads the structure alone, so a job without telemetry is still judged; got %s", f.Name)
 	}
 
 	good, err := json.Marshal(tokensModel())
@@ -110,6 +201,8 @@ func TestLearnedModelFiles(t *testing.T) {
 		{"zero std", `"std":1`, `"std":0`, "positive std"},
 		{"other calibration", `"platt"`, `"isotonic"`, "calibration must be"},
 		{"unknown field", `"intercept"`, `"intercept_":1,"intercept"`, "unknown field"},
+		{"no sub-models", `"sub_models":[`, `"sub_models":[],"x":[`, "unknown field"},
+		{"unnamed sub-model", `"name":"telemetry"`, `"name":""`, "sub-model names must be set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := overseer.LoadLearnedModel(writeTemp(t, strings.Replace(string(good), tc.from, tc.to, 1)))

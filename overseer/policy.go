@@ -65,6 +65,37 @@ type Policy struct {
 	// this many judge failures in a row. Default 3; a negative value never
 	// pauses on failures.
 	MaxConsecutiveFailures int
+	// Promise is the false-pause promise the thresholds were certified
+	// for, with its evidence (`overseer calibrate` sets it); zero for
+	// thresholds set by hand.
+	Promise Promise
+}
+
+// Promise is a policy's false-pause promise and the evidence behind it:
+// on SucceededRuns succeeded runs scored out of fold, the policy paused
+// FalsePauses, and the one-sided upper confidence bound (Clopper–Pearson,
+// at Confidence) of its false-pause rate, UpperBound, is within
+// MaxFalsePause. Catches of FailedRuns is what it bought.
+type Promise struct {
+	MaxFalsePause float64 `json:"max_false_pause"`
+	Confidence    float64 `json:"confidence"`
+	SucceededRuns int     `json:"succeeded_runs"`
+	FalsePauses   int     `json:"false_pauses"`
+	UpperBound    float64 `json:"upper_bound"`
+	FailedRuns    int     `json:"failed_runs"`
+	Catches       int     `json:"catches"`
+}
+
+// Certified reports whether the policy carries a promise.
+func (p Promise) Certified() bool { return p.MaxFalsePause > 0 }
+
+// String is the promise as a person reads it.
+func (p Promise) String() string {
+	if !p.Certified() {
+		return "no false-pause promise (thresholds not certified on recorded runs)"
+	}
+	return fmt.Sprintf("pauses at most %.1f%% of succeeded runs (%.0f%% upper bound %.1f%%; %d of %d paused when certified), catching %d of %d failed runs",
+		100*p.MaxFalsePause, 100*p.Confidence, 100*p.UpperBound, p.FalsePauses, p.SucceededRuns, p.Catches, p.FailedRuns)
 }
 
 // DefaultPolicy returns fixed, uncalibrated thresholds: On track from
@@ -112,6 +143,10 @@ func (p Policy) Validate() error {
 	if math.IsNaN(p.BreachSeverity) || p.BreachSeverity < 0 || p.BreachSeverity > 3 {
 		return fmt.Errorf("overseer: policy BreachSeverity = %v, want a score in [0,3]", p.BreachSeverity)
 	}
+	if pr := p.Promise; pr != (Promise{}) && (!(pr.MaxFalsePause > 0 && pr.MaxFalsePause < 1) || !(pr.Confidence > 0 && pr.Confidence < 1) ||
+		pr.FalsePauses < 0 || pr.FalsePauses > pr.SucceededRuns || pr.Catches < 0 || pr.Catches > pr.FailedRuns || math.IsNaN(pr.UpperBound)) {
+		return fmt.Errorf("overseer: policy promise %+v is inconsistent: max_false_pause and confidence in (0,1), counts within their runs", pr)
+	}
 	if p.MaxConsecutiveFailures == 0 {
 		return fmt.Errorf("overseer: policy MaxConsecutiveFailures = 0; use a negative value to never pause on failures")
 	}
@@ -130,7 +165,9 @@ func (p Policy) bandFor(onObjective float64) Band {
 	}
 }
 
-// Verdict is what the policy makes of one set of answers.
+// Verdict is what the policy makes of one set of answers. Band is
+// BandUnknown ("Not assessed") when the judge abstained from
+// P(on objective).
 type Verdict struct {
 	Band        Band    `json:"band"`
 	OnObjective float64 `json:"on_objective"`
@@ -144,8 +181,11 @@ type Verdict struct {
 // Evaluate applies the policy to validated answers.
 func (p Policy) Evaluate(a Answers) Verdict {
 	v := Verdict{Band: p.bandFor(a.OnObjective), OnObjective: a.OnObjective}
+	if a.OnObjectiveUnknown {
+		v.Band = BandUnknown
+	}
 	switch {
-	case a.OnObjective <= p.PauseAtOrBelow:
+	case !a.OnObjectiveUnknown && a.OnObjective <= p.PauseAtOrBelow:
 		v.Flagged = true
 		v.Reason = fmt.Sprintf("P(on objective) %.2f is at or below %.2f", a.OnObjective, p.PauseAtOrBelow)
 	case a.Breach != BreachNone && a.BreachConfidence >= p.BreachConfidence && a.Severity >= p.BreachSeverity:
@@ -180,6 +220,7 @@ type policyFile struct {
 	BreachConfidence       float64         `json:"breach_confidence"`
 	BreachSeverity         float64         `json:"breach_severity"`
 	MaxConsecutiveFailures int             `json:"max_consecutive_failures"`
+	Promise                *Promise        `json:"promise,omitempty"`
 	Calibration            json.RawMessage `json:"calibration,omitempty"`
 }
 
@@ -192,6 +233,10 @@ func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
 	f := policyFile{Format: policyFileFormat, Name: p.Name, OnTrackAt: p.OnTrackAt, NeedsALookAt: p.NeedsALookAt,
 		PauseAtOrBelow: p.PauseAtOrBelow, BreachConfidence: p.BreachConfidence, BreachSeverity: p.BreachSeverity,
 		MaxConsecutiveFailures: p.MaxConsecutiveFailures}
+	if p.Promise.Certified() {
+		promise := p.Promise
+		f.Promise = &promise
+	}
 	if calibration != nil {
 		raw, err := json.Marshal(calibration)
 		if err != nil {
@@ -226,6 +271,9 @@ func parsePolicy(data []byte) (Policy, error) {
 	}
 	p := Policy{Name: f.Name, OnTrackAt: f.OnTrackAt, NeedsALookAt: f.NeedsALookAt, PauseAtOrBelow: f.PauseAtOrBelow,
 		BreachConfidence: f.BreachConfidence, BreachSeverity: f.BreachSeverity, MaxConsecutiveFailures: f.MaxConsecutiveFailures}
+	if f.Promise != nil {
+		p.Promise = *f.Promise
+	}
 	if err := p.Validate(); err != nil {
 		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)
 	}

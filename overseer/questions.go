@@ -87,11 +87,19 @@ type Answers struct {
 	Breach           string  `json:"breach"`
 	BreachText       string  `json:"breach_text,omitempty"`
 	BreachConfidence float64 `json:"breach_confidence"`
-	// OnObjective is P(the work still serves the objective).
-	OnObjective        float64 `json:"on_objective"`
+	// OnObjective is P(the work still serves the objective). It is 0 and
+	// OnObjectiveUnknown true when the judge abstained from the question.
+	OnObjective float64 `json:"on_objective"`
+	// OnObjectiveUnknown is true when the judge had no basis for
+	// P(on objective) (it abstained): the verdict is "Not assessed", no
+	// band is shown and P cannot pause the job.
+	OnObjectiveUnknown bool    `json:"on_objective_unknown,omitempty"`
 	Severity           float64 `json:"severity"`
 	SeverityConfidence float64 `json:"severity_confidence"`
 	Blocked            float64 `json:"blocked"`
+	// Basis is what the judge says its answers are based on (for the
+	// learned judge, the sub-model and its inputs).
+	Basis string `json:"basis,omitempty"`
 }
 
 // ParseAnswers validates resp against req and extracts the four answers.
@@ -100,15 +108,25 @@ func ParseAnswers(req jev.Request, resp *jev.Response, obligations []string) (An
 	if err := jev.Validate(req, resp); err != nil {
 		return Answers{}, err
 	}
+	for _, q := range resp.Abstained {
+		if q != QuestionOffTrack {
+			return Answers{}, fmt.Errorf("%w: question %q: only %q may be abstained from", jev.ErrInvalidAnswer, q, QuestionOffTrack)
+		}
+	}
 	breach := resp.Answers[QuestionBreach]
 	severity := resp.Answers[QuestionSeverity]
 	a := Answers{
 		Breach:             breach.Choice,
 		BreachConfidence:   *breach.Confidence,
-		OnObjective:        *resp.Answers[QuestionOffTrack].Probability,
 		Severity:           *severity.Score,
 		SeverityConfidence: *severity.Confidence,
 		Blocked:            *resp.Answers[QuestionBlocked].Probability,
+		Basis:              resp.Basis,
+	}
+	if p, ok := resp.Answers[QuestionOffTrack]; ok {
+		a.OnObjective = *p.Probability
+	} else {
+		a.OnObjectiveUnknown = true
 	}
 	if i, ok := obligationIndex(a.Breach); ok && i < len(obligations) {
 		a.BreachText = obligations[i]

@@ -16,12 +16,16 @@ type Status struct {
 	// ([SetObjective]).
 	Objective string `json:"objective,omitempty"`
 	// Band and OnObjective come from the latest successful assessment;
-	// Assessed is false before the first one.
+	// Assessed is false before the first one. Band is BandUnknown after an
+	// assessment whose judge had no basis for P(on objective).
 	Band        Band    `json:"band"`
 	OnObjective float64 `json:"on_objective"`
 	Assessed    bool    `json:"assessed"`
-	Phase       string  `json:"phase,omitempty"`
-	Paused      bool    `json:"paused"`
+	// Basis is what the latest assessment was based on, in the judge's
+	// words (the learned judge names its sub-model and inputs).
+	Basis  string `json:"basis,omitempty"`
+	Phase  string `json:"phase,omitempty"`
+	Paused bool   `json:"paused"`
 	// GateID, PausedSince and PauseReason describe the open gate, if any
 	// (the oldest, when phases flagged in parallel opened several). Send
 	// GateID in ResumeRequest.Gate.
@@ -55,7 +59,7 @@ func (s Status) Label() string {
 	if s.Paused {
 		return "Paused"
 	}
-	if !s.Assessed {
+	if !s.Assessed || s.Band == BandUnknown {
 		return BandUnknown.String()
 	}
 	return fmt.Sprintf("%s, %.0f%%", s.Band, s.OnObjective*100)

@@ -180,7 +180,14 @@ type Response struct {
 	Answers map[string]Answer `json:"answers"`
 	// ModelVersion names the model that answered.
 	ModelVersion string `json:"model_version"`
-	Usage        Usage  `json:"usage"`
+	// Basis says in a few words what the answers are based on, e.g. the
+	// inputs a model read. Optional; shown beside the verdict.
+	Basis string `json:"basis,omitempty"`
+	// Abstained names the questions the judge could not answer from the
+	// state it was given; they have no answer. A judge that lacks the
+	// evidence for a question says so here instead of guessing.
+	Abstained []string `json:"abstained,omitempty"`
+	Usage     Usage    `json:"usage"`
 	// Latency is measured by the caller when the judge leaves it zero.
 	Latency time.Duration `json:"latency_ns"`
 }
@@ -197,10 +204,20 @@ func Validate(req Request, resp *Response) error {
 		return fmt.Errorf("%w: empty response", ErrInvalidAnswer)
 	}
 	var errs []error
+	for _, name := range resp.Abstained {
+		if _, ok := req.Questions[name]; !ok {
+			errs = append(errs, fmt.Errorf("abstained %q: no such question", name))
+		}
+		if _, ok := resp.Answers[name]; ok {
+			errs = append(errs, fmt.Errorf("question %q: answered and abstained", name))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(req.Questions)) {
 		a, ok := resp.Answers[name]
 		if !ok {
-			errs = append(errs, fmt.Errorf("question %q: missing answer", name))
+			if !slices.Contains(resp.Abstained, name) {
+				errs = append(errs, fmt.Errorf("question %q: missing answer", name))
+			}
 			continue
 		}
 		if err := validateAnswer(req.Questions[name], a); err != nil {

@@ -233,42 +233,48 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	var cal *eval.Calibration
+	var calErr error
 	if *policyOut != "" {
-		// Calibrated on the model's own answers on the training runs, as
-		// `overseer calibrate --model` would: the thresholds must match the
-		// scale of the model that ships.
-		scored, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: res.Model}})
-		if err != nil {
-			return err
+		// Calibrated on out-of-fold answers (each run scored by the model
+		// refitted without its task family), so that the promise it
+		// prints is one about runs the model has not seen.
+		c, err := eval.Calibrate(res.CalibrationRuns, *budget)
+		if err == nil {
+			err = writePolicy(*policyOut, c)
+			cal = &c
 		}
-		c, err := eval.Calibrate(scored, *budget)
-		if err != nil {
-			return err
-		}
-		if err := writePolicy(*policyOut, c); err != nil {
-			return err
-		}
-		cal = &c
+		calErr = err
 	}
 	rep := eval.NewReport("learned (grouped cross-validation)", res.CV, overseer.Policy{})
 	if *asJSON {
-		return writeJSON(out, struct {
-			Model      string             `json:"model"`
-			Features   []string           `json:"features"`
-			Lambda     float64            `json:"lambda"`
-			Folds      int                `json:"folds"`
-			MeanAUROC  map[string]float64 `json:"cv_mean_auroc"`
-			FoldModels []eval.FoldModel   `json:"fold_models"`
-			Pooled     eval.Report        `json:"cv_pooled"`
-			CVPolicy   eval.PolicyRates   `json:"cv_policy"`
-			Policy     *eval.Calibration  `json:"policy,omitempty"`
-		}{res.Model.Version, modelFeatures(res.Model), res.Lambda, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, cal})
+		if err := writeJSON(out, struct {
+			Model      string                `json:"model"`
+			SubModels  []eval.SubModelResult `json:"sub_models"`
+			Folds      int                   `json:"folds"`
+			MeanAUROC  map[string]float64    `json:"cv_mean_auroc"`
+			FoldModels []eval.FoldModel      `json:"fold_models"`
+			Pooled     eval.Report           `json:"cv_pooled"`
+			CVPolicy   eval.PolicyRates      `json:"cv_policy"`
+			Refused    []string              `json:"cv_policy_refused,omitempty"`
+			Policy     *eval.Calibration     `json:"policy,omitempty"`
+		}{res.Model.Version, res.SubModels, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, res.CVPolicyRefused, cal}); err != nil {
+			return err
+		}
+		return calErr
 	}
-	fmt.Fprintf(out, "model %s written to %s: features %s, L2 penalty %g, chosen by grouped cross-validation\n",
-		res.Model.Version, *modelOut, strings.Join(modelFeatures(res.Model), ", "), res.Lambda)
+	fmt.Fprintf(out, "model %s written to %s\n", res.Model.Version, *modelOut)
 	fmt.Fprintf(out, "trained on %d runs (%d succeeded, %d failed) of %d task families, %d boundaries\n\n",
 		res.Summary.Runs, res.Summary.Succeeded, res.Summary.Failed, res.Summary.Families, res.Summary.Boundaries)
-	fmt.Fprintf(out, "nested %d-fold cross-validation grouped by task family: each fold's model (features, penalty, calibration and pause threshold chosen on the other folds) scores the held-out families\n\n", res.Folds)
+	fmt.Fprintf(out, "sub-models, richest first (at each boundary the judge uses the first whose inputs the trajectory carries; with none, \"not assessed\"):\n")
+	for _, sm := range res.SubModels {
+		if sm.Skipped != "" {
+			fmt.Fprintf(out, "  %-10s not fitted: %s\n", sm.Name, sm.Skipped)
+			continue
+		}
+		fmt.Fprintf(out, "  %-10s %d runs; features %s; L2 penalty %g; cross-validated AUROC at 50%% %s\n",
+			sm.Name, sm.Runs, strings.Join(sm.Features, ", "), sm.Lambda, meanOrDash(sm.MeanAUROC, "50%"))
+	}
+	fmt.Fprintf(out, "\nnested %d-fold cross-validation grouped by task family: each fold's model (features, penalty, calibration and pause threshold chosen on the other folds) scores the held-out families\n\n", res.Folds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "AT\tAUROC (MEAN OVER FOLDS)")
 	for i := range res.FoldModels {
@@ -276,7 +282,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(tw)
 	for i, c := range rep.Checkpoints {
-		fmt.Fprintf(tw, "%s\t%.3f", c.At, res.MeanAUROC[c.At])
+		fmt.Fprintf(tw, "%s\t%s", c.At, meanOrDash(res.MeanAUROC, c.At))
 		for _, f := range res.FoldModels {
 			fmt.Fprintf(tw, "\t%s", f.Checkpoints[i].AUROC)
 		}
@@ -290,12 +296,46 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	tw.Flush()
 	fmt.Fprintf(out, "\nall held-out scores pooled (also measures how differently the fold models are scaled):\n")
 	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
-	fmt.Fprintf(out, "\na pause threshold chosen for at most %.0f%% false pauses on each fold's training runs, applied to its held-out runs:\n", 100**budget)
-	printRates(out, res.CVPolicy)
-	if cal != nil {
-		fmt.Fprintf(out, "\npolicy written to %s (pause at or below %.3f)\n", *policyOut, cal.Policy.PauseAtOrBelow)
+	fmt.Fprintf(out, "\na policy certified for at most %.0f%% false pauses (95%% upper bound) on each fold's training runs scored out of fold, applied to its held-out runs:\n", 100**budget)
+	if res.CVPolicy.Succeeded > 0 {
+		printRates(out, res.CVPolicy)
+		fmt.Fprintf(out, "  on the held-out runs: %s\n", promiseCheck(res.CVPolicy, *budget))
 	}
-	return nil
+	for _, r := range res.CVPolicyRefused {
+		fmt.Fprintf(out, "  refused in %s\n", r)
+	}
+	if cal != nil {
+		fmt.Fprintf(out, "\npolicy written to %s: pause at or below %.3f; Off track at or below it, On track from %.3f\n  promise: %s\n",
+			*policyOut, cal.Policy.PauseAtOrBelow, cal.Policy.OnTrackAt, cal.Policy.Promise)
+	}
+	return calErr
+}
+
+// meanOrDash prints a fold-mean figure, or "–" where no fold had data.
+func meanOrDash(m map[string]float64, at string) string {
+	v, ok := m[at]
+	if !ok || math.IsNaN(v) {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// promiseCheck says whether observed false pauses keep a promise of at
+// most budget: broken when even the 95% lower bound of the rate is above
+// it, above the promise but within sampling error when only the point
+// estimate is.
+func promiseCheck(r eval.PolicyRates, budget float64) string {
+	k, n := r.FalsePauses, r.Succeeded
+	rate := float64(k) / float64(max(1, n))
+	lo := eval.LowerBound(k, n, eval.PromiseConfidence)
+	switch {
+	case lo > budget:
+		return fmt.Sprintf("BROKEN: %d of %d succeeded runs paused (%.1f%%; 95%% lower bound %.1f%% > %.1f%%): recalibrate on this deployment's runs", k, n, 100*rate, 100*lo, 100*budget)
+	case rate > budget:
+		return fmt.Sprintf("above the promise but within sampling error: %d of %d succeeded runs paused (%.1f%%; 95%% lower bound %.1f%% ≤ %.1f%%)", k, n, 100*rate, 100*lo, 100*budget)
+	default:
+		return fmt.Sprintf("holds: %d of %d succeeded runs paused (%.1f%% ≤ %.1f%%)", k, n, 100*rate, 100*budget)
+	}
 }
 
 // checkBudget refuses a false-pause budget outside (0,1) before any run is
@@ -371,15 +411,24 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	p := cal.Policy
 	fmt.Fprintf(out, "judge: %s; %d runs\n\n", judge, len(scored))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUDGET\tPAUSE AT OR BELOW\tFALSE PAUSES\tCATCHES\tFIRST PAUSE AT (MEDIAN)")
+	fmt.Fprintln(tw, "BUDGET (95% BOUND)\tPAUSE AT OR BELOW\tFALSE PAUSES\tCATCHES\tFIRST PAUSE AT (MEDIAN)")
 	for _, row := range cal.Table {
+		if math.IsNaN(float64(row.Threshold)) {
+			why := "breach answers alone exceed it"
+			if n := eval.RunsNeeded(row.Budget, eval.PromiseConfidence); n > cal.Rates.Succeeded {
+				why = fmt.Sprintf("needs %d succeeded runs", n)
+			}
+			fmt.Fprintf(tw, "%.0f%%\t–\t%s\t\t\n", 100*row.Budget, why)
+			continue
+		}
 		fmt.Fprintf(tw, "%.0f%%\t%s\t%s (%d/%d)\t%s (%d/%d)\t%s\n", 100*row.Budget, row.Threshold, pct(row.Rates.FalsePauseRate), row.Rates.FalsePauses, row.Rates.Succeeded,
 			pct(row.Rates.CatchRate), row.Rates.Catches, row.Rates.Failed, pct(row.Rates.MedianFirstPauseAt))
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "\nchosen for at most %.1f%% false pauses: pause at or below %.3f, breach confidence ≥ %.2f; On track from %.3f, Off track below %.3f\n",
-		100**budget, p.PauseAtOrBelow, p.BreachConfidence, p.OnTrackAt, p.NeedsALookAt)
+	fmt.Fprintf(out, "\nchosen for at most %.1f%% false pauses at %.0f%% confidence: pause at or below %.3f, breach confidence ≥ %.2f; On track from %.3f, Off track at or below %.3f\n",
+		100**budget, 100*cal.Confidence, p.PauseAtOrBelow, p.BreachConfidence, p.OnTrackAt, p.PauseAtOrBelow)
 	printRates(out, cal.Rates)
+	fmt.Fprintf(out, "promise: %s\n", p.Promise)
 	if *policyOut != "" {
 		fmt.Fprintf(out, "policy written to %s: use it with `overseer worker --policy %s` or overseer.LoadPolicy\n", *policyOut, *policyOut)
 	}
@@ -392,12 +441,4 @@ func mustPolicyJSON(p overseer.Policy) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return data
-}
-
-func modelFeatures(m *overseer.LearnedModel) []string {
-	names := make([]string, len(m.Features))
-	for i, f := range m.Features {
-		names[i] = f.Name
-	}
-	return names
 }

@@ -86,11 +86,22 @@ func TestTrainEvalOnLetters(t *testing.T) {
 	assert.Contains(t, rep.Policy, "false_pause_rate")
 	assert.Contains(t, rep.Policy, "catch_rate")
 
-	code, out, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy)
+	// 8 succeeded runs cannot certify 5% at 95%: one sentence, exit 1,
+	// no policy file.
+	code, _, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "overseer calibrate: calibrate: false-pause promise cannot be certified: 8 succeeded runs cannot show a false-pause rate within 5.0% at 95% confidence (with none paused the bound is 31.2%); it takes at least 59 succeeded runs\n", errOut)
+	assert.NoFileExists(t, policy)
+
+	// A budget they can support: the policy file records its promise.
+	code, out, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy, "--max-false-pause", "0.4")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "policy written to "+policy)
-	_, err = overseer.LoadPolicy(policy)
+	assert.Contains(t, out, "promise: pauses at most 40.0% of succeeded runs")
+	p, err := overseer.LoadPolicy(policy)
 	require.NoError(t, err)
+	assert.True(t, p.Promise.Certified())
+	assert.Equal(t, 8, p.Promise.SucceededRuns)
 }
 
 // TestDecisionBadInput: bad input exits non-zero with one sentence.
@@ -123,7 +134,7 @@ func TestDecisionBadInput(t *testing.T) {
 		{"letters without outcome", []string{"eval", "--traces", write("bad.csv", "id,outcome,sequence\na-1,,RE\n")}, 1, "row 2 column outcome: the run has no outcome"},
 		{"bad letter", []string{"eval", "--traces", write("bad2.csv", "id,outcome,sequence\na-1,failed,RQE\n")}, 1, "row 2 column sequence: character 2 is 'Q'"},
 		{"empty input", []string{"train", "--traces", empty, "--out", filepath.Join(dir, "m.json")}, 1, "no runs in " + empty},
-		{"model of another format version", []string{"eval", "--traces", letters, "--judge", "learned", "--model", oldModel}, 2, `format "overseer-learned-model/v0" is not "overseer-learned-model/v1"`},
+		{"model of another format version", []string{"eval", "--traces", letters, "--judge", "learned", "--model", oldModel}, 2, `format "overseer-learned-model/v0" is not "overseer-learned-model/v2"`},
 		{"budget 0", []string{"calibrate", "--traces", letters, "--max-false-pause", "0"}, 2, "--max-false-pause 0: give a share in (0,1)"},
 		{"budget 1.5", []string{"calibrate", "--traces", letters, "--max-false-pause", "1.5"}, 2, "--max-false-pause 1.5: give a share in (0,1)"},
 		{"train budget 1.5", []string{"train", "--traces", letters, "--out", filepath.Join(dir, "m.json"), "--max-false-pause", "1.5"}, 2, "--max-false-pause 1.5: give a share in (0,1)"},

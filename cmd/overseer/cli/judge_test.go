@@ -31,7 +31,8 @@ func TestJudgeServeAnswersTheJevHTTPJudge(t *testing.T) {
 	resp, err := j.Decide(context.Background(), req)
 	require.NoError(t, err)
 	require.NoError(t, jev.Validate(req, resp))
-	assert.Equal(t, overseer.DefaultLearnedModel().Version, resp.ModelVersion)
+	assert.True(t, strings.HasPrefix(resp.ModelVersion, overseer.DefaultLearnedModel().Version+"/"), "the model version names the sub-model: %s", resp.ModelVersion)
+	assert.NotEmpty(t, resp.Basis, "the judge says what it saw")
 
 	anon, err := jevhttp.New(jevhttp.Options{URL: url})
 	require.NoError(t, err)
