@@ -113,11 +113,15 @@ type Step struct {
 
 // RecordedAssessment is an assessment the overseer made during the run.
 type RecordedAssessment struct {
-	OnObjective  float64 `json:"on_objective"`
-	Band         string  `json:"band,omitempty"`
-	Flagged      bool    `json:"flagged,omitempty"`
-	ModelVersion string  `json:"model_version,omitempty"`
-	Error        string  `json:"error,omitempty"`
+	OnObjective float64 `json:"on_objective"`
+	// NotAssessed is true when the judge had no basis for P(on objective).
+	NotAssessed bool `json:"not_assessed,omitempty"`
+	// Basis is what the judge based its answers on.
+	Basis        string `json:"basis,omitempty"`
+	Band         string `json:"band,omitempty"`
+	Flagged      bool   `json:"flagged,omitempty"`
+	ModelVersion string `json:"model_version,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // ErrInvalidRecord is wrapped by every error about a record's content.

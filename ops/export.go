@@ -319,6 +319,7 @@ func RecordOfHistory(events []*historypb.HistoryEvent) HistoryRecord {
 func fillAssessment(a *eval.RecordedAssessment, ao overseer.AssessOutput, p overseer.Policy) {
 	v := p.Evaluate(ao.Answers)
 	a.OnObjective, a.Band, a.Flagged, a.ModelVersion = ao.Answers.OnObjective, string(v.Band), v.Flagged, ao.Model
+	a.NotAssessed, a.Basis = ao.Answers.OnObjectiveUnknown, ao.Answers.Basis
 }
 
 // phaseName is the plugin's name of a phase activity: its type after the

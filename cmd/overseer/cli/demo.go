@@ -68,6 +68,9 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	defer cancel()
 
 	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs in manage mode, judged by the %s.\n", worker.JudgeConfig{})
+	policy := overseer.DefaultLearnedPolicy()
+	fmt.Fprintf(out, "Policy: %s; Off track (pause) at or below P %.3f, On track from %.3f; %s.\n",
+		policy.Name, policy.PauseAtOrBelow, policy.OnTrackAt, policy.Promise)
 	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
 	quiet := zap.NewNop()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})
@@ -211,7 +214,7 @@ func describeAssessment(a overseer.Assessment) string {
 	if a.Answers == nil {
 		return fmt.Sprintf("%-9s judge error: %s", a.Phase, a.Error)
 	}
-	line := fmt.Sprintf("%-9s %-13s P(on objective) %.2f", a.Phase, a.Verdict.Band, a.Verdict.OnObjective)
+	line := fmt.Sprintf("%-9s %-13s P(on objective) %-4s  basis: %s", a.Phase, a.Verdict.Band, formatP(*a.Answers), basisName(a.Answers.Basis))
 	if a.Verdict.Flagged {
 		line += "  flagged"
 	}
@@ -223,14 +226,14 @@ func describeAssessment(a overseer.Assessment) string {
 
 func writeSummary(out io.Writer, jobs []*demoJob) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tOUTCOME\tFINAL STATUS\tPAUSES\tASSESSMENTS\tFLAGGED\tJUDGE LATENCY (AVG)")
+	fmt.Fprintln(tw, "JOB\tOUTCOME\tFINAL STATUS\tBASIS\tPAUSES\tASSESSMENTS\tFLAGGED\tJUDGE LATENCY (AVG)")
 	for _, j := range jobs {
 		avg := time.Duration(0)
 		if j.latN > 0 {
 			avg = j.latency / time.Duration(j.latN)
 		}
 		k := j.status.Counters
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", j.id, j.outcome, j.status.Label(), k.Pauses, k.Assessments, k.Flags, avg.Round(time.Microsecond))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", j.id, j.outcome, j.status.Label(), basisName(j.status.Basis), k.Pauses, k.Assessments, k.Flags, avg.Round(time.Microsecond))
 	}
 	tw.Flush()
 }

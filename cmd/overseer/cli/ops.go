@@ -79,6 +79,9 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 	if g := s.Aborted(); g != nil && g.ResumedAt != nil {
 		fmt.Fprintf(tw, "Outcome\taborted by %s at %s after %s\n", g.By, g.ResumedAt.Format(time.RFC3339), g.Phase)
 	}
+	if s.Basis != "" {
+		fmt.Fprintf(tw, "Basis\t%s\n", s.Basis)
+	}
 	fmt.Fprintf(tw, "Mode\t%s\n", s.Mode)
 	if s.Phase != "" {
 		fmt.Fprintf(tw, "Last phase\t%s\n", s.Phase)
@@ -107,7 +110,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 				fmt.Fprintf(tw, "  %d\t%s\terror\t-\t-\t-\t-\t%s\t%s\n", a.Seq, a.Phase, a.Model, a.Error)
 				continue
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%.2f\t%s\t%.1f\t%v\t%s\t%s\n", a.Seq, a.Phase, a.Verdict.Band, a.Verdict.OnObjective,
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%.1f\t%v\t%s\t%s\n", a.Seq, a.Phase, a.Verdict.Band, formatP(*a.Answers),
 				a.Answers.Breach, a.Answers.Severity, a.Verdict.Flagged, a.Model, a.Latency.Round(time.Microsecond))
 		}
 		tw.Flush()
@@ -257,3 +260,18 @@ func bandLabel(b string) string {
 
 // JobRow is one job in `overseer list`.
 type JobRow = ops.Job
+
+// formatP prints P(on objective), or "-" when the judge abstained.
+func formatP(a overseer.Answers) string {
+	if a.OnObjectiveUnknown {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a.OnObjective)
+}
+
+// basisName is the head of a basis ("telemetry sub-model", "heuristic
+// rules"), for lines too short for the inputs it lists.
+func basisName(basis string) string {
+	name, _, _ := strings.Cut(basis, ":")
+	return name
+}
