@@ -230,3 +230,66 @@ func pauseThreshold(runs []ScoredRun, p overseer.Policy, allowed int) (float64, 
 	}
 	return math.Floor(t*1000+1e-9) / 1000, true
 }
+
+// ErrPromiseBroken is wrapped when runs show a policy breaking its
+// false-pause promise beyond sampling error.
+var ErrPromiseBroken = errors.New("false-pause promise broken")
+
+// The verdicts of a [PromiseCheck].
+const (
+	PromiseUncertified = "uncertified" // the policy makes no promise
+	PromiseHolds       = "holds"       // even the upper bound is within it
+	PromiseConsistent  = "consistent"  // the rate is within it; too few runs to confirm
+	PromiseAbove       = "above"       // above it, but within sampling error
+	PromiseBroken      = "broken"      // even the lower bound is above it
+)
+
+// PromiseCheck is what runs say of a policy's false-pause promise.
+type PromiseCheck struct {
+	Verdict       string  `json:"verdict"`
+	MaxFalsePause float64 `json:"max_false_pause,omitempty"`
+	Succeeded     int     `json:"succeeded"`
+	FalsePauses   int     `json:"false_pauses"`
+	// LowerBound is the one-sided 95 % lower confidence bound of the
+	// observed false-pause rate: above the promise, the promise is broken.
+	LowerBound float64 `json:"lower_bound"`
+}
+
+// CheckPromise checks a false-pause promise of at most budget (0: none)
+// against what a policy did to runs it was not calibrated on.
+func CheckPromise(r PolicyRates, budget float64) PromiseCheck {
+	c := PromiseCheck{Verdict: PromiseUncertified, MaxFalsePause: budget, Succeeded: r.Succeeded, FalsePauses: r.FalsePauses,
+		LowerBound: LowerBound(r.FalsePauses, r.Succeeded, PromiseConfidence)}
+	rate := float64(r.FalsePauses) / float64(max(1, r.Succeeded))
+	switch {
+	case budget <= 0:
+	case c.LowerBound > budget:
+		c.Verdict = PromiseBroken
+	case rate > budget:
+		c.Verdict = PromiseAbove
+	case UpperBound(r.FalsePauses, r.Succeeded, PromiseConfidence) > budget:
+		c.Verdict = PromiseConsistent
+	default:
+		c.Verdict = PromiseHolds
+	}
+	return c
+}
+
+// String says the check in one sentence.
+func (c PromiseCheck) String() string {
+	rate := 100 * float64(c.FalsePauses) / float64(max(1, c.Succeeded))
+	seen := fmt.Sprintf("%d of %d succeeded runs paused (%.1f%%; 95%% lower bound %.1f%%)", c.FalsePauses, c.Succeeded, rate, 100*c.LowerBound)
+	switch c.Verdict {
+	case PromiseBroken:
+		return fmt.Sprintf("the promise of at most %.1f%% false pauses is BROKEN on these runs: %s; recalibrate on this deployment's runs (overseer calibrate)", 100*c.MaxFalsePause, seen)
+	case PromiseAbove:
+		return fmt.Sprintf("above the promise of at most %.1f%% false pauses but within sampling error: %s", 100*c.MaxFalsePause, seen)
+	case PromiseHolds:
+		return fmt.Sprintf("the promise of at most %.1f%% false pauses holds on these runs: %s", 100*c.MaxFalsePause, seen)
+	case PromiseConsistent:
+		return fmt.Sprintf("consistent with the promise of at most %.1f%% false pauses, but %d succeeded runs are too few to confirm it (it takes %d): %s",
+			100*c.MaxFalsePause, c.Succeeded, RunsNeeded(c.MaxFalsePause, PromiseConfidence), seen)
+	default:
+		return "the policy makes no false-pause promise: " + seen
+	}
+}

@@ -434,3 +434,24 @@ func TestDefaultJudgeOnSharedSample(t *testing.T) {
 	assert.LessOrEqual(t, share(overseer.BandNeedsALook), 0.30)
 	assert.LessOrEqual(t, share(overseer.BandOffTrack), 0.05)
 }
+
+func TestCheckPromise(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		paused, succeeded  int
+		budget             float64
+		want, wantSentence string
+	}{
+		{"no promise", 3, 100, 0, eval.PromiseUncertified, "makes no false-pause promise"},
+		{"holds", 1, 200, 0.05, eval.PromiseHolds, "holds on these runs: 1 of 200"},
+		{"too few to confirm", 0, 20, 0.05, eval.PromiseConsistent, "20 succeeded runs are too few to confirm it (it takes 59)"},
+		{"above, within sampling error", 7, 100, 0.05, eval.PromiseAbove, "within sampling error: 7 of 100"},
+		{"broken", 21, 100, 0.05, eval.PromiseBroken, "BROKEN on these runs: 21 of 100"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := eval.CheckPromise(eval.PolicyRates{Succeeded: tc.succeeded, FalsePauses: tc.paused}, tc.budget)
+			assert.Equal(t, tc.want, c.Verdict)
+			assert.Contains(t, c.String(), tc.wantSentence)
+		})
+	}
+}

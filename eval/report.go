@@ -313,6 +313,8 @@ type Report struct {
 	// Policy is what the given policy did.
 	Policy     PolicyRates `json:"policy"`
 	PolicyName string      `json:"policy_name,omitempty"`
+	// Promise checks the policy's false-pause promise on these runs.
+	Promise PromiseCheck `json:"promise"`
 }
 
 // NewReport measures scored runs and what policy does to them.
@@ -334,6 +336,7 @@ func NewReport(judge string, runs []ScoredRun, policy overseer.Policy) Report {
 	rep.Checkpoints = Checkpoints(runs)
 	rep.AnyBoundary = checkpoint("any boundary", runs, minAnswer)
 	rep.Policy = PolicyRatesOf(runs, policy)
+	rep.Promise = CheckPromise(rep.Policy, policy.Promise.MaxFalsePause)
 	return rep
 }
 

@@ -112,13 +112,19 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	if *asJSON {
-		return writeJSON(out, rep)
+		err = writeJSON(out, rep)
+	} else {
+		printReport(out, rep)
+		if *plotDir != "" {
+			fmt.Fprintf(out, "\nplots: %s/roc.svg, %s/calibration.svg\n", *plotDir, *plotDir)
+		}
 	}
-	printReport(out, rep)
-	if *plotDir != "" {
-		fmt.Fprintf(out, "\nplots: %s/roc.svg, %s/calibration.svg\n", *plotDir, *plotDir)
+	if err == nil && rep.Promise.Verdict == eval.PromiseBroken {
+		// The report is out; the exit status tells a script.
+		err = fmt.Errorf("%w: %d of %d succeeded runs paused against at most %.1f%%: recalibrate on these runs (overseer calibrate)",
+			eval.ErrPromiseBroken, rep.Promise.FalsePauses, rep.Promise.Succeeded, 100*rep.Promise.MaxFalsePause)
 	}
-	return nil
+	return err
 }
 
 func writeJSON(out io.Writer, v any) error {
@@ -136,6 +142,7 @@ func printReport(out io.Writer, rep eval.Report) {
 	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
 	fmt.Fprintf(out, "\npolicy %q:\n", rep.PolicyName)
 	printRates(out, rep.Policy)
+	fmt.Fprintf(out, "  %s\n", rep.Promise)
 	for _, c := range rep.Checkpoints {
 		if c.At == "50%" {
 			fmt.Fprintf(out, "\nreliability at 50%% (P(on objective) against the share that succeeded):\n")
@@ -299,7 +306,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "\na policy certified for at most %.0f%% false pauses (95%% upper bound) on each fold's training runs scored out of fold, applied to its held-out runs:\n", 100**budget)
 	if res.CVPolicy.Succeeded > 0 {
 		printRates(out, res.CVPolicy)
-		fmt.Fprintf(out, "  on the held-out runs: %s\n", promiseCheck(res.CVPolicy, *budget))
+		fmt.Fprintf(out, "  on the held-out runs: %s\n", eval.CheckPromise(res.CVPolicy, *budget))
 	}
 	for _, r := range res.CVPolicyRefused {
 		fmt.Fprintf(out, "  refused in %s\n", r)
@@ -318,24 +325,6 @@ func meanOrDash(m map[string]float64, at string) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.3f", v)
-}
-
-// promiseCheck says whether observed false pauses keep a promise of at
-// most budget: broken when even the 95% lower bound of the rate is above
-// it, above the promise but within sampling error when only the point
-// estimate is.
-func promiseCheck(r eval.PolicyRates, budget float64) string {
-	k, n := r.FalsePauses, r.Succeeded
-	rate := float64(k) / float64(max(1, n))
-	lo := eval.LowerBound(k, n, eval.PromiseConfidence)
-	switch {
-	case lo > budget:
-		return fmt.Sprintf("BROKEN: %d of %d succeeded runs paused (%.1f%%; 95%% lower bound %.1f%% > %.1f%%): recalibrate on this deployment's runs", k, n, 100*rate, 100*lo, 100*budget)
-	case rate > budget:
-		return fmt.Sprintf("above the promise but within sampling error: %d of %d succeeded runs paused (%.1f%%; 95%% lower bound %.1f%% ≤ %.1f%%)", k, n, 100*rate, 100*lo, 100*budget)
-	default:
-		return fmt.Sprintf("holds: %d of %d succeeded runs paused (%.1f%% ≤ %.1f%%)", k, n, 100*rate, 100*budget)
-	}
 }
 
 // checkBudget refuses a false-pause budget outside (0,1) before any run is

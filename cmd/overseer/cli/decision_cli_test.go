@@ -104,6 +104,33 @@ func TestTrainEvalOnLetters(t *testing.T) {
 	assert.Equal(t, 8, p.Promise.SucceededRuns)
 }
 
+// TestEvalSaysWhenRunsBreakThePromise: a policy that promises at most 5%
+// false pauses and pauses every run is reported broken, with exit 1 after
+// the report.
+func TestEvalSaysWhenRunsBreakThePromise(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs.csv")
+	lettersCSV(t, runs, []string{"alpha", "beta", "gamma"})
+	p := overseer.DefaultPolicy()
+	p.PauseAtOrBelow, p.NeedsALookAt, p.OnTrackAt = 0.99, 0.995, 0.995
+	p.Promise = overseer.Promise{MaxFalsePause: 0.05, Confidence: 0.95, SucceededRuns: 100, UpperBound: 0.03, FailedRuns: 10}
+	data, err := overseer.MarshalPolicy(p, nil)
+	require.NoError(t, err)
+	policy := filepath.Join(dir, "policy.json")
+	require.NoError(t, os.WriteFile(policy, data, 0o644))
+
+	code, out, errOut := runCLI("eval", "--traces", runs, "--judge", "heuristic", "--policy", policy)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "the promise of at most 5.0% false pauses is BROKEN on these runs: 12 of 12 succeeded runs paused")
+	assert.Equal(t, "overseer eval: false-pause promise broken: 12 of 12 succeeded runs paused against at most 5.0%: recalibrate on these runs (overseer calibrate)\n", errOut)
+
+	// The same runs under the heuristic judge's own thresholds: no promise
+	// to break, exit 0.
+	code, out, errOut = runCLI("eval", "--traces", runs, "--judge", "heuristic")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "the policy makes no false-pause promise")
+}
+
 // TestDecisionBadInput: bad input exits non-zero with one sentence.
 func TestDecisionBadInput(t *testing.T) {
 	dir := t.TempDir()
