@@ -98,17 +98,27 @@ type listPage struct {
 
 // row is one job in the list.
 type row struct {
-	Job       ops.Job
-	URL       string
-	Badge     badge
-	State     badge
-	HasP      bool
-	P         float64
-	Phase     string
-	Mode      string
-	Age       time.Duration
-	Pauses    int
-	StatusErr string
+	Job   ops.Job
+	URL   string
+	Badge badge
+	State badge
+	HasP  bool
+	P     float64
+	// BandClass colours the P bar by the band of the latest assessment,
+	// also when the job is paused.
+	BandClass string
+	// Last is the latest assessment's verdict when the badge says Paused.
+	Last string
+	// NotAssessed is true when the latest assessment had no P.
+	NotAssessed bool
+	// Basis is what the latest assessment was based on; BasisShort its
+	// first words.
+	Basis, BasisShort string
+	Phase             string
+	Mode              string
+	Age               time.Duration
+	Pauses            int
+	StatusErr         string
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -171,10 +181,12 @@ func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
 func (r *row) fill(j ops.Job, st overseer.Status, err error) {
 	if err == nil {
 		r.Phase, r.Mode, r.Pauses = st.Phase, string(st.Mode), st.Counters.Pauses
-		r.Badge, r.HasP, r.P = bandBadge(st.Band), st.Assessed, st.OnObjective
+		r.Badge, r.HasP, r.P, r.BandClass = bandBadge(st.Band), statusHasP(st), st.OnObjective, string(st.Band)
+		r.NotAssessed = st.Assessed && !r.HasP
+		r.Basis, r.BasisShort = st.Basis, shortBasis(st.Basis)
 		// A job terminated or timed out at a gate still replays as paused.
 		if st.Paused && j.Running() {
-			r.Badge = pausedBadge
+			r.Badge, r.Last = pausedBadge, lastVerdict(st)
 		}
 		return
 	}
@@ -187,10 +199,36 @@ func (r *row) fill(j ops.Job, st overseer.Status, err error) {
 	case j.Paused:
 		r.Badge = pausedBadge
 	case j.Band != "" && j.Band != "not_assessed":
-		r.Badge, r.HasP, r.P = bandBadge(overseer.Band(j.Band)), true, j.OnObjective
+		r.Badge, r.HasP, r.P, r.BandClass = bandBadge(overseer.Band(j.Band)), true, j.OnObjective, j.Band
 	default:
 		r.Badge = badge{"Unknown", "none"}
 	}
+}
+
+// statusHasP reports whether the latest assessment gave a P(on objective):
+// false before the first and after one whose judge abstained.
+func statusHasP(st overseer.Status) bool {
+	return st.Assessed && st.Band != overseer.BandUnknown
+}
+
+// lastVerdict is the latest assessment's verdict ("On track, 76%", "Not
+// assessed"), shown as such beside the Paused badge; "" before the first.
+func lastVerdict(st overseer.Status) string {
+	if !st.Assessed {
+		return ""
+	}
+	st.Paused = false
+	return st.Label()
+}
+
+// shortBasis is a basis's first words: up to its first colon
+// ("telemetry sub-model: log_input_tokens_per_step, …" → "telemetry
+// sub-model").
+func shortBasis(b string) string {
+	if i := strings.Index(b, ":"); i > 0 {
+		return b[:i]
+	}
+	return b
 }
 
 func jobURL(id string) string { return "/job?id=" + url.QueryEscape(id) }
@@ -198,25 +236,30 @@ func jobURL(id string) string { return "/job?id=" + url.QueryEscape(id) }
 // jobPage is the page of one job.
 type jobPage struct {
 	page
-	ID         string
-	Job        ops.Job
-	JobErr     string
-	Found      bool
-	Status     overseer.Status
-	HasStatus  bool
-	StatusErr  string
-	Badge      badge
-	State      badge
-	Age        time.Duration
-	PausedFor  time.Duration
-	Chart      chart
-	Phases     []phaseGroup
-	Gates      []overseer.Gate
-	LiveURL    string
-	HistoryURL string
-	Form       resumeForm
-	Flash      string
-	Policy     overseer.Policy
+	ID        string
+	Job       ops.Job
+	JobErr    string
+	Found     bool
+	Status    overseer.Status
+	HasStatus bool
+	StatusErr string
+	Badge     badge
+	// HasP is true when the latest assessment gave a P(on objective).
+	HasP bool
+	// LastVerdict is the latest assessment's verdict when the badge says
+	// Paused: the band is that assessment's, not the job's state.
+	LastVerdict string
+	State       badge
+	Age         time.Duration
+	PausedFor   time.Duration
+	Chart       chart
+	Phases      []phaseGroup
+	Gates       []overseer.Gate
+	LiveURL     string
+	HistoryURL  string
+	Form        resumeForm
+	Flash       string
+	Policy      overseer.Policy
 }
 
 // resumeForm is the resume / abort form with what was typed and the
@@ -302,9 +345,9 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 	}
 	st.Paused = st.Paused && j.Running() // terminated or timed out at a gate: closed, not paused
 	p.Status, p.HasStatus = st, true
-	p.Badge = bandBadge(st.Band)
+	p.Badge, p.HasP = bandBadge(st.Band), statusHasP(st)
 	if st.Paused {
-		p.Badge = pausedBadge
+		p.Badge, p.LastVerdict = pausedBadge, lastVerdict(st)
 		if st.PausedSince != nil {
 			p.PausedFor = time.Since(*st.PausedSince)
 		}
@@ -426,6 +469,7 @@ var funcs = template.FuncMap{
 	"clock":       func(t time.Time) string { return t.UTC().Format("15:04:05") },
 	"iso":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"band":        func(b overseer.Band) badge { return bandBadge(b) },
+	"hasP":        func(a *overseer.Assessment) bool { return a != nil && hasP(*a) },
 	"pausedBadge": func() badge { return pausedBadge },
 	"plus":        func(a, b float64) float64 { return a + b },
 	"half":        func(a float64) float64 { return a / 2 },
