@@ -95,7 +95,8 @@
 // answers and status and never changes the job: the phase's result reaches
 // the workflow at once and the judge is asked on the side; nothing is
 // injected and nothing waits (the run only waits for the last assessment
-// before it completes, so that the last boundary is recorded).
+// before it completes, so that the last boundary is recorded, and not even
+// that when the judge is failing: see Failures).
 // [ModeManage] holds the phase's result until the verdict; when the phase
 // is flagged, the workflow waits at a gate until a person resumes it, and
 // the next phase receives a [Note].
@@ -203,6 +204,21 @@
 // for manual review; a human resume starts the count afresh, so a judge
 // that stays down pauses the job again only after as many failures more.
 //
+// Observe mode never waits for a judge that is failing. When a run's code
+// returns, the run waits for the assessments still in flight in an
+// activity, so that its last boundaries are recorded, unless the judge is
+// failing: the latest 3 assessments of this run to finish all failed
+// (after all their attempts), before or during that wait. Then the run
+// ends at once, and each boundary still in flight is recorded as a failed
+// assessment without a verdict whose error says why ("not assessed: the
+// run ended without waiting for the judge, whose last 3 assessments
+// failed"), counted in Counters.Assessments and Counters.Failures and in
+// overseer_assessments with outcome error. The rule reads only the run's
+// own state, so it replays deterministically; runs recorded before it
+// replay with the wait (workflow.GetVersion, recorded only when the rule
+// applies). A judge that answers, however slowly, keeps the wait: the
+// last boundary is recorded.
+//
 // # Where the judge runs, and what it costs in history
 //
 // [Options.Placement] says where the judge answers. By default
@@ -217,7 +233,8 @@
 // for anyway (one event per boundary, and the workflow task waits for the
 // judge). At the end of a run the overseer waits for an assessment still
 // in flight, at most [Options.AssessTotalTimeout], so that every boundary
-// is recorded: this delays the run's completion, never a phase. Search
+// is recorded: this delays the run's completion, never a phase, and is
+// skipped when the judge is failing (see Failures). Search
 // attributes, when enabled, add one UpsertWorkflowSearchAttributes event
 // when the status changed. [PlacementActivity] with
 // [Options.AssessTaskQueue] puts judge calls on a task queue of their own,

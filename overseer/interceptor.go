@@ -157,11 +157,10 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	if r.aborted != nil {
 		return nil, abortError(*r.aborted)
 	}
-	// Record the last boundary's assessment before the run ends. This is the
-	// one wait observe mode has on a judge in an activity: it delays the
-	// end of the run, never a phase (with PlacementWorkflow nothing is ever
-	// in flight here).
-	_ = workflow.Await(wait, func() bool { return r.inFlight == 0 })
+	// Record the last boundary's assessment before the run ends, unless the
+	// judge is failing. This is the one wait observe mode has on a judge in
+	// an activity: it delays the end of the run, never a phase.
+	r.awaitAssessments(wait)
 	var can *workflow.ContinueAsNewError
 	if errors.As(wfErr, &can) {
 		r.carryOver(can)

@@ -37,6 +37,13 @@ type run struct {
 	// band (observe-mode assessments may finish out of order).
 	seq, applied int
 	inFlight     int
+	// pending are the assessments in flight in an activity, by seq;
+	// failedInARow counts this run's latest assessments that failed, in the
+	// order they finished; abandoned is set when the run ended without
+	// waiting for the pending ones (see awaitAssessments).
+	pending      []Assessment
+	failedInARow int
+	abandoned    bool
 	// open are the open gates, oldest first (phases flagged in parallel
 	// queue their gates); aborted is the gate a human aborted the job at.
 	open    []*Gate
@@ -130,8 +137,18 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 		// The activity runs while other phases may record theirs.
 		in.Trajectory = r.traj.clone()
 		r.inFlight++
+		r.pending = append(r.pending, rec)
 		err = r.executeAssess(ctx, in).Get(ctx, &out)
 		r.inFlight--
+		r.pending = slices.DeleteFunc(r.pending, func(a Assessment) bool { return a.Seq == seq })
+		if r.abandoned {
+			return // already recorded as not assessed
+		}
+	}
+	if err != nil {
+		r.failedInARow++
+	} else {
+		r.failedInARow = 0
 	}
 	rec.At = workflow.Now(ctx)
 	r.st.Counters.Assessments++
@@ -173,6 +190,53 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 	n := newNote(phase, out.Answers, v, r.cfg.Obligations)
 	r.note = &n
 	r.pause(ctx, phase, v.Reason)
+}
+
+// failingJudgeStreak is how many of a run's latest assessments must have
+// failed, each after all its attempts, for the run to take its judge as
+// failing: it then ends without waiting for the assessments still in
+// flight. It is the default Policy.MaxConsecutiveFailures, after which
+// manage mode pauses for manual review, but does not follow the policy:
+// the policy is about pausing, this only about the end of an observed run.
+const failingJudgeStreak = 3
+
+// endWaitChangeID versions the end of a run: runs that recorded it (version
+// 1) do not wait at their end for a judge that is failing; older histories
+// replay with the wait. It is only recorded when the rule applies.
+const endWaitChangeID = "temporal-overseer/end-wait"
+
+// judgeFailing says the run's latest failingJudgeStreak assessments failed.
+func (r *run) judgeFailing() bool { return r.failedInARow >= failingJudgeStreak }
+
+// awaitAssessments runs when the workflow's code has returned. It waits for
+// the assessments still in flight, so that the last boundary is recorded,
+// unless the judge is failing (judgeFailing, now or while waiting): then
+// the run ends at once and records each outstanding boundary as not
+// assessed, with the reason. Fail-open: a judge that is down never delays
+// the end of a job by its whole budget. With a judge in workflow code
+// nothing is ever in flight here.
+func (r *run) awaitAssessments(ctx workflow.Context) {
+	_ = workflow.Await(ctx, func() bool { return r.inFlight == 0 || r.judgeFailing() })
+	if r.inFlight == 0 {
+		return
+	}
+	if workflow.GetVersion(ctx, endWaitChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		_ = workflow.Await(ctx, func() bool { return r.inFlight == 0 })
+		return
+	}
+	r.abandoned = true
+	reason := fmt.Sprintf("not assessed: the run ended without waiting for the judge, whose last %d assessments failed", r.failedInARow)
+	now := workflow.Now(ctx)
+	for _, a := range r.pending {
+		a.At, a.Error = now, reason
+		r.st.Counters.Assessments++
+		r.st.Counters.Failures++
+		r.st.Counters.ConsecutiveFailures++
+		r.record(a)
+		workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagMode: string(r.cfg.Mode), tagOutcome: outcomeError}).Counter(metricAssessments).Inc(1)
+	}
+	r.logger.Warn("overseer: run ends without waiting for a failing judge", "not_assessed", len(r.pending), "failed_in_a_row", r.failedInARow)
+	r.pending = nil
 }
 
 func (r *run) executeAssess(ctx workflow.Context, in AssessInput) workflow.Future {
