@@ -175,7 +175,7 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 	metricAssessment(ctx, r.cfg.Mode, rec, nil)
 	if seq > r.applied {
 		r.applied = seq
-		r.st.Band, r.st.OnObjective, r.st.Assessed = v.Band, v.OnObjective, true
+		r.st.Band, r.st.OnObjective, r.st.Assessed, r.st.Basis = v.Band, v.OnObjective, true, out.Answers.Basis
 	}
 	r.logger.Info("overseer: phase assessed", "phase", phase, "band", string(v.Band), "on_objective", v.OnObjective, "flagged", v.Flagged)
 	if !v.Flagged {
@@ -362,9 +362,15 @@ func (r *run) upsertSearchAttributes(ctx workflow.Context) {
 	if r.sa != nil && *r.sa == now {
 		return
 	}
+	onObjective := SearchAttributeOnObjective.ValueSet(now.onObjective)
+	if r.st.Assessed && r.st.Band == BandUnknown {
+		// Not assessed: no P to filter on, rather than a 0 that reads as
+		// "off track".
+		onObjective = SearchAttributeOnObjective.ValueUnset()
+	}
 	err := workflow.UpsertTypedSearchAttributes(ctx,
 		SearchAttributeStatus.ValueSet(now.status),
-		SearchAttributeOnObjective.ValueSet(now.onObjective),
+		onObjective,
 		SearchAttributePaused.ValueSet(now.paused))
 	if err != nil {
 		r.logger.Warn("overseer: upsert search attributes failed", "error", err.Error())

@@ -87,7 +87,8 @@ func TestE2EJudgeJevHTTPAgainstJudgeServe(t *testing.T) {
 	assert.Positive(t, s.Counters.Pauses, "the looping job still pauses: the served judge's answers drive the verdicts")
 	for _, a := range s.Assessments {
 		assert.Empty(t, a.Error)
-		assert.Equal(t, overseer.DefaultLearnedModel().Version, a.Model, "the model is the served judge's")
+		assert.Equal(t, overseer.DefaultLearnedModel().Version+"/telemetry", a.Model, "the model is the served judge's, and the reference job's telemetry selects its telemetry sub-model")
+		assert.Contains(t, a.Answers.Basis, "telemetry sub-model: ", "the basis crosses the HTTP judge")
 		assert.NotNil(t, a.Verdict)
 		assert.Positive(t, a.Latency)
 	}
