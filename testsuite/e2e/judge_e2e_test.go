@@ -117,11 +117,19 @@ func TestE2EJudgeWrongKeyIsRecordedNeverAVerdict(t *testing.T) {
 	s := status(t, c, run.GetID())
 	require.NotEmpty(t, s.Assessments)
 	assert.False(t, s.Assessed)
+	abandoned := 0
 	for _, a := range s.Assessments {
 		assert.Nil(t, a.Verdict)
+		if strings.HasPrefix(a.Error, "not assessed: the run ended without waiting for the judge") {
+			abandoned++ // a judge that keeps failing is not waited for at the run's end
+			continue
+		}
 		assert.Contains(t, a.Error, "401 Unauthorized")
 	}
-	assert.Equal(t, len(s.Assessments), strings.Count(served.String(), "jev decision"), "a rejection is not retried")
+	assert.LessOrEqual(t, abandoned, 1, "only boundaries still in flight at the end are abandoned")
+	calls := strings.Count(served.String(), "jev decision")
+	assert.LessOrEqual(t, calls, len(s.Assessments), "a rejection is not retried")
+	assert.GreaterOrEqual(t, calls, len(s.Assessments)-abandoned)
 	assertNoKey(t, srv, run.GetID(), logs, served, key)
 	assertNoKey(t, srv, run.GetID(), logs, served, wrong)
 }
