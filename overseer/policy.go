@@ -187,7 +187,7 @@ func (p Policy) Evaluate(a Answers) Verdict {
 	switch {
 	case !a.OnObjectiveUnknown && a.OnObjective <= p.PauseAtOrBelow:
 		v.Flagged = true
-		v.Reason = fmt.Sprintf("P(on objective) %.2f is at or below %.2f", a.OnObjective, p.PauseAtOrBelow)
+		v.Reason = fmt.Sprintf("P(on objective) %.3f is at or below the pause threshold %.3f", a.OnObjective, p.PauseAtOrBelow)
 	case a.Breach != BreachNone && a.BreachConfidence >= p.BreachConfidence && a.Severity >= p.BreachSeverity:
 		v.Flagged = true
 		v.Reason = fmt.Sprintf("%s %q appears unmet (confidence %.2f, severity %.1f %s)",

@@ -41,7 +41,7 @@ func TestPauseRuleBoundaries(t *testing.T) {
 		band       overseer.Band
 		reasonPart string
 	}{
-		{"P at 0.25 pauses", overseer.Answers{OnObjective: 0.25, Breach: none}, true, overseer.BandOffTrack, "at or below 0.25"},
+		{"P at 0.25 pauses", overseer.Answers{OnObjective: 0.25, Breach: none}, true, overseer.BandOffTrack, "at or below the pause threshold 0.250"},
 		{"P just above 0.25 does not", overseer.Answers{OnObjective: 0.2501, Breach: none}, false, overseer.BandOffTrack, ""},
 		{"breach at 0.5 confidence and 1.5 severity pauses", overseer.Answers{OnObjective: 0.85, Breach: obl, BreachConfidence: 0.5, Severity: 1.5}, true, overseer.BandOnTrack, "obligation[1]"},
 		{"breach confidence just below 0.5", overseer.Answers{OnObjective: 0.85, Breach: obl, BreachConfidence: 0.4999, Severity: 3}, false, overseer.BandOnTrack, ""},
