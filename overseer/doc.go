@@ -87,6 +87,19 @@
 //	v := overseer.DefaultPolicy().Evaluate(overseer.Answers{OnObjective: 0.2})
 //	fmt.Println(v.Band, v.Flagged) // Off track true
 //
+// A judge may abstain from P(on objective) when it has no basis for it
+// ([jev.Response].Abstained): the verdict is then "Not assessed"
+// ([BandUnknown]), no band is shown and P cannot pause the job; breach
+// answers still can. Every answer carries the judge's basis
+// ([Answers].Basis), shown beside the verdict in the status.
+//
+// A calibrated policy carries its false-pause [Promise]: the share of
+// succeeded runs it pauses, with a one-sided 95 % upper confidence bound
+// within the budget, and the evidence. Its bands come from operating
+// points (Off track at and below the pause threshold, On track from where
+// 20 % of the succeeded runs fall at mid-run); [DefaultPolicy]'s fixed
+// 70/40 bands are for judges whose P is a direct judgment.
+//
 // # Modes
 //
 // [ModeOff] calls nothing and writes nothing to the run's history (no
@@ -108,11 +121,14 @@
 // # Judges and policies
 //
 // The zero [Options] use the [LearnedJudge] with the model that ships with
-// the package and [DefaultLearnedPolicy], the policy calibrated for it to
-// pause at most 5 % of the recorded runs that went on to succeed. The
-// learned judge answers offline in microseconds from the trajectory alone
-// (token usage per step matters most: report it in [PhaseReport]). Its
-// signal is agent-specific: fit a model on your own runs with `overseer
+// the package and [DefaultLearnedPolicy], the policy certified for it to
+// pause at most 5 % of the recorded runs that went on to succeed (at a
+// 95 % upper bound). The learned judge answers offline in microseconds
+// from the trajectory alone, with the richest of its sub-models whose
+// inputs the trajectory carries: token telemetry when the phases report it
+// in [PhaseReport], else the structure (repeats, rework, failed tools,
+// phase switches), and "Not assessed" when neither applies. Its signal is
+// agent-specific: fit a model on your own runs with `overseer
 // train`, choose a policy with `overseer calibrate`, and load them with
 // [LoadLearnedModel] and [LoadPolicy]. The policy's name is pinned with the
 // run's configuration, so a run records which policy it used. Any other
