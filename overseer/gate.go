@@ -264,12 +264,20 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 		}
 	}
 	for _, c := range closed {
+		c.Deadline = nil
 		r.recordGate(*c)
 		r.st.Counters.Resumes++
 		metricResume(ctx, *c)
 	}
 	r.syncGates(ctx)
 	r.logger.Info("overseer: job resumed", "by", g.By, "action", string(g.Action), "phase", g.Phase, "gate", g.ID)
+	for _, c := range closed {
+		kind := GateResumed
+		if c.Action == ActionAbort {
+			kind = GateAborted
+		}
+		r.notify(ctx, kind, *c)
+	}
 	return *g, nil
 }
 
@@ -286,12 +294,12 @@ func (r *run) pause(ctx workflow.Context, phase, reason string) {
 	r.syncGates(ctx)
 	r.upsertSearchAttributes(ctx)
 	r.logger.Info("overseer: job paused", "phase", phase, "gate", g.ID, "reason", reason)
-	if err := workflow.Await(ctx, func() bool { return r.openGate(g.ID) < 0 }); err != nil {
+	if err := r.awaitGate(ctx, g); err != nil {
 		// Cancelled at the gate: close it so that neither the status nor
 		// the search attributes say "paused" once the run has ended. The
 		// upsert needs a context that is not cancelled.
 		if i := r.openGate(g.ID); i >= 0 {
-			g.Cancelled = true
+			g.Cancelled, g.Deadline = true, nil
 			r.open = slices.Delete(r.open, i, i+1)
 			r.recordGate(*g)
 		}
@@ -314,7 +322,7 @@ func (r *run) recordGate(g Gate) {
 // the open gates (the oldest one first).
 func (r *run) syncGates(ctx workflow.Context) {
 	if len(r.open) == 0 {
-		r.st.Paused, r.st.PausedSince, r.st.PauseReason, r.st.GateID = false, nil, "", ""
+		r.st.Paused, r.st.PausedSince, r.st.PauseReason, r.st.GateID, r.st.GateDeadline = false, nil, "", "", nil
 		if r.detailsSet {
 			workflow.SetCurrentDetails(ctx, r.userDetails)
 			r.detailsSet = false
@@ -323,7 +331,7 @@ func (r *run) syncGates(ctx workflow.Context) {
 	}
 	g := r.open[0]
 	at := g.PausedAt
-	r.st.Paused, r.st.PausedSince, r.st.PauseReason, r.st.GateID = true, &at, g.Reason, g.ID
+	r.st.Paused, r.st.PausedSince, r.st.PauseReason, r.st.GateID, r.st.GateDeadline = true, &at, g.Reason, g.ID, g.Deadline
 	if !r.detailsSet {
 		// Keep what the workflow itself shows, to put it back on resume.
 		r.userDetails, r.detailsSet = workflow.GetCurrentDetails(ctx), true
@@ -344,6 +352,12 @@ func (r *run) gateDetails(ctx workflow.Context) string {
 	fmt.Fprintf(&b, "Paused by the overseer (%s mode): %d gate(s) open.\n", r.cfg.Mode, len(r.open))
 	for _, g := range r.open {
 		fmt.Fprintf(&b, "\nGate %s, after phase %s, since %s.\nReason: %s\n", g.ID, g.Phase, g.PausedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.Reason)
+		if g.EscalatedAt != nil {
+			fmt.Fprintf(&b, "Escalated at %s (%s).\n", g.EscalatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.EscalatedBy)
+		}
+		if g.Deadline != nil {
+			fmt.Fprintf(&b, "Deadline: %s.\n", g.Deadline.UTC().Format("2006-01-02 15:04:05 UTC"))
+		}
 		fmt.Fprintf(&b, "Resume: temporal workflow update execute %s --name %s --input %s\n",
 			target, ResumeName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"note":"optional note"}`, g.ID)))
 		fmt.Fprintf(&b, "Abort:  temporal workflow update execute %s --name %s --input %s\n",

@@ -155,12 +155,14 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	wait, _ := workflow.NewDisconnectedContext(ctx)
 	_ = workflow.Await(wait, func() bool { return done || r.aborted != nil })
 	if r.aborted != nil {
+		r.awaitNotifications(wait) // tell the abort before the run ends
 		return nil, abortError(*r.aborted)
 	}
 	// Record the last boundary's assessment before the run ends, unless the
 	// judge is failing. This is the one wait observe mode has on a judge in
 	// an activity: it delays the end of the run, never a phase.
 	r.awaitAssessments(wait)
+	r.awaitNotifications(wait)
 	var can *workflow.ContinueAsNewError
 	if errors.As(wfErr, &can) {
 		r.carryOver(can)

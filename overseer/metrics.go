@@ -33,8 +33,17 @@ const (
 	// metricResumes counts gates closed by a human, tagged action
 	// (continue, abort).
 	metricResumes = "overseer_resumes"
-	// MetricGateWait times how long a job waited at a gate, tagged action.
+	// MetricGateWait times how long a job waited at a gate, tagged action
+	// (continue, abort, or expired for a gate closed by its deadline).
 	MetricGateWait = "overseer_gate_wait"
+	// metricEscalations counts gates escalated at their deadline.
+	metricEscalations = "overseer_gate_escalations"
+	// metricExpired counts gates closed by their deadline, tagged action
+	// (continue, abort).
+	metricExpired = "overseer_gates_expired"
+	// metricNotifyFailed counts gate notifications that failed for good,
+	// tagged kind (opened, escalated, resumed, aborted, expired).
+	metricNotifyFailed = "overseer_notifications_failed"
 	// MetricOpenGates is a gauge of the running jobs paused at a gate. Workflow
 	// code cannot keep a gauge across workers, so the worker package sets it
 	// from visibility (OverseerPaused = true), by workflow type.
@@ -52,7 +61,10 @@ var metricHelp = map[string]string{
 	metricJudgeErrors:  "Assessments that failed after retries, by kind (invalid_answer, rejected, invalid_request, timeout, error).",
 	metricPauses:       "Gates opened in manage mode, by cause (verdict, judge_failures).",
 	metricResumes:      "Gates closed by a human, by action (continue, abort).",
-	MetricGateWait:     "Time a job waited at a gate before a human resumed it, by action.",
+	MetricGateWait:     "Time a job waited at a gate before a human resumed it, by action (expired: closed by its deadline).",
+	metricEscalations:  "Gates escalated at their deadline.",
+	metricExpired:      "Gates closed by their deadline, by the action taken (continue, abort).",
+	metricNotifyFailed: "Gate notifications that failed after all their attempts, by kind (opened, escalated, resumed, aborted, expired).",
 	MetricOpenGates:    "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
 }
 
@@ -107,6 +119,11 @@ func ZeroMetrics(h client.MetricsHandler) {
 	}
 	for _, action := range []Action{ActionContinue, ActionAbort} {
 		zero(metricResumes, map[string]string{tagAction: string(action)})
+		zero(metricExpired, map[string]string{tagAction: string(action)})
+	}
+	zero(metricEscalations, nil)
+	for _, kind := range []GateEventKind{GateOpened, GateEscalated, GateResumed, GateAborted, GateExpired} {
+		zero(metricNotifyFailed, map[string]string{tagKind: string(kind)})
 	}
 }
 
@@ -168,4 +185,26 @@ func metricResume(ctx workflow.Context, g Gate) {
 	if g.ResumedAt != nil {
 		m.Timer(MetricGateWait).Record(g.ResumedAt.Sub(g.PausedAt))
 	}
+}
+
+// actionExpired is the gate-wait tag of a gate its deadline closed.
+const actionExpired = "expired"
+
+// metricExpiry records a gate its deadline closed and how long it was open.
+func metricExpiry(ctx workflow.Context, g Gate) {
+	m := workflow.GetMetricsHandler(ctx)
+	m.WithTags(map[string]string{tagAction: string(g.Action)}).Counter(metricExpired).Inc(1)
+	if g.ResumedAt != nil {
+		m.WithTags(map[string]string{tagAction: actionExpired}).Timer(MetricGateWait).Record(g.ResumedAt.Sub(g.PausedAt))
+	}
+}
+
+// metricEscalation records a gate escalated at its deadline.
+func metricEscalation(ctx workflow.Context) {
+	workflow.GetMetricsHandler(ctx).Counter(metricEscalations).Inc(1)
+}
+
+// metricNotifyFailure records a notification that failed for good.
+func metricNotifyFailure(ctx workflow.Context, kind GateEventKind) {
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagKind: string(kind)}).Counter(metricNotifyFailed).Inc(1)
 }

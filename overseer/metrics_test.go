@@ -182,12 +182,15 @@ func TestZeroMetricsCoversEveryCounterWithoutNone(t *testing.T) {
 		assert.True(t, ok, "%s is emitted at start", k)
 		assert.Zero(t, v, k)
 	}
-	assert.Len(t, m.counts, 14+5+2+2+2)
+	// assessments, judge errors, tokens, pauses, resumes; gates expired,
+	// escalations, failed notifications.
+	assert.Len(t, m.counts, 14+5+2+2+2+2+1+5)
 	for k := range m.counts {
 		assert.NotContains(t, k, "none", "no series carries a none value")
 	}
 	for _, name := range []string{"overseer_assessments", "overseer_judge_latency", "overseer_judge_tokens",
-		"overseer_judge_errors", "overseer_pauses", "overseer_resumes", overseer.MetricGateWait, overseer.MetricOpenGates} {
+		"overseer_judge_errors", "overseer_pauses", "overseer_resumes", overseer.MetricGateWait, overseer.MetricOpenGates,
+		"overseer_gate_escalations", "overseer_gates_expired", "overseer_notifications_failed"} {
 		assert.NotEmpty(t, overseer.MetricHelp(name), "HELP text of %s", name)
 	}
 }

@@ -127,6 +127,33 @@ type Options struct {
 	// RecentAssessments bounds the assessments kept in the status. If not
 	// set, 20.
 	RecentAssessments int
+
+	// GateDeadline applies to the gates of workflow types not listed in
+	// GateDeadlines: how long a gate waits for a person and what happens
+	// then (escalate, continue or abort). If not set, gates wait for ever.
+	// A run pins its type's deadline when it starts; the memo field
+	// "overseer.gate_deadline" ([GateDeadlineMemoKey]) overrides it for one
+	// run.
+	GateDeadline GateDeadline
+	// GateDeadlines sets the gate deadline per workflow type name; a zero
+	// GateDeadline there means no deadline for that type.
+	GateDeadlines map[string]GateDeadline
+
+	// Notifier tells people when a gate opens, is escalated, resumed,
+	// aborted or expires, through the notify activity
+	// ([NotifyActivityName]); it never holds the gate or the job. If not
+	// set, no notifications. Runs pin whether they notify when they start,
+	// so keep the notify activity's workers able to send (a worker without
+	// a notifier fails such a run's notifications, visibly).
+	Notifier Notifier
+	// NotifyTimeout bounds all attempts of one notification, retry backoff
+	// (1 s doubling up to 1 min) included. If not set, 10 minutes.
+	NotifyTimeout time.Duration
+	// DashboardURL is the base URL of the overseer dashboard (e.g.
+	// https://overseer.example.com): notifications link to the job's page,
+	// DashboardURL/jobs/WORKFLOW_ID. It is read when a notification is
+	// sent, not recorded in history.
+	DashboardURL string
 }
 
 // Default values used when an Options field is not set.
@@ -193,6 +220,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RecentAssessments == 0 {
 		o.RecentAssessments = defaultRecentAssessments
 	}
+	if err := o.GateDeadline.Validate(); err != nil {
+		return o, fmt.Errorf("overseer: GateDeadline: %w", err)
+	}
+	for wt, d := range o.GateDeadlines {
+		if err := d.Validate(); err != nil {
+			return o, fmt.Errorf("overseer: GateDeadlines[%q]: %w", wt, err)
+		}
+	}
+	if o.NotifyTimeout < 0 {
+		return o, fmt.Errorf("overseer: NotifyTimeout %v is negative", o.NotifyTimeout)
+	}
 	return o, nil
 }
 
@@ -214,6 +252,11 @@ type runConfig struct {
 	AssessTaskQueue   string    `json:"assess_task_queue,omitempty"`
 	SearchAttributes  bool      `json:"search_attributes,omitempty"`
 	RecentAssessments int       `json:"recent_assessments"`
+	// GateDeadline, Notify and NotifyTimeout are unset in runs pinned
+	// before they existed: their gates wait for ever and tell no one.
+	GateDeadline  GateDeadline  `json:"gate_deadline,omitzero"`
+	Notify        bool          `json:"notify,omitempty"`
+	NotifyTimeout time.Duration `json:"notify_timeout,omitempty"`
 }
 
 // runConfigFor is the configuration a new run of workflowType pins; mode
@@ -234,7 +277,18 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		AssessTaskQueue:    o.AssessTaskQueue,
 		SearchAttributes:   o.SearchAttributes,
 		RecentAssessments:  o.RecentAssessments,
+		GateDeadline:       o.gateDeadlineFor(workflowType),
+		Notify:             o.Notifier != nil,
+		NotifyTimeout:      o.NotifyTimeout,
 	}
+}
+
+// gateDeadlineFor is the gate deadline of workflowType.
+func (o Options) gateDeadlineFor(workflowType string) GateDeadline {
+	if d, ok := o.GateDeadlines[workflowType]; ok {
+		return d
+	}
+	return o.GateDeadline
 }
 
 // placementFor resolves PlacementAuto for a run in mode.

@@ -13,7 +13,7 @@ import (
 // NewPlugin returns the overseer as an SDK plugin: add it to
 // worker.Options.Plugins (or client.Options.Plugins) and every phase of the
 // worker's workflows is overseen. It installs the worker interceptor and
-// registers the Overseer activity.
+// registers the overseer's activities.
 func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	wi, err := NewWorkerInterceptor(opts)
 	if err != nil {
@@ -28,18 +28,21 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 		WorkerInterceptors: []interceptor.WorkerInterceptor{wi},
 		RunContextBefore: func(_ context.Context, o temporal.SimplePluginRunContextBeforeOptions) error {
 			o.Registry.RegisterActivityWithOptions(a.Assess, activity.RegisterOptions{Name: AssessActivityName})
+			registerNotify(o.Registry, opts)
 			return nil
 		},
 	})
 }
 
-// RegisterActivities registers the Overseer activity on a worker that uses
-// the bare interceptor from NewWorkerInterceptor.
+// RegisterActivities registers the overseer's activities (assess and
+// notify) on a worker that uses the bare interceptor from
+// NewWorkerInterceptor.
 func RegisterActivities(r worker.ActivityRegistry, opts Options) error {
 	a, err := newAssessor(opts)
 	if err != nil {
 		return fmt.Errorf("overseer: register activities: %w", err)
 	}
 	r.RegisterActivityWithOptions(a.Assess, activity.RegisterOptions{Name: AssessActivityName})
+	registerNotify(r, opts)
 	return nil
 }

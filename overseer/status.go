@@ -32,6 +32,9 @@ type Status struct {
 	GateID      string     `json:"gate_id,omitempty"`
 	PausedSince *time.Time `json:"paused_since,omitempty"`
 	PauseReason string     `json:"pause_reason,omitempty"`
+	// GateDeadline is when the open gate's next deadline acts (escalate,
+	// continue or abort), if it has one; Gates has each open gate's.
+	GateDeadline *time.Time `json:"gate_deadline,omitempty"`
 	// PendingNote is the process note the next phase will receive.
 	PendingNote string `json:"pending_note,omitempty"`
 	Digest      string `json:"digest,omitempty"`
@@ -43,6 +46,11 @@ type Status struct {
 	// InPhase is the latest in-phase supervisor advice per phase activity
 	// (see package supervision), most recent last.
 	InPhase []InPhaseAdvice `json:"in_phase,omitempty"`
+	// Notifying are the idempotency keys of the gate notifications being
+	// sent (or retried) now; NotifyError describes the latest that failed
+	// for good (Counters.NotifyFailures counts them).
+	Notifying   []string `json:"notifying,omitempty"`
+	NotifyError string   `json:"notify_error,omitempty"`
 }
 
 // Aborted returns the gate a human aborted the job at, or nil.
@@ -80,6 +88,15 @@ type Counters struct {
 	// (undecodable, unknown field, no by, unknown action, note too long).
 	// A signal cannot be rejected, so it is counted, logged and dropped.
 	IgnoredResumes int `json:"ignored_resumes"`
+	// Escalations and Expired count gate deadlines that acted: escalated
+	// gates, and gates closed by their deadline (Gate.Expired).
+	Escalations int `json:"escalations,omitempty"`
+	Expired     int `json:"expired,omitempty"`
+	// Notifications counts gate notifications delivered; NotifyFailures
+	// those that failed after all their attempts (or were still in flight
+	// when the run ended). A failure never holds the gate or the job.
+	Notifications  int `json:"notifications,omitempty"`
+	NotifyFailures int `json:"notify_failures,omitempty"`
 }
 
 // Assessment is one phase-boundary assessment as recorded on the job.
@@ -103,16 +120,47 @@ type Assessment struct {
 type Gate struct {
 	// ID names the gate in ResumeRequest.Gate: the phase and the job's
 	// pause count, e.g. "code-2".
-	ID        string     `json:"id,omitempty"`
-	Phase     string     `json:"phase"`
-	Reason    string     `json:"reason"`
-	PausedAt  time.Time  `json:"paused_at"`
+	ID       string    `json:"id,omitempty"`
+	Phase    string    `json:"phase"`
+	Reason   string    `json:"reason"`
+	PausedAt time.Time `json:"paused_at"`
+	// ResumedAt is when the gate closed: resumed by By, or, if Expired, by
+	// its deadline.
 	ResumedAt *time.Time `json:"resumed_at,omitempty"`
 	By        string     `json:"by,omitempty"`
 	Note      string     `json:"note,omitempty"`
 	Action    Action     `json:"action,omitempty"`
 	// Cancelled says the run was cancelled while the gate was open.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Deadline is, while the gate is open, when its next deadline acts
+	// ([GateDeadline]); nil when it has none.
+	Deadline *time.Time `json:"deadline,omitempty"`
+	// EscalatedAt is when the gate was escalated, by the rule EscalatedBy
+	// ("deadline 24h: escalate").
+	EscalatedAt *time.Time `json:"escalated_at,omitempty"`
+	EscalatedBy string     `json:"escalated_by,omitempty"`
+	// Expired says nobody resumed the gate by its deadline: ExpiredBy names
+	// the rule that closed it ("deadline 72h: abort") and Action what it
+	// did. A gate an expiry with abort closed along with another has
+	// ExpiredBy set and Expired false.
+	Expired   bool   `json:"expired,omitempty"`
+	ExpiredBy string `json:"expired_by,omitempty"`
+}
+
+// Outcome says how the gate ended, in one word: open, resumed, aborted,
+// expired or cancelled.
+func (g Gate) Outcome() string {
+	switch {
+	case g.Cancelled:
+		return "cancelled"
+	case g.Expired:
+		return "expired"
+	case g.ResumedAt == nil:
+		return "open"
+	case g.Action == ActionAbort:
+		return "aborted"
+	}
+	return "resumed"
 }
 
 // Action is what a human decides at a gate.
@@ -130,6 +178,9 @@ const AbortedErrorType = "OverseerAborted"
 
 func abortError(g Gate) error {
 	msg := fmt.Sprintf("job aborted by %s at the overseer gate after phase %q", g.By, g.Phase)
+	if g.Expired {
+		msg = fmt.Sprintf("job aborted at the overseer gate %s after phase %q: nobody resumed it by its %s", g.ID, g.Phase, g.ExpiredBy)
+	}
 	if g.Note != "" {
 		msg += ": " + g.Note
 	}
