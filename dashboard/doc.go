@@ -1,9 +1,13 @@
 // Package dashboard serves the overseer's web dashboard: server-rendered
 // HTML (html/template, assets embedded in the binary, no front-end build)
 // that lists jobs with their status badge — On track, Needs a look, Off
-// track, Paused — P(on objective), phase and age, and shows each job's
-// timeline of assessments per phase with a chart of P(on objective) against
-// the bands, the answers, the digest, notes, pauses and resumes. A paused
+// track, Not assessed, Paused (with the last assessment's verdict) —
+// P(on objective), what the verdict was based on, phase and age, and shows
+// each job's timeline of assessments per phase with a chart of
+// P(on objective) against the policy's bands (the axis scaled to where
+// the scores live; an assessment the judge abstained from is a marker on
+// the axis, never a 0), the policy's false-pause promise, each verdict's
+// basis, the answers, the digest, notes, pauses and resumes. A paused
 // job is resumed or aborted from its page through the validated
 // overseer.resume update, whose refusals are shown on the form.
 //
