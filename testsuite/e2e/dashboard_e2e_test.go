@@ -153,14 +153,18 @@ func startJobWithMemo(t *testing.T, c client.Client, taskQueue string, in workfl
 
 // TestDashboardInChromium drives the dashboard in headless Chromium: the
 // list shows a paused looping job with the Paused badge, its page shows the
-// timeline, the resume form resumes it, and Temporal shows it completed.
+// timeline, the basis of its verdicts and the policy's promise, the resume
+// form resumes it, and Temporal shows it completed. It runs the default
+// judge and policy, as a default install does.
 // With -screenshots it writes docs/dashboard-list.png and
 // docs/dashboard-job.png.
 func TestDashboardInChromium(t *testing.T) {
 	exe := requireChromium(t)
 	srv := e2eServer(t)
 	c := srv.Client()
-	tq, _ := meteredWorker(t, srv, worker.Config{JudgeConfig: worker.JudgeConfig{Kind: worker.JudgeHeuristic}}) // the page is checked against the rule-by-rule verdicts
+	// The default judge (the learned model) with its calibrated policy, as
+	// a default install runs it: the screenshots show what a user sees.
+	tq, _ := meteredWorker(t, srv, worker.Config{})
 	url := startDashboard(t, srv)
 
 	if *screenshots {
@@ -206,10 +210,30 @@ func TestDashboardInChromium(t *testing.T) {
 	phases, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".phase h3")].map(e => e.textContent)`))
 	require.NoError(t, err)
 	assert.Contains(t, phases, "code", "the timeline groups assessments by phase")
+	// The verdict says what it is based on, and the chart shows the policy
+	// with its promise.
+	basis, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-basis]`)))
+	require.NoError(t, err)
+	assert.Contains(t, basis, "Latest verdict based on:")
+	assert.Contains(t, basis, "sub-model", "the default judge names the sub-model it used")
+	promise, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-promise]`)))
+	require.NoError(t, err)
+	assert.Equal(t, overseer.DefaultLearnedPolicy().Promise.String(), promise)
 	gate, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.panel.gate`)))
 	require.NoError(t, err)
-	assert.Contains(t, gate, "Paused after code")
-	assert.Contains(t, gate, "obligation[2]")
+	assert.Contains(t, gate, "Paused after ")
+	// The default judge pauses the looping job on the breach of its
+	// no-repeats obligation or on a P at or below the pause threshold,
+	// whichever comes first.
+	assert.Regexp(t, `obligation\[2\] .* appears unmet|P\(on objective\) [0-9.]+ is at or below`, gate)
+	last, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-last-assessment]`)))
+	require.NoError(t, err)
+	assert.Contains(t, last, "last assessment: ", "beside Paused, the band is the last assessment's")
+	if *screenshots {
+		// The gate with its form, the chart and the timeline, as a
+		// reviewer finds them.
+		shoot(t, ctx, "dashboard-job.png")
+	}
 
 	// Resume through the form; the dashboard sends the overseer.resume update.
 	require.NoError(t, chromedp.Do(ctx,
@@ -226,17 +250,6 @@ func TestDashboardInChromium(t *testing.T) {
 	assert.Equal(t, "browser-reviewer", s.Gates[0].By)
 	assert.Equal(t, "Stop patching the same tests; find the root cause first.", s.Gates[0].Note)
 	assert.Equal(t, overseer.ActionContinue, s.Gates[0].Action)
-
-	if *screenshots {
-		// The looping job pauses again: the page reloads itself to show the
-		// form, with the first gate resumed on the timeline.
-		eventually(t, "the second pause on the page", 30*time.Second, func() bool {
-			n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".event.pause").length`))
-			return n >= 2
-		})
-		require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`form.resume`))))
-		shoot(t, ctx, "dashboard-job.png")
-	}
 
 	// Later pauses are resumed through the client; Temporal shows the job
 	// completed, and so does the dashboard.
