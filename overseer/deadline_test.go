@@ -147,7 +147,7 @@ func TestGateEscalatesAtItsDeadlineThenExpiresWithAbort(t *testing.T) {
 	assert.Equal(t, "deadline 72h: abort", ev.Rule)
 	assert.Equal(t, overseer.ActionAbort, ev.Action)
 	assert.Equal(t, 72*time.Hour, ev.Wait)
-	assert.Equal(t, "https://overseer.example.com/jobs/default-test-workflow-id", ev.DashboardURL)
+	assert.Equal(t, "https://overseer.example.com/job?id=default-test-workflow-id", ev.DashboardURL)
 	esc := n.event(overseer.GateEscalated)
 	assert.Equal(t, "deadline 24h: escalate", esc.Rule)
 	require.NotNil(t, esc.Deadline)

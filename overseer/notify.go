@@ -115,13 +115,13 @@ type GateEvent struct {
 	DashboardURL string `json:"dashboard_url,omitempty"`
 }
 
-// DashboardJobURL is the page of a job on the overseer dashboard at base:
-// BASE/jobs/WORKFLOW_ID.
+// DashboardJobURL is the page of a job, with its gate and resume form, on
+// the overseer dashboard at base: BASE/job?id=WORKFLOW_ID.
 func DashboardJobURL(base, workflowID string) string {
 	if base == "" {
 		return ""
 	}
-	return strings.TrimRight(base, "/") + "/jobs/" + url.PathEscape(workflowID)
+	return strings.TrimRight(base, "/") + "/job?id=" + url.QueryEscape(workflowID)
 }
 
 // The notify activity's budget: one attempt, all attempts, the retry

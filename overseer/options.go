@@ -151,7 +151,7 @@ type Options struct {
 	NotifyTimeout time.Duration
 	// DashboardURL is the base URL of the overseer dashboard (e.g.
 	// https://overseer.example.com): notifications link to the job's page,
-	// DashboardURL/jobs/WORKFLOW_ID. It is read when a notification is
+	// DashboardURL/job?id=WORKFLOW_ID. It is read when a notification is
 	// sent, not recorded in history.
 	DashboardURL string
 }

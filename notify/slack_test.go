@@ -1,0 +1,134 @@
+package notify_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/notify"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// slackServer is an in-process Slack incoming webhook: it keeps the
+// messages posted to each path.
+type slackServer struct {
+	*httptest.Server
+	mu     sync.Mutex
+	posted map[string][]notify.SlackPayload
+	status int
+}
+
+func newSlackServer(t *testing.T) *slackServer {
+	t.Helper()
+	s := &slackServer{posted: map[string][]notify.SlackPayload{}, status: http.StatusOK}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p notify.SlackPayload
+		if r.Header.Get("Content-Type") != "application/json" || json.NewDecoder(r.Body).Decode(&p) != nil || p.Text == "" {
+			http.Error(w, "invalid_payload", http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.status != http.StatusOK {
+			http.Error(w, "no_service", s.status)
+			return
+		}
+		s.posted[r.URL.Path] = append(s.posted[r.URL.Path], p)
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *slackServer) messages(path string) []notify.SlackPayload {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]notify.SlackPayload(nil), s.posted[path]...)
+}
+
+func TestSlackMessageLinksToTheGateOnTheDashboard(t *testing.T) {
+	srv := newSlackServer(t)
+	sl, err := notify.NewSlack(srv.URL+"/services/T0/B0/team", srv.URL+"/services/T0/B1/oncall")
+	require.NoError(t, err)
+	ev := event(overseer.GateOpened)
+	ev.DashboardURL = overseer.DashboardJobURL("https://overseer.example.com/", "job-1")
+	deadline := ev.OpenedAt.Add(24 * time.Hour)
+	ev.Deadline = &deadline
+	ev.Reason = "P(on objective) 0.10 <= 0.25 & looping"
+	require.NoError(t, sl.Notify(context.Background(), ev))
+	require.NoError(t, sl.Notify(context.Background(), ev), "a retry of a delivered event")
+
+	team := srv.messages("/services/T0/B0/team")
+	require.Len(t, team, 1, "posted once: Slack cannot deduplicate")
+	text := team[0].Blocks[0].Text.Text
+	assert.Contains(t, text, "<https://overseer.example.com/job?id=job-1|job-1>")
+	assert.Contains(t, text, "<https://overseer.example.com/job?id=job-1|Review and resume on the dashboard>")
+	assert.Contains(t, text, "gate *code-1* after phase *code*")
+	assert.Contains(t, text, "0.10 &lt;= 0.25 &amp; looping", "mrkdwn is escaped")
+	assert.Contains(t, text, "*Deadline:* 2026-01-02 00:00 UTC")
+	assert.NotContains(t, team[0].Text, "<", "the fallback text has no link markup")
+	assert.Contains(t, team[0].Text, "Job job-1 is paused at gate")
+
+	esc := event(overseer.GateEscalated)
+	esc.Wait, esc.Rule = 24*time.Hour, "deadline 24h: escalate"
+	require.NoError(t, sl.Notify(context.Background(), esc))
+	exp := event(overseer.GateExpired)
+	exp.Wait, exp.Rule, exp.Action = 72*time.Hour, "deadline 72h: abort", overseer.ActionAbort
+	require.NoError(t, sl.Notify(context.Background(), exp))
+	oncall := srv.messages("/services/T0/B1/oncall")
+	require.Len(t, oncall, 2, "escalated and expired go to the second audience")
+	assert.Contains(t, oncall[0].Text, "Escalated: job `job-1` has waited 24h at gate *code-1* (deadline 24h: escalate)")
+	assert.Contains(t, oncall[1].Text, "expired after 3 days (deadline 72h: abort): the job was told to abort")
+
+	res := event(overseer.GateResumed)
+	res.By, res.Note, res.Wait = "alice", "go on", 2*time.Hour
+	require.NoError(t, sl.Notify(context.Background(), res))
+	team = srv.messages("/services/T0/B0/team")
+	require.Len(t, team, 2)
+	assert.Contains(t, team[1].Text, "resumed at gate *code-1* by alice after 2h")
+	assert.Contains(t, team[1].Blocks[0].Text.Text, "*Note:* go on")
+}
+
+func TestSlackErrorsNeverShowTheWebhookURL(t *testing.T) {
+	srv := newSlackServer(t)
+	sl, err := notify.NewSlack(srv.URL+"/services/T0/B0/XOXSECRET", "")
+	require.NoError(t, err)
+	srv.status = http.StatusNotFound // a revoked webhook
+	err = sl.Notify(context.Background(), event(overseer.GateOpened))
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, overseer.ErrNotifyRejected), "a revoked webhook is not retried: %v", err)
+	assert.NotContains(t, err.Error(), "XOXSECRET")
+	srv.status = http.StatusInternalServerError
+	err = sl.Notify(context.Background(), event(overseer.GateOpened))
+	assert.False(t, errors.Is(err, overseer.ErrNotifyRejected), "a 5xx is retried: %v", err)
+	srv.Close()
+	err = sl.Notify(context.Background(), event(overseer.GateOpened))
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "XOXSECRET")
+}
+
+func TestMultiRetriesOnlyTheTargetsThatFailed(t *testing.T) {
+	slackSrv := newSlackServer(t)
+	sl, err := notify.NewSlack(slackSrv.URL+"/s", "")
+	require.NoError(t, err)
+	rcv := newReceiver(t, 1) // the webhook fails its first attempt
+	hook, err := notify.NewWebhook(rcv.URL, secret)
+	require.NoError(t, err)
+	m := notify.Multi(sl, hook)
+
+	err = m.Notify(context.Background(), event(overseer.GateOpened))
+	require.Error(t, err, "the webhook failed")
+	assert.False(t, errors.Is(err, overseer.ErrNotifyRejected), "retryable: %v", err)
+	require.NoError(t, m.Notify(context.Background(), event(overseer.GateOpened)), "the retry")
+	assert.Len(t, slackSrv.messages("/s"), 1, "Slack got it once")
+	assert.Equal(t, []overseer.GateEventKind{overseer.GateOpened}, rcv.kinds())
+	assert.Equal(t, 2, rcv.attempts["job-1/run-1/code-1/opened"])
+}
