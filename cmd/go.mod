@@ -8,6 +8,7 @@ replace (
 	github.com/corohq/temporal-overseer => ..
 	github.com/corohq/temporal-overseer/dashboard => ../dashboard
 	github.com/corohq/temporal-overseer/eval => ../eval
+	github.com/corohq/temporal-overseer/notify => ../notify
 	github.com/corohq/temporal-overseer/ops => ../ops
 	github.com/corohq/temporal-overseer/overseer/jev/jevopenai => ../overseer/jev/jevopenai
 	github.com/corohq/temporal-overseer/testsuite/e2e => ../testsuite/e2e
@@ -18,6 +19,7 @@ require (
 	github.com/corohq/temporal-overseer v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/dashboard v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/eval v0.0.0-00010101000000-000000000000
+	github.com/corohq/temporal-overseer/notify v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/ops v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/worker v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1

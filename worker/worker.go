@@ -75,6 +75,19 @@ type Config struct {
 	// OpenGatesEvery is how often the overseer_open_gates gauge is counted
 	// (with MetricsHandler and the search attributes). If not set, 15 s.
 	OpenGatesEvery time.Duration
+
+	// GateDeadline is the gate deadline of workflow types not in
+	// GateDeadlines (overseer.ParseGateDeadline reads "24h:escalate,72h:abort").
+	// If not set, gates wait for ever.
+	GateDeadline  overseer.GateDeadline
+	GateDeadlines map[string]overseer.GateDeadline
+	// Notifier tells reviewers about gates (package notify: a signed
+	// webhook, Slack; notify.FromEnv reads them from the environment). Its
+	// secrets stay on this worker. If not set, no notifications.
+	Notifier overseer.Notifier
+	// DashboardURL is the dashboard's base URL, for the links in
+	// notifications.
+	DashboardURL string
 }
 
 // ErrUnreachable wraps a failure to connect to the Temporal server.
@@ -156,6 +169,10 @@ func (cfg Config) PluginOptions() overseer.Options {
 		Modes:            modes,
 		SearchAttributes: !cfg.DisableSearchAttributes,
 		AssessTimeout:    cfg.JudgeConfig.assessTimeout(),
+		GateDeadline:     cfg.GateDeadline,
+		GateDeadlines:    cfg.GateDeadlines,
+		Notifier:         cfg.Notifier,
+		DashboardURL:     cfg.DashboardURL,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/dashboard"
+	"github.com/corohq/temporal-overseer/notify"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/supervision"
 	"github.com/corohq/temporal-overseer/testsuite"
@@ -31,7 +32,19 @@ type workerFlags struct {
 	// supervisionConfig is a supervision configuration file:
 	// {"jev":{"supervision":…}}.
 	supervisionConfig string
+	// gateDeadline and gateDeadlines set gate deadlines; dashboardURL is
+	// the dashboard notifications link to. The notifiers themselves (and
+	// their secrets) come from the environment only (notify.FromEnv).
+	gateDeadline  string
+	gateDeadlines string
+	dashboardURL  string
 }
+
+// Environment variables of the gate deadline and the dashboard link.
+const (
+	envGateDeadline = "OVERSEER_GATE_DEADLINE"
+	envDashboardURL = "OVERSEER_DASHBOARD_URL"
+)
 
 func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.mode, "mode", "", "overseer mode for workflow types not in --modes: off, observe, manage (default: manage for CoroJob, observe otherwise)")
@@ -41,6 +54,10 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&w.verbose, "v", false, "log the worker's activity")
 	fs.StringVar(&w.supervisionConfig, "supervision-config", "", `in-phase supervision settings: a JSON file {"jev":{"supervision":{…}}} (default: SHADOW on the code phase)`)
 	fs.StringVar(&w.policy, "policy", "", "policy file from overseer calibrate (default: $"+worker.EnvPolicy+", else the policy that goes with the judge)")
+	fs.StringVar(&w.gateDeadline, "gate-deadline", "", "how long a gate waits and then: DURATION:escalate|continue|abort, e.g. 24h:escalate,72h:abort (default: $"+envGateDeadline+", else none)")
+	fs.StringVar(&w.gateDeadlines, "gate-deadlines", "", "gate deadlines per workflow type, e.g. 'CoroJob=24h:escalate,72h:abort;Other=4h:continue'")
+	fs.StringVar(&w.dashboardURL, "dashboard-url", "", "the dashboard's base URL that notifications link to (default: $"+envDashboardURL+"); "+
+		"notifiers come from the environment: $"+notify.EnvWebhookURL+" with $"+notify.EnvWebhookSecret+", $"+notify.EnvSlackWebhookURL+" (and $"+notify.EnvSlackEscalationURL+")")
 	w.judge.register(fs)
 }
 
@@ -87,6 +104,9 @@ func (w *workerFlags) apply(cfg *worker.Config) error {
 		}
 		cfg.Supervision.Config = &sc
 	}
+	if err := w.applyGates(cfg, os.Getenv); err != nil {
+		return err
+	}
 	cfg.AgentWork = w.agentWork
 	cfg.DisableSearchAttributes = w.noSA
 	cfg.Logger = zap.NewNop()
@@ -96,6 +116,44 @@ func (w *workerFlags) apply(cfg *worker.Config) error {
 			cfg.Logger = l
 		}
 	}
+	return nil
+}
+
+// applyGates sets the gate deadlines, the dashboard link and the
+// notifiers (from the environment, which holds their secrets).
+func (w *workerFlags) applyGates(cfg *worker.Config, getenv func(string) string) error {
+	if w.gateDeadline == "" {
+		w.gateDeadline = getenv(envGateDeadline)
+	}
+	d, err := overseer.ParseGateDeadline(w.gateDeadline)
+	if err != nil {
+		return fmt.Errorf("%w: --gate-deadline: %v", ErrUsage, err)
+	}
+	cfg.GateDeadline = d
+	if w.gateDeadlines != "" {
+		cfg.GateDeadlines = map[string]overseer.GateDeadline{}
+		for _, pair := range strings.Split(w.gateDeadlines, ";") {
+			wt, rule, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			d, err := overseer.ParseGateDeadline(rule)
+			if !ok || wt == "" || err != nil {
+				msg := "write TYPE=DEADLINE pairs separated by semicolons"
+				if err != nil {
+					msg = err.Error()
+				}
+				return fmt.Errorf("%w: --gate-deadlines %q: %s", ErrUsage, pair, msg)
+			}
+			cfg.GateDeadlines[wt] = d
+		}
+	}
+	if w.dashboardURL == "" {
+		w.dashboardURL = getenv(envDashboardURL)
+	}
+	cfg.DashboardURL = w.dashboardURL
+	n, err := notify.FromEnv(getenv)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	cfg.Notifier = n
 	return nil
 }
 
@@ -210,6 +268,9 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	cfg := worker.Config{TaskQueue: *taskQueue}
 	if err := wf.apply(&cfg); err != nil {
 		return err
+	}
+	if cfg.DashboardURL == "" && !*noDashboard {
+		cfg.DashboardURL = "http://" + df.listen // notifications link to this dashboard
 	}
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{UI: true, Output: io.Discard, Port: *port, UIPort: *uiPort})
 	if err != nil {

@@ -15,13 +15,17 @@ func TestExampleSpecParses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, JobSpec{ID: "csv-export-1", Objective: "Add CSV export to the reports page", Scenario: "looping",
 		Phases: []string{"spec", "plan", "code", "test", "review", "evaluate"}, Mode: "manage", MaxLoops: 3,
-		RetryDelay: Duration(10 * time.Second)}, spec)
+		GateDeadline: "24h:escalate,72h:abort", RetryDelay: Duration(10 * time.Second)}, spec)
+	require.NoError(t, spec.Validate())
+	bad := spec
+	bad.GateDeadline = "24h:skip"
+	assert.ErrorContains(t, bad.Validate(), "job spec: gate_deadline: overseer: gate deadline action \"skip\"")
 }
 
 func TestSpecErrorsNameTheFieldAndLine(t *testing.T) {
 	for _, tc := range []struct{ name, doc, want string }{
 		{"job.yaml", "objective: x\nscenario: on_track\ncolour: blue\n",
-			`line 3: unknown field "colour"; the fields are id, objective, scenario, phases, mode, max_loops, retry_delay`},
+			`line 3: unknown field "colour"; the fields are id, objective, scenario, phases, mode, max_loops, gate_deadline, retry_delay`},
 		{"job.yaml", "objective: x\nscenario: on_track\n\nmax_loops: many\n", `line 4: max_loops: "many" is not a whole number`},
 		{"job.yaml", "objective: x\nretry_delay: soon\n", `line 2: retry_delay: duration "soon": use a number with a unit`},
 		{"job.yaml", "objective: x\n  scenario: on_track\n", "line 2"},

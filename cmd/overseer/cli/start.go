@@ -34,6 +34,10 @@ type JobSpec struct {
 	// Mode overrides the overseer mode for this job: off, observe, manage.
 	Mode     string `json:"mode,omitempty" yaml:"mode"`
 	MaxLoops int    `json:"max_loops,omitempty" yaml:"max_loops"`
+	// GateDeadline overrides the worker's gate deadline for this job
+	// ("24h:escalate,72h:abort"; "none" for none); see
+	// overseer.ParseGateDeadline.
+	GateDeadline string `json:"gate_deadline,omitempty" yaml:"gate_deadline"`
 	// RetryDelay is the wait before re-running a failed phase ("10s").
 	RetryDelay Duration `json:"retry_delay,omitempty" yaml:"retry_delay"`
 }
@@ -193,6 +197,11 @@ func (s JobSpec) Validate() error {
 			return fmt.Errorf("job spec: %w", err)
 		}
 	}
+	if s.GateDeadline != "" {
+		if _, err := overseer.ParseGateDeadline(s.GateDeadline); err != nil {
+			return fmt.Errorf("job spec: gate_deadline: %w", err)
+		}
+	}
 	for _, p := range s.Phases {
 		if !slices.Contains(activities.DefaultPhases, p) {
 			return fmt.Errorf("job spec: unknown phase %q: use phases from %s", p, strings.Join(activities.DefaultPhases, ", "))
@@ -222,8 +231,14 @@ func startJob(ctx context.Context, c client.Client, taskQueue string, spec JobSp
 		spec.ID = fmt.Sprintf("job-%s-%d", spec.Scenario, time.Now().UnixNano())
 	}
 	opts := client.StartWorkflowOptions{ID: spec.ID, TaskQueue: taskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true}
+	if spec.Mode != "" || spec.GateDeadline != "" {
+		opts.Memo = map[string]any{}
+	}
 	if spec.Mode != "" {
-		opts.Memo = map[string]any{overseer.ModeMemoKey: spec.Mode}
+		opts.Memo[overseer.ModeMemoKey] = spec.Mode
+	}
+	if spec.GateDeadline != "" {
+		opts.Memo[overseer.GateDeadlineMemoKey] = spec.GateDeadline
 	}
 	in := workflows.JobInput{Objective: spec.Objective, Scenario: activities.Scenario(spec.Scenario), Phases: spec.Phases, MaxLoops: spec.MaxLoops, RetryDelay: time.Duration(spec.RetryDelay)}
 	run, err := c.ExecuteWorkflow(ctx, opts, workflows.JobWorkflowName, in)
@@ -256,6 +271,7 @@ func (*Start) Run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&spec.Objective, "objective", "", "the job's objective")
 	fs.StringVar(&spec.Scenario, "scenario", "", "simulated scenario: on_track, drifting, looping, blocked")
 	fs.StringVar(&spec.Mode, "mode", "", "overseer mode for this job: off, observe, manage")
+	fs.StringVar(&spec.GateDeadline, "gate-deadline", "", "this job's gate deadline, e.g. 24h:escalate,72h:abort or none (default: the worker's)")
 	attach := fs.Bool("attach", false, "if a job with this --id is already running, follow it instead of refusing (the new spec is not applied)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -307,6 +323,9 @@ func mergeSpec(file, flags JobSpec) JobSpec {
 	}
 	if flags.Mode != "" {
 		file.Mode = flags.Mode
+	}
+	if flags.GateDeadline != "" {
+		file.GateDeadline = flags.GateDeadline
 	}
 	return file
 }
