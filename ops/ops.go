@@ -30,6 +30,9 @@ var (
 	ErrNotOverseen = errors.New("job is not overseen")
 	// ErrInvalidFilter: a list filter names no band.
 	ErrInvalidFilter = errors.New("invalid filter")
+	// ErrMayStillApply: a resume got no answer in time; the server may
+	// still apply it.
+	ErrMayStillApply = errors.New("resume may still be applied")
 )
 
 // JobError turns a server error about one job into one clear sentence that
@@ -115,7 +118,17 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 		return g, nil
 	}
 	var notFound *serviceerror.NotFound
+	var timedOut *client.WorkflowUpdateServiceTimeoutOrCanceledError
 	switch {
+	case errors.As(err, &timedOut) || errors.Is(err, context.DeadlineExceeded):
+		// The update was sent; the workflow may accept it after the caller
+		// gave up. Say so, and how to look, before anyone retries.
+		gate := "the oldest open gate"
+		if req.Gate != "" {
+			gate = "gate " + req.Gate
+		}
+		return g, wordedError{fmt.Sprintf("resume job %q: no answer in time; the resume of %s may still be applied: check with `overseer status %s` before you retry, and retry with --gate so it cannot close a later gate", id, gate, id),
+			errors.Join(ErrMayStillApply, err)}
 	case overseer.ErrorType(err) == overseer.NotPausedErrorType:
 		return g, wordedError{fmt.Sprintf("job %q is not paused; nothing to resume", id), err}
 	case overseer.ErrorType(err) == overseer.WrongGateErrorType, overseer.ErrorType(err) == overseer.InvalidResumeErrorType:

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -146,7 +148,7 @@ type Resume struct{}
 
 // Synopsis implements Command.
 func (*Resume) Synopsis() string {
-	return "resume a paused job (ID --gate GATE --by NAME [--note TEXT] [--abort])"
+	return "resume a paused job (ID [--gate GATE] --by NAME [--note TEXT] [--abort]), several (ID ID… or --query Q)"
 }
 
 // Run implements Command.
@@ -157,14 +159,20 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	by := fs.String("by", "", "who resumes the job (required)")
 	note := fs.String("note", "", "a note passed to the next phase")
 	abort := fs.Bool("abort", false, "abort the job instead of resuming it")
-	gate := fs.String("gate", "", "the gate to resume, as overseer status shows it; refused if that gate is no longer open (if not set, the oldest open gate)")
-	pos, err := parse(fs, args)
+	gate := fs.String("gate", "", "the gate to resume, as overseer status shows it; refused if that gate is no longer open (if not set, the job's only open gate)")
+	oldest := fs.Bool("oldest", false, "without --gate, resume the oldest open gate even when several are open")
+	query := fs.String("query", "", "resume the paused jobs this visibility query selects (e.g. \"WorkflowType = 'CoroJob'\"), each at its own gate")
+	ids, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	id, err := oneArg(pos, "job id")
-	if err != nil {
-		return err
+	switch {
+	case len(ids) == 0 && *query == "":
+		return fmt.Errorf("%w: give the job id (or several), or --query", ErrUsage)
+	case len(ids) > 0 && *query != "":
+		return fmt.Errorf("%w: give job ids or --query, not both", ErrUsage)
+	case *gate != "" && (len(ids) != 1 || *query != ""):
+		return fmt.Errorf("%w: --gate names one gate of one job; with several jobs each is resumed at its only open gate (or its oldest, with --oldest)", ErrUsage)
 	}
 	req := overseer.ResumeRequest{By: *by, Note: *note, Action: overseer.ActionContinue, Gate: *gate}
 	if *abort {
@@ -183,15 +191,52 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	defer c.Close()
 	uctx, cancel := context.WithTimeout(ctx, conn.timeout)
 	defer cancel()
-	g, err := ops.Resume(uctx, c, id, req)
-	if err != nil {
-		return err
+	if *query != "" {
+		jobs, err := ops.List(uctx, c, ops.ListOptions{Query: ops.PausedQuery(*query), Limit: 1000})
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return fmt.Errorf("no paused job matches --query %q", *query)
+		}
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
 	}
-	verb := "resumed"
-	if g.Action == overseer.ActionAbort {
-		verb = "aborted"
+	// Each resume is bound to the gate its job has open now, as read here:
+	// one that opens later is never closed by this decision.
+	var refs []ops.GateRef
+	var results []ops.ResumeResult
+	for _, id := range ids {
+		g := req.Gate
+		if g == "" {
+			if g, err = ops.GateToResume(uctx, c, id, *oldest); err != nil {
+				results = append(results, ops.ResumeResult{JobID: id, Err: err})
+				continue
+			}
+		}
+		refs = append(refs, ops.GateRef{JobID: id, GateID: g})
 	}
-	fmt.Fprintf(out, "Job %s %s by %s at gate %s (paused after %s: %s)\n", id, verb, g.By, g.ID, g.Phase, g.Reason)
+	results = append(results, ops.ResumeAll(uctx, c, refs, req)...)
+	failed := 0
+	for _, r := range results {
+		if r.Err != nil {
+			failed++
+			if len(ids) == 1 {
+				return r.Err
+			}
+			fmt.Fprintf(out, "%s: not resumed: %v\n", r.JobID, r.Err)
+			continue
+		}
+		verb := "resumed"
+		if r.Gate.Action == overseer.ActionAbort {
+			verb = "aborted"
+		}
+		fmt.Fprintf(out, "Job %s %s by %s at gate %s (paused after %s: %s)\n", r.JobID, verb, r.Gate.By, r.Gate.ID, r.Gate.Phase, r.Gate.Reason)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d jobs not resumed (each says why above)", failed, len(results))
+	}
 	return nil
 }
 
@@ -200,7 +245,7 @@ type List struct{}
 
 // Synopsis implements Command.
 func (*List) Synopsis() string {
-	return "list jobs with their band (--status on_track|needs_a_look|off_track, --paused)"
+	return "list jobs with their band (--status on_track|needs_a_look|off_track), or what waits at a gate, oldest first (--paused)"
 }
 
 // Run implements Command.
@@ -209,7 +254,7 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	var conn connFlags
 	conn.register(fs)
 	status := fs.String("status", "", "only jobs with this band: on_track, needs_a_look or off_track")
-	paused := fs.Bool("paused", false, "only paused jobs")
+	paused := fs.Bool("paused", false, "the queue of open gates of running jobs, oldest first: phase, reason, wait, deadline, who may open it")
 	limit := fs.Int("limit", 50, "at most this many jobs")
 	asJSON := fs.Bool("json", false, "print as JSON")
 	pos, err := parse(fs, args)
@@ -228,6 +273,10 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
+	if *paused {
+		band, _ := ops.ListQuery(*status, false)
+		return writeWaiting(ctx, out, c, band, *limit, *asJSON)
+	}
 	jobs, err := ops.List(ctx, c, ops.ListOptions{Query: query, Limit: *limit})
 	if err != nil {
 		return err
@@ -239,7 +288,7 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintln(tw, "JOB\tTYPE\tSTATE\tSTATUS\tP(ON OBJECTIVE)\tPAUSED\tSTARTED")
 	for _, j := range jobs {
 		p := "-"
-		if j.Band != "" {
+		if j.Band != "" && j.Band != "not_assessed" {
 			p = fmt.Sprintf("%.2f", j.OnObjective)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\n", j.ID, j.Type, j.State, bandLabel(j.Band), p, j.Paused, j.Started.Format(time.RFC3339))
@@ -247,6 +296,34 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	tw.Flush()
 	if len(jobs) == 0 {
 		fmt.Fprintln(out, "(no jobs match)")
+	}
+	return nil
+}
+
+// writeWaiting prints the queue of open gates, oldest first.
+func writeWaiting(ctx context.Context, out io.Writer, c client.Client, query string, limit int, asJSON bool) error {
+	gates, err := ops.Waiting(ctx, c, ops.ListOptions{Query: query, Limit: limit})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(out).Encode(gates)
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WAITING\tJOB\tGATE\tPHASE\tDEADLINE\tWHO MAY OPEN IT\tREASON")
+	for _, g := range gates {
+		deadline, who := "-", "anyone who may send the update"
+		if g.Deadline != nil {
+			deadline = fmt.Sprintf("%s (in %s)", g.Deadline.Format(time.RFC3339), time.Until(*g.Deadline).Round(time.Second))
+		}
+		if len(g.Approvers) > 0 {
+			who = strings.Join(g.Approvers, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Wait.Round(time.Second), g.JobID, g.GateID, g.Phase, deadline, who, g.Reason)
+	}
+	tw.Flush()
+	if len(gates) == 0 {
+		fmt.Fprintln(out, "(nothing waits at a gate)")
 	}
 	return nil
 }

@@ -1,0 +1,52 @@
+package ops_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+func TestChooseGate(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	done := t0.Add(time.Minute)
+	gate := func(id string, at time.Duration, closed bool) overseer.Gate {
+		g := overseer.Gate{ID: id, PausedAt: t0.Add(at)}
+		if closed {
+			g.ResumedAt = &done
+		}
+		return g
+	}
+	for _, tc := range []struct {
+		name    string
+		gates   []overseer.Gate
+		oldest  bool
+		want    string
+		wantErr string
+	}{
+		{"none open", []overseer.Gate{gate("code-1", 0, true)}, false, "", ""},
+		{"one open", []overseer.Gate{gate("code-1", 0, true), gate("test-2", time.Second, false)}, false, "test-2", ""},
+		{"two open: refused", []overseer.Gate{gate("test-3", 2*time.Second, false), gate("code-2", time.Second, false)}, false, "",
+			`more than one gate is open: job "j" has 2 open gates (code-2, test-3): name one with --gate, or pass --oldest to resume code-2`},
+		{"two open, --oldest", []overseer.Gate{gate("test-3", 2*time.Second, false), gate("code-2", time.Second, false)}, true, "code-2", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ops.ChooseGate("j", overseer.Status{Gates: tc.gates}, tc.oldest)
+			if tc.wantErr != "" {
+				assert.ErrorIs(t, err, ops.ErrAmbiguousGate)
+				assert.EqualError(t, err, tc.wantErr)
+				return
+			}
+			assert.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestPausedQuery(t *testing.T) {
+	assert.Equal(t, "OverseerPaused = true AND ExecutionStatus = 'Running'", ops.PausedQuery(""))
+	assert.Equal(t, "(WorkflowType = 'CoroJob') AND OverseerPaused = true AND ExecutionStatus = 'Running'", ops.PausedQuery("WorkflowType = 'CoroJob'"))
+}

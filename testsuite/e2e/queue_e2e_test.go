@@ -1,0 +1,90 @@
+package e2e_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/worker"
+)
+
+// TestE2EWaitingQueueAndBatchResume: `overseer list --paused` is the queue
+// of open gates, oldest first; `overseer resume A B` and `--query` resume
+// several jobs with one decision, each at the gate it had open, each result
+// reported on its own line.
+func TestE2EWaitingQueueAndBatchResume(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	first, s1 := pausedJob(t, srv, tq)
+	second, s2 := pausedJob(t, srv, tq)
+	third, s3 := pausedJob(t, srv, tq)
+
+	var queue string
+	eventually(t, "the three gates in the queue", 20*time.Second, func() bool {
+		code, stdout, _ := overseerCLI(srv, "list", "--paused")
+		queue = stdout
+		return code == 0 && strings.Contains(stdout, first.GetID()) && strings.Contains(stdout, second.GetID()) && strings.Contains(stdout, third.GetID())
+	})
+	assert.Contains(t, queue, "WAITING")
+	assert.Less(t, strings.Index(queue, first.GetID()), strings.Index(queue, second.GetID()), "oldest first:\n%s", queue)
+	assert.Less(t, strings.Index(queue, second.GetID()), strings.Index(queue, third.GetID()), "oldest first:\n%s", queue)
+	assert.Contains(t, queue, s1.GateID)
+	assert.Contains(t, queue, "anyone who may send the update")
+
+	// Two ids, one note: each resumed at its own gate.
+	code, stdout, stderr := overseerCLI(srv, "resume", first.GetID(), second.GetID(), "--by", "alice", "--note", "root cause found")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Job "+first.GetID()+" resumed by alice at gate "+s1.GateID)
+	assert.Contains(t, stdout, "Job "+second.GetID()+" resumed by alice at gate "+s2.GateID)
+	for _, id := range []string{first.GetID(), second.GetID()} {
+		gates := status(t, c, id).Gates
+		require.NotEmpty(t, gates)
+		assert.Equal(t, "alice", gates[0].By)
+		assert.Equal(t, "root cause found", gates[0].Note)
+	}
+
+	// A query: the third job, and a job id that is not paused is reported
+	// on its own line without stopping the batch.
+	code, stdout, stderr = overseerCLI(srv, "resume", "--query", "WorkflowId = '"+third.GetID()+"'", "--by", "bob")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Job "+third.GetID()+" resumed by bob at gate "+s3.GateID)
+	code, stdout, stderr = overseerCLI(srv, "resume", third.GetID(), "no-such-job-e2e", "--by", "bob")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "no-such-job-e2e: not resumed: ")
+	assert.Contains(t, stderr, "jobs not resumed (each says why above)")
+
+	// Usage errors are one sentence, exit 2.
+	code, _, stderr = overseerCLI(srv, "resume", first.GetID(), second.GetID(), "--gate", s1.GateID, "--by", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--gate names one gate of one job")
+	code, _, stderr = overseerCLI(srv, "resume", "--by", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "give the job id (or several), or --query")
+}
+
+// TestE2EResumeThatTimesOutSaysItMayStillApply: with no worker running, a
+// resume gets no answer in time; the CLI says the resume may still be
+// applied and how to check, and once a worker is back it is applied to the
+// gate it named.
+func TestE2EResumeThatTimesOutSaysItMayStillApply(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq, stop := startWorkers(t, srv, worker.Config{})
+	run, s := pausedJob(t, srv, tq)
+	stop()
+
+	code, _, stderr := overseerCLI(srv, "resume", run.GetID(), "--gate", s.GateID, "--by", "carol")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "no answer in time; the resume of gate "+s.GateID+" may still be applied: check with `overseer status "+run.GetID()+"` before you retry")
+	assert.NotContains(t, stderr, "Timeout or cancellation waiting for update", "the SDK's raw message is not what a person reads")
+
+	startWorker(t, srv, worker.Config{TaskQueue: tq})
+	eventually(t, "the timed-out resume to be applied", 30*time.Second, func() bool {
+		gates := status(t, c, run.GetID()).Gates
+		return len(gates) > 0 && gates[0].By == "carol"
+	})
+}
