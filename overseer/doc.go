@@ -191,6 +191,61 @@
 // run no workflow code, so such a run keeps OverseerPaused = true: list
 // paused jobs with ExecutionStatus = "Running" as well.
 //
+// # Deadlines and escalation
+//
+// A gate may have a deadline ([GateDeadline]), set per workflow type
+// ([Options.GateDeadline], [Options.GateDeadlines]) or for one run by the
+// memo field "overseer.gate_deadline" ([GateDeadlineMemoKey]), in the text
+// form [ParseGateDeadline] reads:
+//
+//	24h:abort                 abort the job if nobody resumed the gate in 24 h
+//	4h:continue               let the job go on after 4 h
+//	24h:escalate              tell the escalation audience at 24 h, keep waiting
+//	24h:escalate,72h:abort    … and abort at 72 h (both counted from the opening)
+//
+// The deadline is a durable timer in workflow code: it fires on time across
+// worker restarts and is cancelled when a person resumes the gate first. A
+// gate closed by its deadline records Expired, the rule that acted
+// (ExpiredBy, "deadline 72h: abort") and its action; an escalated gate
+// records EscalatedAt and EscalatedBy. An expiry with abort ends the job
+// with [AbortedErrorType], like a person's abort. Expiry is not a person's
+// resume: it does not count judge failures afresh and gives the next phase
+// no reviewer's note. While a gate is open, Gate.Deadline (and
+// Status.GateDeadline for the oldest open gate) says when its next rule
+// acts; the gate's age is the time since PausedAt. Runs pin their type's
+// deadline when they start, so changing a worker's deadlines never changes
+// runs in flight; without a deadline nothing is added to history.
+//
+// # Notifications
+//
+// With [Options.Notifier] set, the overseer tells people when a gate opens,
+// is escalated, resumed, aborted or expires: a [GateEvent] (the job, the
+// gate, its phase and reason, who resumed it and their note, the wait, the
+// deadline, the rule, a link to the dashboard's job page with
+// [Options.DashboardURL], and an idempotency key) sent by the regular
+// activity overseer.notify ([NotifyActivityName]), retried with backoff
+// (1 s doubling up to a minute, for at most [Options.NotifyTimeout]).
+// Package github.com/corohq/temporal-overseer/notify has a JSON webhook
+// signed with HMAC-SHA256 over its timestamp and body (receivers check it
+// with notify.Verify) and a Slack incoming webhook; any [Notifier] works.
+//
+// Notifications fail open: the workflow starts the activity and goes on,
+// so a notification, however slow or failing, never holds a gate open,
+// keeps one closed or fails the job. A notification that fails for good
+// (after its retries, or refused with [ErrNotifyRejected]) is counted in
+// Counters.NotifyFailures, described in Status.NotifyError and counted in
+// overseer_notifications_failed. The end of a run waits for notifications
+// still in flight, at most a minute, so that the abort or expiry that ended
+// the job is still told; one that has not finished by then is recorded as
+// failed, never dropped silently. Delivery is at least once: the
+// idempotency key (WORKFLOW_ID/RUN_ID/GATE_ID/KIND) is the same on every
+// retry and on any worker, for receivers to drop duplicates.
+//
+// The notifier and its secrets (a webhook secret, a Slack URL) live on the
+// worker: the activity's input is the GateEvent alone, and the dashboard
+// link is added by the worker when it sends, so nothing of the
+// configuration enters history.
+//
 // # Process note
 //
 // After a flagged phase (manage mode), the next phase activity receives a
@@ -292,9 +347,13 @@
 //	overseer_judge_errors  by kind (invalid_answer, rejected, invalid_request, timeout, error)
 //	overseer_pauses        by cause (verdict, judge_failures)
 //	overseer_resumes       by action (continue, abort)
+//	overseer_gate_escalations
+//	overseer_gates_expired         by action (continue, abort)
+//	overseer_notifications_failed  by kind (opened, escalated, resumed, aborted, expired)
 //
 // Timers (histograms in seconds): overseer_judge_latency and
-// overseer_gate_wait ([MetricGateWait], by action). [MetricOpenGates] is a
+// overseer_gate_wait ([MetricGateWait], by action: continue, abort, or
+// expired for a gate its deadline closed). [MetricOpenGates] is a
 // gauge the worker sets from visibility. [MetricHelp] gives each metric's
 // description and [ZeroMetrics] emits every counter at zero up front.
 //
@@ -313,8 +372,9 @@
 //
 // # Secrets
 //
-// The judge and its credentials live on the worker ([Options.Judge]). No
-// key enters workflow history, activity inputs or logs.
+// The judge and its credentials live on the worker ([Options.Judge]), as
+// do the notifier and its secrets ([Options.Notifier]). No key enters
+// workflow history, activity inputs or logs.
 //
 // # Stability
 //
