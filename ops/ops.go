@@ -131,7 +131,8 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 			errors.Join(ErrMayStillApply, err)}
 	case overseer.ErrorType(err) == overseer.NotPausedErrorType:
 		return g, wordedError{fmt.Sprintf("job %q is not paused; nothing to resume", id), err}
-	case overseer.ErrorType(err) == overseer.WrongGateErrorType, overseer.ErrorType(err) == overseer.InvalidResumeErrorType:
+	case overseer.ErrorType(err) == overseer.WrongGateErrorType, overseer.ErrorType(err) == overseer.InvalidResumeErrorType,
+		overseer.ErrorType(err) == overseer.NotAuthorizedErrorType:
 		return g, wordedError{fmt.Sprintf("resume job %q: %s", id, message(err)), err}
 	case errors.As(err, &notFound):
 		// An update to a closed workflow is "not found" too: ask whether

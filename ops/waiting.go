@@ -26,8 +26,9 @@ type WaitingGate struct {
 	// Deadline is when the gate's next deadline acts; nil without one.
 	Deadline *time.Time `json:"deadline,omitempty"`
 	// Approvers are who may open the gate, when the job says; empty means
-	// anyone who can send the update.
+	// anyone who can send the update. FourEyes: not the job's starter.
 	Approvers []string `json:"approvers,omitempty"`
+	FourEyes  bool     `json:"four_eyes,omitempty"`
 }
 
 // OpenGates are the gates of a status that are still open, oldest first.
@@ -60,7 +61,8 @@ func Waiting(ctx context.Context, c client.Client, opts ListOptions) ([]WaitingG
 		}
 		for _, g := range OpenGates(s) {
 			out = append(out, WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID, Phase: g.Phase,
-				Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline})
+				Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
+				Approvers: s.Approval.Approvers, FourEyes: s.Approval.FourEyes})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b WaitingGate) int { return a.PausedAt.Compare(b.PausedAt) })

@@ -28,6 +28,10 @@ type ResumeRequest struct {
 	// decision taken at one gate never closes a later one. If empty, the
 	// oldest open gate is closed.
 	Gate string `json:"gate,omitempty"`
+	// Groups are the groups the caller says it belongs to, for approvers
+	// lists that name groups ([Approval]); the dashboard fills them from
+	// the login.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Limits of a ResumeRequest. They keep a resume far below Temporal's payload
@@ -59,7 +63,7 @@ const (
 // "" when it has none. It looks through wrapping, including the SDK's
 // workflow, update and activity errors. The overseer's types are
 // AbortedErrorType, NotPausedErrorType, WrongGateErrorType,
-// InvalidResumeErrorType, InvalidAnswerErrorType, RejectedErrorType and
+// InvalidResumeErrorType, NotAuthorizedErrorType, InvalidAnswerErrorType, RejectedErrorType and
 // InvalidRequestErrorType: compare with them, never with message text.
 func ErrorType(err error) string {
 	var app *temporal.ApplicationError
@@ -135,7 +139,7 @@ func (r *run) check(req ResumeRequest) error {
 		return refusal(NotPausedErrorType, "overseer: the job is not paused")
 	}
 	if req.Gate == "" || r.openGate(req.Gate) >= 0 {
-		return nil
+		return r.cfg.Approval.allows(req, r.startedBy)
 	}
 	ids := r.openIDs()
 	return refusal(WrongGateErrorType, fmt.Sprintf("overseer: gate %q is not open; the job is paused at gate %q (after phase %s): read its reason before resuming it",
@@ -286,6 +290,7 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 // own, and each holds only its own phase's result.
 func (r *run) pause(ctx workflow.Context, phase, reason string) {
 	now := workflow.Now(ctx)
+	r.startedBy = startedBy(ctx)
 	r.st.Counters.Pauses++
 	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: reason, PausedAt: now}
 	r.open = append(r.open, g)

@@ -38,9 +38,11 @@ type Placement string
 
 // The placements of the judge.
 const (
-	// PlacementAuto picks PlacementWorkflow for a [PureJudge]; otherwise
-	// PlacementLocalActivity in manage mode and PlacementActivity in observe
-	// mode (and whenever AssessTaskQueue is set).
+	// PlacementAuto picks PlacementWorkflow for a [PureJudge]. Any other
+	// judge answers in the background in observe mode
+	// (PlacementBackground) and in a local activity in manage mode
+	// (PlacementLocalActivity); with AssessTaskQueue set, in a regular
+	// activity on that queue (PlacementActivity), in both modes.
 	PlacementAuto Placement = ""
 	// PlacementWorkflow runs a [PureJudge] in workflow code, inside a side
 	// effect: no activity, one marker per boundary, the workflow task is
@@ -51,9 +53,20 @@ const (
 	// AssessTotalTimeout), and with it the scheduling of the next phase.
 	PlacementLocalActivity Placement = "local_activity"
 	// PlacementActivity runs the judge in a regular activity, optionally on
-	// its own task queue: about six events per boundary, and the workflow
-	// task is never held waiting.
+	// its own task queue: six events per boundary (the activity's three and
+	// the workflow task its completion starts), a dispatch through the task
+	// queue's partitions, and the workflow task is never held waiting.
 	PlacementActivity Placement = "activity"
+	// PlacementBackground runs the judge on the worker that runs the
+	// workflow, outside workflow code and outside any workflow task: the
+	// call starts at the boundary and its answer is recorded at the next
+	// boundary, in the one side-effect marker each boundary writes; at the
+	// run's end a local activity (one marker) waits for the last one. No
+	// task queue, no extra workflow task, and a slow or hanging judge holds
+	// no phase; a boundary's answer reaches the status one boundary later.
+	// It is for observe mode: in manage mode, where the verdict is waited
+	// for, it means PlacementLocalActivity.
+	PlacementBackground Placement = "background"
 )
 
 // Names of what the plugin registers. They are exported so operators can
@@ -110,8 +123,12 @@ type Options struct {
 
 	// Placement says where the judge answers at a phase boundary. If not
 	// set, PlacementAuto: in workflow code for a [PureJudge] (the shipped
-	// judges), else a local activity in manage mode and a regular activity
-	// in observe mode, so that observe mode never holds the workflow task.
+	// judges), else in the background in observe mode, so that observe
+	// mode never holds a phase nor adds a workflow task, and in a local
+	// activity in manage mode, which waits for the verdict anyway. A run
+	// pins its placement when it starts: runs pinned to another placement
+	// (PlacementActivity, the automatic choice in observe mode before
+	// PlacementBackground existed) keep it.
 	Placement Placement
 	// AssessTaskQueue is the task queue of the Overseer activity when it
 	// runs as a regular activity. If not set, the workflow's own task queue.
@@ -138,6 +155,15 @@ type Options struct {
 	// GateDeadlines sets the gate deadline per workflow type name; a zero
 	// GateDeadline there means no deadline for that type.
 	GateDeadlines map[string]GateDeadline
+
+	// Approval says who may open the gates of workflow types not listed in
+	// Approvals: an approvers list and the four-eyes rule, enforced by the
+	// resume's validator (refusals of type NotAuthorizedErrorType). If not
+	// set, anyone who can send the update. A run pins its type's approval
+	// when it starts.
+	Approval Approval
+	// Approvals sets the approval per workflow type name.
+	Approvals map[string]Approval
 
 	// Notifier tells people when a gate opens, is escalated, resumed,
 	// aborted or expires, through the notify activity
@@ -185,6 +211,14 @@ func (o Options) withDefaults() (Options, error) {
 	if err := o.Policy.Validate(); err != nil {
 		return o, err
 	}
+	if err := o.Approval.Validate(); err != nil {
+		return o, err
+	}
+	for wt, a := range o.Approvals {
+		if err := a.Validate(); err != nil {
+			return o, fmt.Errorf("overseer: Approvals[%q]: %w", wt, err)
+		}
+	}
 	for wt, obl := range o.Obligations {
 		if len(obl) == 0 || slices.Contains(obl, "") {
 			return o, fmt.Errorf("overseer: Obligations[%q] must list at least one non-empty obligation", wt)
@@ -201,6 +235,10 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	switch o.Placement {
 	case PlacementAuto, PlacementActivity:
+	case PlacementBackground:
+		if o.AssessTaskQueue != "" {
+			return o, fmt.Errorf("overseer: AssessTaskQueue is set but Placement is %q, which has no task queue; use %q", o.Placement, PlacementActivity)
+		}
 	case PlacementWorkflow:
 		if _, ok := o.Judge.(PureJudge); !ok {
 			return o, fmt.Errorf("overseer: Placement %q needs a judge that can run in workflow code (a PureJudge), not %T; use %q or %q",
@@ -212,7 +250,7 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("overseer: AssessTaskQueue is set but Placement is %q, which has no task queue; use %q", o.Placement, PlacementActivity)
 		}
 	default:
-		return o, fmt.Errorf("overseer: unknown Placement %q: use %q, %q, %q or leave it empty", o.Placement, PlacementWorkflow, PlacementLocalActivity, PlacementActivity)
+		return o, fmt.Errorf("overseer: unknown Placement %q: use %q, %q, %q, %q or leave it empty", o.Placement, PlacementWorkflow, PlacementBackground, PlacementLocalActivity, PlacementActivity)
 	}
 	if o.RecentAssessments < 0 {
 		return o, fmt.Errorf("overseer: RecentAssessments %d is negative", o.RecentAssessments)
@@ -257,6 +295,8 @@ type runConfig struct {
 	GateDeadline  GateDeadline  `json:"gate_deadline,omitzero"`
 	Notify        bool          `json:"notify,omitempty"`
 	NotifyTimeout time.Duration `json:"notify_timeout,omitempty"`
+	// Approval is unset in runs pinned before it existed: anyone resumes.
+	Approval Approval `json:"approval,omitzero"`
 }
 
 // runConfigFor is the configuration a new run of workflowType pins; mode
@@ -280,6 +320,7 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		GateDeadline:       o.gateDeadlineFor(workflowType),
 		Notify:             o.Notifier != nil,
 		NotifyTimeout:      o.NotifyTimeout,
+		Approval:           o.approvalFor(workflowType),
 	}
 }
 
@@ -293,14 +334,20 @@ func (o Options) gateDeadlineFor(workflowType string) GateDeadline {
 
 // placementFor resolves PlacementAuto for a run in mode.
 func (o Options) placementFor(mode Mode) Placement {
-	if o.Placement != PlacementAuto {
-		return o.Placement
+	switch p := o.Placement; {
+	case p == PlacementBackground && mode != ModeObserve:
+		return PlacementLocalActivity
+	case p != PlacementAuto:
+		return p
 	}
-	if _, ok := o.Judge.(PureJudge); ok && o.AssessTaskQueue == "" {
+	if o.AssessTaskQueue != "" {
+		return PlacementActivity
+	}
+	if _, ok := o.Judge.(PureJudge); ok {
 		return PlacementWorkflow
 	}
-	if mode == ModeObserve || o.AssessTaskQueue != "" {
-		return PlacementActivity
+	if mode == ModeObserve {
+		return PlacementBackground
 	}
 	return PlacementLocalActivity
 }

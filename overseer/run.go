@@ -22,9 +22,12 @@ type runKey struct{}
 // run is the overseer's state for one workflow run. It is only touched by
 // workflow coroutines, which never run in parallel.
 type run struct {
-	wfType string
-	cfg    runConfig
-	logger log.Logger
+	// startedBy is who started the job, read from its memo when a gate
+	// opens, for the four-eyes rule.
+	startedBy string
+	wfType    string
+	cfg       runConfig
+	logger    log.Logger
 	// judge is the worker's judge, asked in workflow code when the run is
 	// pinned to PlacementWorkflow.
 	judge jev.Judge
@@ -63,7 +66,8 @@ type searchAttributes struct {
 }
 
 func newRun(ctx workflow.Context, wfType string, cfg runConfig, judge jev.Judge) *run {
-	return &run{wfType: wfType, cfg: cfg, logger: workflow.GetLogger(ctx), judge: judge, st: Status{Mode: cfg.Mode, Assessments: []Assessment{}}}
+	st := Status{Mode: cfg.Mode, Assessments: []Assessment{}, Approval: cfg.Approval}
+	return &run{wfType: wfType, cfg: cfg, logger: workflow.GetLogger(ctx), judge: judge, st: st}
 }
 
 func (r *run) status() Status {

@@ -40,6 +40,9 @@ type Status struct {
 	Digest      string `json:"digest,omitempty"`
 	// Assessments are the most recent ones, oldest first.
 	Assessments []Assessment `json:"assessments"`
+	// Approval is who may open the job's gates; zero when anyone who can
+	// send the update may.
+	Approval Approval `json:"approval,omitzero"`
 	// Gates are the most recent pauses with their resumes, oldest first.
 	Gates    []Gate   `json:"gates,omitempty"`
 	Counters Counters `json:"counters"`

@@ -81,6 +81,11 @@ type Config struct {
 	// If not set, gates wait for ever.
 	GateDeadline  overseer.GateDeadline
 	GateDeadlines map[string]overseer.GateDeadline
+	// Approval says who may open gates (an approvers list, the four-eyes
+	// rule) for workflow types not in Approvals; zero: anyone who can send
+	// the update.
+	Approval  overseer.Approval
+	Approvals map[string]overseer.Approval
 	// Notifier tells reviewers about gates (package notify: a signed
 	// webhook, Slack; notify.FromEnv reads them from the environment). Its
 	// secrets stay on this worker. If not set, no notifications.
@@ -171,6 +176,8 @@ func (cfg Config) PluginOptions() overseer.Options {
 		AssessTimeout:    cfg.JudgeConfig.assessTimeout(),
 		GateDeadline:     cfg.GateDeadline,
 		GateDeadlines:    cfg.GateDeadlines,
+		Approval:         cfg.Approval,
+		Approvals:        cfg.Approvals,
 		Notifier:         cfg.Notifier,
 		DashboardURL:     cfg.DashboardURL,
 	}

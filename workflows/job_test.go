@@ -107,7 +107,7 @@ func TestScenariosUnderManage(t *testing.T) {
 		require.NoError(t, r.err)
 		assert.Equal(t, "delivered", r.result.Outcome)
 		require.NotEmpty(t, r.pausedBy)
-		assert.Contains(t, r.pausedBy[0], "at or below 0.25")
+		assert.Contains(t, r.pausedBy[0], "at or below the pause threshold 0.250")
 	})
 }
 

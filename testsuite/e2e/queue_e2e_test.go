@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/worker"
 )
 
@@ -87,4 +91,39 @@ func TestE2EResumeThatTimesOutSaysItMayStillApply(t *testing.T) {
 		gates := status(t, c, run.GetID()).Gates
 		return len(gates) > 0 && gates[0].By == "carol"
 	})
+}
+
+// TestE2EApproversAndFourEyesFromTheCLI: with an approvers list and the
+// four-eyes rule on the worker, a resume by someone outside the list and one
+// by the job's own starter are refused with the typed error; a member of
+// an approving group opens the gate.
+func TestE2EApproversAndFourEyesFromTheCLI(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{Approval: overseer.Approval{Approvers: []string{"alice", "group:sre"}, FourEyes: true}})
+	id := fmt.Sprintf("e2e-approvers-%d", time.Now().UnixNano())
+	code, stdout, stderr := overseerCLI(srv, "start", "--id", id, "--scenario", "looping", "--objective", "Add CSV export", "--by", "alice", "--task-queue", tq)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Started job "+id)
+	eventually(t, "the job to pause", 30*time.Second, func() bool { return status(t, c, id).Paused })
+
+	code, stdout, stderr = overseerCLI(srv, "list", "--paused")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "alice, group:sre (not the job's starter)", "the queue says who may open the gate")
+
+	code, _, stderr = overseerCLI(srv, "resume", id, "--by", "mallory")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `"mallory" may not resume this job: its approvers are alice, group:sre`)
+	code, _, stderr = overseerCLI(srv, "resume", id, "--by", "alice")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `"alice" started this job and may not resume its own gate (four-eyes rule)`)
+	_, err := ops.Resume(context.Background(), c, id, overseer.ResumeRequest{By: "mallory"})
+	assert.Equal(t, overseer.NotAuthorizedErrorType, overseer.ErrorType(err), "typed for Go callers: %v", err)
+
+	code, stdout, stderr = overseerCLI(srv, "resume", id, "--by", "bob", "--groups", "sre")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "resumed by bob")
+	for _, g := range status(t, c, id).Gates {
+		assert.NotContains(t, []string{"mallory", "alice"}, g.By)
+	}
 }

@@ -85,6 +85,9 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Basis\t%s\n", s.Basis)
 	}
 	fmt.Fprintf(tw, "Mode\t%s\n", s.Mode)
+	if !s.Approval.IsZero() {
+		fmt.Fprintf(tw, "Who may resume\t%s\n", s.Approval)
+	}
 	if s.Phase != "" {
 		fmt.Fprintf(tw, "Last phase\t%s\n", s.Phase)
 	}
@@ -160,6 +163,7 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	note := fs.String("note", "", "a note passed to the next phase")
 	abort := fs.Bool("abort", false, "abort the job instead of resuming it")
 	gate := fs.String("gate", "", "the gate to resume, as overseer status shows it; refused if that gate is no longer open (if not set, the job's only open gate)")
+	groups := fs.String("groups", "", "the groups the caller claims, comma-separated, for approvers lists that name group:NAME")
 	oldest := fs.Bool("oldest", false, "without --gate, resume the oldest open gate even when several are open")
 	query := fs.String("query", "", "resume the paused jobs this visibility query selects (e.g. \"WorkflowType = 'CoroJob'\"), each at its own gate")
 	ids, err := parse(fs, args)
@@ -177,6 +181,11 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	req := overseer.ResumeRequest{By: *by, Note: *note, Action: overseer.ActionContinue, Gate: *gate}
 	if *abort {
 		req.Action = overseer.ActionAbort
+	}
+	for _, g := range strings.Split(*groups, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			req.Groups = append(req.Groups, g)
+		}
 	}
 	if strings.TrimSpace(req.By) == "" {
 		return fmt.Errorf("%w: say who resumes the job with --by NAME", ErrUsage)
@@ -312,12 +321,9 @@ func writeWaiting(ctx context.Context, out io.Writer, c client.Client, query str
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WAITING\tJOB\tGATE\tPHASE\tDEADLINE\tWHO MAY OPEN IT\tREASON")
 	for _, g := range gates {
-		deadline, who := "-", "anyone who may send the update"
+		deadline, who := "-", overseer.Approval{Approvers: g.Approvers, FourEyes: g.FourEyes}.String()
 		if g.Deadline != nil {
 			deadline = fmt.Sprintf("%s (in %s)", g.Deadline.Format(time.RFC3339), time.Until(*g.Deadline).Round(time.Second))
-		}
-		if len(g.Approvers) > 0 {
-			who = strings.Join(g.Approvers, ", ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Wait.Round(time.Second), g.JobID, g.GateID, g.Phase, deadline, who, g.Reason)
 	}

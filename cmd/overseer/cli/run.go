@@ -38,12 +38,15 @@ type workerFlags struct {
 	gateDeadline  string
 	gateDeadlines string
 	dashboardURL  string
+	approvers     string
+	fourEyes      bool
 }
 
 // Environment variables of the gate deadline and the dashboard link.
 const (
 	envGateDeadline = "OVERSEER_GATE_DEADLINE"
 	envDashboardURL = "OVERSEER_DASHBOARD_URL"
+	envApprovers    = "OVERSEER_APPROVERS"
 )
 
 func (w *workerFlags) register(fs *flag.FlagSet) {
@@ -58,6 +61,8 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.gateDeadlines, "gate-deadlines", "", "gate deadlines per workflow type, e.g. 'CoroJob=24h:escalate,72h:abort;Other=4h:continue'")
 	fs.StringVar(&w.dashboardURL, "dashboard-url", "", "the dashboard's base URL that notifications link to (default: $"+envDashboardURL+"); "+
 		"notifiers come from the environment: $"+notify.EnvWebhookURL+" with $"+notify.EnvWebhookSecret+", $"+notify.EnvSlackWebhookURL+" (and $"+notify.EnvSlackEscalationURL+")")
+	fs.StringVar(&w.approvers, "approvers", "", "who may resume gates: identities and group:NAME, comma-separated (default: $"+envApprovers+", else anyone who can send the update)")
+	fs.BoolVar(&w.fourEyes, "four-eyes", false, "refuse a resume by the identity that started the job (overseer start --by)")
 	w.judge.register(fs)
 }
 
@@ -144,6 +149,18 @@ func (w *workerFlags) applyGates(cfg *worker.Config, getenv func(string) string)
 			}
 			cfg.GateDeadlines[wt] = d
 		}
+	}
+	if w.approvers == "" {
+		w.approvers = getenv(envApprovers)
+	}
+	cfg.Approval = overseer.Approval{FourEyes: w.fourEyes}
+	for _, a := range strings.Split(w.approvers, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			cfg.Approval.Approvers = append(cfg.Approval.Approvers, a)
+		}
+	}
+	if err := cfg.Approval.Validate(); err != nil {
+		return fmt.Errorf("%w: --approvers: %s", ErrUsage, strings.TrimPrefix(err.Error(), "overseer: "))
 	}
 	if w.dashboardURL == "" {
 		w.dashboardURL = getenv(envDashboardURL)

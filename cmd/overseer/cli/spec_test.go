@@ -25,7 +25,7 @@ func TestExampleSpecParses(t *testing.T) {
 func TestSpecErrorsNameTheFieldAndLine(t *testing.T) {
 	for _, tc := range []struct{ name, doc, want string }{
 		{"job.yaml", "objective: x\nscenario: on_track\ncolour: blue\n",
-			`line 3: unknown field "colour"; the fields are id, objective, scenario, phases, mode, max_loops, gate_deadline, retry_delay`},
+			`line 3: unknown field "colour"; the fields are id, objective, scenario, phases, mode, max_loops, gate_deadline, started_by, retry_delay`},
 		{"job.yaml", "objective: x\nscenario: on_track\n\nmax_loops: many\n", `line 4: max_loops: "many" is not a whole number`},
 		{"job.yaml", "objective: x\nretry_delay: soon\n", `line 2: retry_delay: duration "soon": use a number with a unit`},
 		{"job.yaml", "objective: x\n  scenario: on_track\n", "line 2"},

@@ -38,6 +38,10 @@ type JobSpec struct {
 	// ("24h:escalate,72h:abort"; "none" for none); see
 	// overseer.ParseGateDeadline.
 	GateDeadline string `json:"gate_deadline,omitempty" yaml:"gate_deadline"`
+	// StartedBy names who starts the job, recorded in its memo for the
+	// four-eyes rule (overseer.StartedByMemoKey): the starter may not
+	// resume its own gates where the worker sets the rule.
+	StartedBy string `json:"started_by,omitempty" yaml:"started_by"`
 	// RetryDelay is the wait before re-running a failed phase ("10s").
 	RetryDelay Duration `json:"retry_delay,omitempty" yaml:"retry_delay"`
 }
@@ -231,8 +235,11 @@ func startJob(ctx context.Context, c client.Client, taskQueue string, spec JobSp
 		spec.ID = fmt.Sprintf("job-%s-%d", spec.Scenario, time.Now().UnixNano())
 	}
 	opts := client.StartWorkflowOptions{ID: spec.ID, TaskQueue: taskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true}
-	if spec.Mode != "" || spec.GateDeadline != "" {
+	if spec.Mode != "" || spec.GateDeadline != "" || spec.StartedBy != "" {
 		opts.Memo = map[string]any{}
+	}
+	if spec.StartedBy != "" {
+		opts.Memo[overseer.StartedByMemoKey] = spec.StartedBy
 	}
 	if spec.Mode != "" {
 		opts.Memo[overseer.ModeMemoKey] = spec.Mode
@@ -271,6 +278,7 @@ func (*Start) Run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&spec.Objective, "objective", "", "the job's objective")
 	fs.StringVar(&spec.Scenario, "scenario", "", "simulated scenario: on_track, drifting, looping, blocked")
 	fs.StringVar(&spec.Mode, "mode", "", "overseer mode for this job: off, observe, manage")
+	fs.StringVar(&spec.StartedBy, "by", "", "who starts the job, recorded for the four-eyes rule (the starter may not resume its own gates)")
 	fs.StringVar(&spec.GateDeadline, "gate-deadline", "", "this job's gate deadline, e.g. 24h:escalate,72h:abort or none (default: the worker's)")
 	attach := fs.Bool("attach", false, "if a job with this --id is already running, follow it instead of refusing (the new spec is not applied)")
 	pos, err := parse(fs, args)
@@ -326,6 +334,9 @@ func mergeSpec(file, flags JobSpec) JobSpec {
 	}
 	if flags.GateDeadline != "" {
 		file.GateDeadline = flags.GateDeadline
+	}
+	if flags.StartedBy != "" {
+		file.StartedBy = flags.StartedBy
 	}
 	return file
 }

@@ -1,0 +1,120 @@
+package overseer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// NotAuthorizedErrorType: the resume's caller may not open this job's
+// gates (not an approver, or the job's own starter under the four-eyes
+// rule).
+const NotAuthorizedErrorType = "OverseerNotAuthorized"
+
+// StartedByMemoKey is the memo field that names who started a job, for the
+// four-eyes rule: `overseer start` sets it to the caller's identity; start
+// a job from your own code with memo {"overseer.started_by": NAME}.
+const StartedByMemoKey = "overseer.started_by"
+
+// groupPrefix marks a group in an approvers list.
+const groupPrefix = "group:"
+
+// Approval says who may open a workflow type's gates. The zero value lets
+// anyone who can send the update resume (today's behaviour).
+//
+// Inside the workflow an identity is what the caller claims in
+// ResumeRequest.By and Groups: the rule keeps honest reviewers from
+// opening gates that are not theirs (and a job's starter from approving
+// their own), and the dashboard with a login fills by and groups from a
+// verified identity. Who can send an update at all is decided by the
+// Temporal server (its authorizer and claim mapper, or Temporal Cloud's
+// namespace permissions): give the update permission only to clients you
+// trust to fill in the identity honestly.
+type Approval struct {
+	// Approvers lists who may resume: identities (ResumeRequest.By), or
+	// "group:NAME" for callers that claim the group NAME
+	// (ResumeRequest.Groups). Empty: anyone.
+	Approvers []string `json:"approvers,omitempty"`
+	// FourEyes refuses a resume by the identity that started the job (the
+	// memo field "overseer.started_by", StartedByMemoKey). A job started
+	// without it cannot be checked: every resume is refused with a
+	// sentence that says so (fail-closed); cancel such a job through
+	// Temporal.
+	FourEyes bool `json:"four_eyes,omitempty"`
+}
+
+// IsZero reports whether the approval sets no rule.
+func (a Approval) IsZero() bool { return len(a.Approvers) == 0 && !a.FourEyes }
+
+// Validate refuses an approvers list with an empty entry or group name.
+func (a Approval) Validate() error {
+	for _, p := range a.Approvers {
+		if strings.TrimSpace(p) == "" || strings.TrimSpace(strings.TrimPrefix(p, groupPrefix)) == "" {
+			return fmt.Errorf("overseer: approvers %q: every entry must name a user or group:NAME", a.Approvers)
+		}
+	}
+	return nil
+}
+
+// String lists who may open the gates, for a person.
+func (a Approval) String() string {
+	who := "anyone who may send the update"
+	if len(a.Approvers) > 0 {
+		who = strings.Join(a.Approvers, ", ")
+	}
+	if a.FourEyes {
+		who += " (not the job's starter)"
+	}
+	return who
+}
+
+// allows refuses a resume the approval does not let through. startedBy is
+// the job's starter ("" when the job does not say).
+func (a Approval) allows(req ResumeRequest, startedBy string) error {
+	by := strings.TrimSpace(req.By)
+	if a.FourEyes {
+		if startedBy == "" {
+			return refusal(NotAuthorizedErrorType, fmt.Sprintf("overseer: this job's gates need a reviewer other than its starter, and the job does not say who started it (memo %q): no resume can be checked; cancel the job through Temporal", StartedByMemoKey))
+		}
+		if strings.EqualFold(by, startedBy) {
+			return refusal(NotAuthorizedErrorType, fmt.Sprintf("overseer: %q started this job and may not resume its own gate (four-eyes rule): ask another approver", clip(by, 80)))
+		}
+	}
+	if len(a.Approvers) == 0 {
+		return nil
+	}
+	for _, p := range a.Approvers {
+		if g, ok := strings.CutPrefix(p, groupPrefix); ok {
+			if slices.Contains(req.Groups, g) {
+				return nil
+			}
+		} else if strings.EqualFold(p, by) {
+			return nil
+		}
+	}
+	return refusal(NotAuthorizedErrorType, fmt.Sprintf("overseer: %q may not resume this job: its approvers are %s", clip(by, 80), strings.Join(a.Approvers, ", ")))
+}
+
+// approvalFor is the approval of workflowType.
+func (o Options) approvalFor(workflowType string) Approval {
+	if a, ok := o.Approvals[workflowType]; ok {
+		return a
+	}
+	return o.Approval
+}
+
+// startedBy reads who started the run from its memo, "" if it does not
+// say. The memo is part of the start event: every replay reads the same.
+func startedBy(ctx workflow.Context) string {
+	p, ok := workflow.GetInfo(ctx).Memo.GetFields()[StartedByMemoKey]
+	if !ok {
+		return ""
+	}
+	var s string
+	if err := headerConverter.FromPayload(p, &s); err != nil {
+		return ""
+	}
+	return strings.TrimSpace(s)
+}
