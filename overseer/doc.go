@@ -191,6 +191,19 @@
 // run no workflow code, so such a run keeps OverseerPaused = true: list
 // paused jobs with ExecutionStatus = "Running" as well.
 //
+// # Who may open a gate
+//
+// [Options].Approval (per workflow type in Approvals) lists who may
+// resume — identities, or "group:NAME" for callers that claim the group in
+// [ResumeRequest].Groups — and can add the four-eyes rule: the identity
+// that started the job (the memo field "overseer.started_by") may not
+// resume its own gates. The resume's validator enforces it; a refusal has
+// type [NotAuthorizedErrorType]. Four-eyes on a job that does not say who
+// started it refuses every resume (fail-closed). Inside the workflow an
+// identity is what the caller claims: who may send the update at all is
+// for the Temporal server's authorizer (or Temporal Cloud's namespace
+// permissions) to decide.
+//
 // # Deadlines and escalation
 //
 // A gate may have a deadline ([GateDeadline]), set per workflow type
