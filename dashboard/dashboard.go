@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -91,6 +92,22 @@ type Options struct {
 	// Logger logs requests that fail and every resume. If not set, nothing
 	// is logged.
 	Logger *zap.Logger
+
+	// OIDC signs users in with OpenID Connect; TrustedProxy takes their
+	// identity from an authenticating proxy's header instead (set one or
+	// neither). With either, every page needs a signed-in user and a
+	// resume's by is that user, never a typed name. If neither is set,
+	// the dashboard has no authentication (anyone who reaches it can
+	// resume jobs).
+	OIDC         OIDC
+	TrustedProxy TrustedProxy
+	// SessionKey (16 bytes or more) encrypts and authenticates the OIDC
+	// session cookies. Give all replicas behind one load balancer the same
+	// key. If not set, a random key per process (a restart signs everyone
+	// out).
+	SessionKey []byte
+	// SessionTTL is how long an OIDC sign-in lasts. If not set, 8 hours.
+	SessionTTL time.Duration
 }
 
 // Server is the dashboard's HTTP handler.
@@ -102,6 +119,7 @@ type Server struct {
 	csrf    csrf
 	cop     *http.CrossOriginProtection
 	log     *zap.Logger
+	auth    *auth
 
 	// closed caches the statuses of closed runs, which never change (a
 	// query on a closed run makes a worker replay its history).
@@ -162,13 +180,20 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("dashboard: make CSRF key: %w", err)
 		}
 	}
+	a, err := newAuth(opts, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if h := a.redirectHost(); h != "" {
+		opts.AllowedHosts = append(slices.Clone(opts.AllowedHosts), h)
+	}
 	tmpl, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: parse templates: %w", err)
 	}
 	s := &Server{
 		opts: opts, backend: backend, tmpl: tmpl, csrf: csrf{key: key},
-		cop: http.NewCrossOriginProtection(), log: opts.Logger, closed: map[string]overseer.Status{},
+		cop: http.NewCrossOriginProtection(), log: opts.Logger, auth: a, closed: map[string]overseer.Status{},
 	}
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("dashboard: refused a cross-origin request", zap.String("path", r.URL.Path),
@@ -183,6 +208,14 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /{$}", s.handleList)
 	s.mux.HandleFunc("GET /job", s.handleJob)
 	s.mux.Handle("POST /job/resume", s.cop.Handler(http.HandlerFunc(s.handleResume)))
+	s.mux.HandleFunc("GET /waiting", s.handleWaiting)
+	s.mux.Handle("POST /waiting/resume", s.cop.Handler(http.HandlerFunc(s.handleResumeAll)))
+	if a.oidc.on() {
+		s.mux.HandleFunc("GET "+loginPath, s.handleLogin)
+		s.mux.HandleFunc("GET "+callbackPath, s.handleCallback)
+		s.mux.Handle("POST "+logoutPath, s.cop.Handler(http.HandlerFunc(s.handleLogout)))
+		s.mux.HandleFunc("GET "+signedOutPath, s.handleSignedOut)
+	}
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -192,7 +225,8 @@ func New(opts Options) (*Server, error) {
 }
 
 // ServeHTTP implements http.Handler: it checks the Host, sets the security
-// headers and routes.
+// headers, authenticates (when OIDC or a trusted proxy is configured) and
+// routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
@@ -205,6 +239,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hostAllowed(r.Host) {
 		s.log.Warn("dashboard: refused a request for an unknown host", zap.String("host", r.Host))
 		http.Error(w, "unknown host: add it to the dashboard's allowed hosts (--allowed-hosts)", http.StatusMisdirectedRequest)
+		return
+	}
+	r, ok := s.authenticate(w, r)
+	if !ok {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -273,7 +311,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name s
 }
 
 func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	s.render(w, r, code, "error.html", errorPage{page: s.page("Error"), Code: code, Message: msg})
+	s.render(w, r, code, "error.html", errorPage{page: s.page(r, "Error"), Code: code, Message: msg})
 }
 
 // Serve serves the dashboard on ln until ctx is done, then shuts down,

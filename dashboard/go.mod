@@ -15,11 +15,14 @@ replace (
 )
 
 require (
+	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/corohq/temporal-overseer v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/ops v0.0.0-00010101000000-000000000000
+	github.com/oauth2-proxy/mockoidc v0.0.0-20261103160011-e06ed0b7cb7f
 	github.com/stretchr/testify v1.12.1
 	go.temporal.io/sdk v1.51.0
 	go.uber.org/zap v1.28.0
+	golang.org/x/oauth2 v0.38.0
 )
 
 require (
@@ -30,8 +33,10 @@ require (
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/corohq/temporal-overseer/eval v0.0.0-00010101000000-000000000000 // indirect
 	github.com/facebookgo/clock v0.0.0-20150410010913-600d898af40a // indirect
+	github.com/go-jose/go-jose/v4 v4.1.8 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang-jwt/jwt/v5 v5.2.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/golang/mock v1.6.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -29,11 +29,21 @@ type page struct {
 	// NoAutoReload leaves out the meta refresh that reloads the page when
 	// scripts are off (it would wipe a form being filled in).
 	NoAutoReload bool
+	// Auth is true when users sign in (OIDC or a trusted proxy); User is
+	// the signed-in user, who resumes as such. SignOut offers the OIDC
+	// sign-out.
+	Auth    bool
+	User    string
+	SignOut bool
 }
 
-func (s *Server) page(title string) page {
-	return page{Title: title, Namespace: s.opts.Namespace, TemporalUI: s.opts.TemporalUI,
-		Refresh: max(1, int(s.opts.Refresh/time.Second)), Updated: time.Now().UTC()}
+func (s *Server) page(r *http.Request, title string) page {
+	p := page{Title: title, Namespace: s.opts.Namespace, TemporalUI: s.opts.TemporalUI,
+		Refresh: max(1, int(s.opts.Refresh/time.Second)), Updated: time.Now().UTC(), Auth: s.auth.on()}
+	if id, ok := identityOf(r.Context()); ok {
+		p.User, p.SignOut = id.Name, s.auth.oidc.on()
+	}
+	return p
 }
 
 type errorPage struct {
@@ -128,7 +138,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusBadRequest, "Unknown filter: choose one of the links on the jobs page.")
 		return
 	}
-	p := listPage{page: s.page("Jobs")}
+	p := listPage{page: s.page(r, "Jobs")}
 	for _, fl := range filters {
 		u := "/"
 		if fl.Name != "" {
@@ -318,7 +328,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) jobPage(r *http.Request, id string) jobPage {
-	p := jobPage{page: s.page("Job " + id), ID: id, LiveURL: jobURL(id) + "&fragment=live", Policy: s.opts.Policy}
+	p := jobPage{page: s.page(r, "Job "+id), ID: id, LiveURL: jobURL(id) + "&fragment=live", Policy: s.opts.Policy}
 	ctx, cancel := s.call(r)
 	defer cancel()
 	j, err := s.backend.Describe(ctx, id)
@@ -422,7 +432,8 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		Note:   strings.TrimSpace(r.PostFormValue("note")),
 		Action: r.PostFormValue("action"),
 	}
-	req := overseer.ResumeRequest{By: form.By, Note: form.Note, Action: overseer.Action(form.Action), Gate: r.PostFormValue("gate")}
+	req := s.resumeRequest(r, form)
+	req.Gate = r.PostFormValue("gate")
 	ctx, cancel := s.call(r)
 	defer cancel()
 	g, err := s.backend.Resume(ctx, id, req)
@@ -441,6 +452,18 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, jobURL(id)+"&done="+url.QueryEscape(string(g.Action)), http.StatusSeeOther)
 }
 
+// resumeRequest is the request a form sends: by the signed-in user when
+// users sign in (a typed name is ignored), else by the name typed.
+func (s *Server) resumeRequest(r *http.Request, form resumeForm) overseer.ResumeRequest {
+	req := overseer.ResumeRequest{By: form.By, Note: form.Note, Action: overseer.Action(form.Action)}
+	if s.auth.on() {
+		id, _ := identityOf(r.Context()) // authenticate let the request through: it has one
+		req.By = id.Name
+		withGroups(&req, id.Groups)
+	}
+	return req
+}
+
 // refusal words a resume error for the form.
 func refusal(err error) string {
 	var app *temporal.ApplicationError
@@ -451,6 +474,8 @@ func refusal(err error) string {
 		return "The job is not paused (any more): there is nothing to resume."
 	case overseer.ErrorType(err) == overseer.WrongGateErrorType:
 		return "The job was resumed from this gate already and is now paused at another one: read its reason above, then send the form again."
+	case overseer.ErrorType(err) == notAuthorizedErrorType && errors.As(err, &app):
+		return "You may not open this gate: " + strings.TrimPrefix(app.Message(), "overseer: ") + "."
 	case errors.Is(err, ops.ErrFinished):
 		return "The job has already finished."
 	}

@@ -17,19 +17,30 @@
 
   // The resume form is not part of the live fragment: when the job pauses
   // or resumes, reload the page to show or hide it, unless someone is
-  // typing in it.
+  // typing in it. On the Waiting page the rows are inside the batch form:
+  // they are not refreshed while gates are selected or a note is typed.
   function formBusy() {
-    var f = document.querySelector("form.resume");
-    if (!f) return false;
-    if (f.contains(document.activeElement)) return true;
-    var fields = f.querySelectorAll("input[type=text], textarea");
-    for (var i = 0; i < fields.length; i++) if (fields[i].value !== "") return true;
+    var forms = document.querySelectorAll("form.resume, form.batch");
+    for (var k = 0; k < forms.length; k++) {
+      var f = forms[k];
+      if (f.contains(document.activeElement) && document.activeElement !== document.body) return true;
+      var fields = f.querySelectorAll("input[type=text], textarea");
+      for (var i = 0; i < fields.length; i++) if (fields[i].value !== "") return true;
+      if (f.querySelector("input[type=checkbox]:checked")) return true;
+    }
     return false;
   }
+  var hold = live.hasAttribute("data-hold-when-busy");
 
   function tick() {
+    if (hold && formBusy()) {
+      setTimeout(tick, every);
+      return;
+    }
     fetch(url, { credentials: "same-origin", cache: "no-store" })
       .then(function (r) {
+        // Signed out (the session expired): reload, which signs in again.
+        if (r.status === 401 && !formBusy()) window.location.reload();
         if (!r.ok) throw new Error("HTTP " + r.status);
         return r.text();
       })

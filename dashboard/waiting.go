@@ -1,0 +1,245 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// WaitingBackend is a Backend that lists the open gates across jobs and
+// resumes several at once itself. TemporalBackend is one (through package
+// ops, as `overseer list --paused` and `overseer resume` with several ids
+// are); for any other Backend the dashboard derives both from List,
+// Status and Resume.
+type WaitingBackend interface {
+	Backend
+	// Waiting lists the running jobs' open gates, oldest first.
+	Waiting(ctx context.Context, opts ops.ListOptions) ([]ops.WaitingGate, error)
+	// ResumeAll resumes each gate with req, bound to the gate's own id
+	// (req.Gate is ignored), and reports each result.
+	ResumeAll(ctx context.Context, gates []ops.GateRef, req overseer.ResumeRequest) []ops.ResumeResult
+}
+
+// Waiting implements WaitingBackend.
+func (b TemporalBackend) Waiting(ctx context.Context, opts ops.ListOptions) ([]ops.WaitingGate, error) {
+	return ops.Waiting(ctx, b.Client, opts)
+}
+
+// ResumeAll implements WaitingBackend.
+func (b TemporalBackend) ResumeAll(ctx context.Context, gates []ops.GateRef, req overseer.ResumeRequest) []ops.ResumeResult {
+	return ops.ResumeAll(ctx, b.Client, gates, req)
+}
+
+var _ WaitingBackend = TemporalBackend{}
+
+// maxBatch caps the gates one batch resume may name.
+const maxBatch = 100
+
+// waiting lists the open gates, oldest first.
+func (s *Server) waiting(ctx context.Context) ([]ops.WaitingGate, error) {
+	opts := ops.ListOptions{Limit: s.opts.Limit}
+	if wb, ok := s.backend.(WaitingBackend); ok {
+		return wb.Waiting(ctx, opts)
+	}
+	q, _ := ops.ListQuery("", true)
+	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: q, Limit: s.opts.Limit})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	gates := make([][]ops.WaitingGate, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, j := range jobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			st, err := s.backend.Status(ctx, j.ID, j.RunID)
+			if err != nil || !st.Paused || !j.Running() {
+				return // the queue shows what can be acted on
+			}
+			for _, g := range st.Gates {
+				if g.Outcome() == "open" {
+					gates[i] = append(gates[i], ops.WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID,
+						Phase: g.Phase, Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	out := slices.Concat(gates...)
+	slices.SortStableFunc(out, func(a, b ops.WaitingGate) int { return a.PausedAt.Compare(b.PausedAt) })
+	return out, nil
+}
+
+// resumeAll resumes each gate, bound to its own id.
+func (s *Server) resumeAll(ctx context.Context, refs []ops.GateRef, req overseer.ResumeRequest) []ops.ResumeResult {
+	if wb, ok := s.backend.(WaitingBackend); ok {
+		return wb.ResumeAll(ctx, refs, req)
+	}
+	out := make([]ops.ResumeResult, len(refs))
+	for i, ref := range refs {
+		r := req
+		r.Gate = ref.GateID
+		g, err := s.backend.Resume(ctx, ref.JobID, r)
+		out[i] = ops.ResumeResult{JobID: ref.JobID, GateID: ref.GateID, Gate: g, Err: err}
+	}
+	return out
+}
+
+// waitingPage is the queue of open gates with the batch-resume form.
+type waitingPage struct {
+	page
+	LiveURL string
+	Rows    []waitingRow
+	Error   string
+	Form    resumeForm
+	// Results are the last batch's, one per gate.
+	Results []batchResult
+}
+
+// waitingRow is one open gate.
+type waitingRow struct {
+	ops.WaitingGate
+	URL string
+	// Value names the gate in the form: job and gate id, URL-encoded.
+	Value string
+	// Checked keeps a gate selected when the form comes back refused.
+	Checked bool
+	// DeadlineIn is the time left until the deadline; Overdue when it has
+	// passed (the worker acts on it any moment).
+	DeadlineIn time.Duration
+	Overdue    bool
+}
+
+// batchResult is the outcome of one gate of a batch.
+type batchResult struct {
+	JobID, GateID, URL string
+	OK                 bool
+	Action             overseer.Action
+	By                 string
+	Message            string
+}
+
+func gateValue(ref ops.GateRef) string {
+	return url.Values{"job": {ref.JobID}, "gate": {ref.GateID}}.Encode()
+}
+
+func parseGateValue(v string) (ops.GateRef, bool) {
+	q, err := url.ParseQuery(v)
+	if err != nil || q.Get("job") == "" {
+		return ops.GateRef{}, false
+	}
+	return ops.GateRef{JobID: q.Get("job"), GateID: q.Get("gate")}, true
+}
+
+func (s *Server) waitingPage(r *http.Request) waitingPage {
+	p := waitingPage{page: s.page(r, "Waiting"), LiveURL: "/waiting?fragment=rows"}
+	ctx, cancel := s.call(r)
+	defer cancel()
+	gates, err := s.waiting(ctx)
+	if err != nil {
+		s.log.Warn("dashboard: list open gates", zap.Error(err))
+		p.Error = "Temporal did not list the open gates: " + err.Error()
+	}
+	now := time.Now()
+	for _, g := range gates {
+		row := waitingRow{WaitingGate: g, URL: jobURL(g.JobID), Value: gateValue(ops.GateRef{JobID: g.JobID, GateID: g.GateID})}
+		if g.Deadline != nil {
+			row.DeadlineIn = g.Deadline.Sub(now)
+			row.Overdue = row.DeadlineIn <= 0
+		}
+		p.Rows = append(p.Rows, row)
+	}
+	return p
+}
+
+func (s *Server) handleWaiting(w http.ResponseWriter, r *http.Request) {
+	p := s.waitingPage(r)
+	if r.URL.Query().Get("fragment") == "rows" {
+		s.render(w, r, http.StatusOK, "waiting_rows", p)
+		return
+	}
+	p.Form = resumeForm{CSRF: s.csrf.token(w, r), Action: string(overseer.ActionContinue)}
+	p.NoAutoReload = true // a meta refresh would clear the selection
+	s.render(w, r, http.StatusOK, "waiting.html", p)
+}
+
+func (s *Server) handleResumeAll(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 256<<10)
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, r, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	if !s.csrf.valid(r) {
+		s.log.Warn("dashboard: refused a batch resume without a valid CSRF token")
+		s.errorPage(w, r, http.StatusForbidden, "The form's security token is missing or stale: reload the Waiting page and send it again.")
+		return
+	}
+	form := resumeForm{
+		By:     strings.TrimSpace(r.PostFormValue("by")),
+		Note:   strings.TrimSpace(r.PostFormValue("note")),
+		Action: r.PostFormValue("action"),
+	}
+	var refs []ops.GateRef
+	for _, v := range r.PostForm["gate"] {
+		if ref, ok := parseGateValue(v); ok && !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	req := s.resumeRequest(r, form)
+	refuse := func(msg string) {
+		p := s.waitingPage(r)
+		form.CSRF, form.Error = s.csrf.token(w, r), msg
+		for i := range p.Rows {
+			p.Rows[i].Checked = slices.Contains(refs, ops.GateRef{JobID: p.Rows[i].JobID, GateID: p.Rows[i].GateID})
+		}
+		p.Form, p.NoAutoReload = form, true
+		s.render(w, r, http.StatusUnprocessableEntity, "waiting.html", p)
+	}
+	switch {
+	case len(refs) == 0:
+		refuse("Select at least one gate to resume.")
+		return
+	case len(refs) > maxBatch:
+		refuse("Select at most 100 gates at once.")
+		return
+	}
+	if err := req.Validate(); err != nil {
+		refuse(refusal(err)) // the same for every gate: say it once, send none
+		return
+	}
+	// Each resume has its own time: a batch of many is not cut short.
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout*time.Duration(1+len(refs)/4))
+	defer cancel()
+	results := s.resumeAll(ctx, refs, req)
+	p := s.waitingPage(r)
+	for _, res := range results {
+		br := batchResult{JobID: res.JobID, GateID: res.GateID, URL: jobURL(res.JobID)}
+		if res.Err != nil {
+			br.Message = refusal(res.Err)
+			s.log.Info("dashboard: batch resume refused", zap.String("workflow_id", res.JobID), zap.String("gate", res.GateID),
+				zap.String("by", req.By), zap.Error(res.Err))
+		} else {
+			br.OK, br.Action, br.By = true, res.Gate.Action, res.Gate.By
+			if res.Gate.ID != "" {
+				br.GateID = res.Gate.ID
+			}
+			s.log.Info("dashboard: job resumed", zap.String("workflow_id", res.JobID), zap.String("gate", br.GateID),
+				zap.String("phase", res.Gate.Phase), zap.String("by", res.Gate.By), zap.String("action", string(res.Gate.Action)))
+		}
+		p.Results = append(p.Results, br)
+	}
+	form.CSRF, form.Note = s.csrf.token(w, r), ""
+	p.Form, p.NoAutoReload = form, true
+	s.render(w, r, http.StatusOK, "waiting.html", p)
+}

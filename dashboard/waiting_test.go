@@ -1,0 +1,157 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/dashboard"
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// waitingBackend is newBackend with a second paused job, paused before
+// the first, whose gate has a deadline.
+func waitingBackend() *fakeBackend {
+	b := newBackend()
+	since := t0.Add(time.Minute)
+	deadline := time.Now().Add(3 * time.Hour)
+	b.jobs = append(b.jobs, ops.Job{ID: "job-early", RunID: "r4", Type: "CoroJob", State: "running", Paused: true, Started: t0})
+	b.statuses["job-early"] = overseer.Status{
+		Mode: overseer.ModeManage, Phase: "spec", Paused: true, GateID: "spec-1", PausedSince: &since, PauseReason: "the spec skips the export",
+		GateDeadline: &deadline,
+		Gates:        []overseer.Gate{{ID: "spec-1", Phase: "spec", Reason: "the spec skips the export", PausedAt: since, Deadline: &deadline}},
+	}
+	return b
+}
+
+var waitingRow = regexp.MustCompile(`<tr data-job="([^"]+)" data-gate="([^"]*)">`)
+
+func TestWaitingView(t *testing.T) {
+	srv := newServer(t, waitingBackend(), dashboard.Options{})
+	code, body := get(t, srv.Client(), srv.URL+"/waiting")
+	require.Equal(t, http.StatusOK, code, body)
+	rows := waitingRow.FindAllStringSubmatch(body, -1)
+	require.Len(t, rows, 2, "the open gates, not the running or closed jobs")
+	assert.Equal(t, []string{"job-early", "spec-1"}, rows[0][1:], "oldest first")
+	assert.Equal(t, []string{"job-paused", "code-1"}, rows[1][1:])
+	assert.Contains(t, body, "the spec skips the export")
+	assert.Contains(t, body, "obligation[2] appears unmet")
+	assert.Contains(t, body, "in 2h 59m", "the deadline's time left")
+	assert.Contains(t, body, `value="gate=spec-1&amp;job=job-early"`, "each checkbox names its job and gate")
+	assert.Contains(t, body, `<a href="/waiting">Waiting</a>`, "the header links the view")
+	assert.Regexp(t, byField, body, "without authentication the batch form asks who resumes")
+	assert.NotContains(t, body, `http-equiv="refresh"`, "no meta refresh wipes a selection")
+
+	_, frag := get(t, srv.Client(), srv.URL+"/waiting?fragment=rows")
+	assert.Len(t, waitingRow.FindAllStringSubmatch(frag, -1), 2)
+	assert.NotContains(t, frag, "<html")
+
+	empty := newServer(t, &fakeBackend{statuses: map[string]overseer.Status{}}, dashboard.Options{})
+	_, body = get(t, empty.Client(), empty.URL+"/waiting")
+	assert.Contains(t, body, "No gate is open.")
+}
+
+func gateOf(id, gate string) string {
+	return url.Values{"job": {id}, "gate": {gate}}.Encode()
+}
+
+func TestBatchResume(t *testing.T) {
+	b := waitingBackend()
+	srv := newServer(t, b, dashboard.Options{})
+	c := jarClient(t, false)
+	token := pageToken(t, c, srv.URL+"/waiting", nil)
+	form := url.Values{"csrf": {token}, "by": {"alice"}, "note": {"reviewed both"}, "action": {"continue"},
+		"gate": {gateOf("job-early", "spec-1"), gateOf("job-paused", "code-1"), gateOf("job-off", ""), gateOf("job-early", "spec-1")}}
+	resp, body := post(t, c, srv.URL+"/waiting/resume", form, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Len(t, b.resumed, 2, "one resume per paused gate, the duplicate sent once")
+	assert.Equal(t, overseer.ResumeRequest{By: "alice", Note: "reviewed both", Action: overseer.ActionContinue, Gate: "spec-1"}, b.resumed[0])
+	assert.Equal(t, overseer.ResumeRequest{By: "alice", Note: "reviewed both", Action: overseer.ActionContinue, Gate: "code-1"}, b.resumed[1])
+	assert.Contains(t, body, `<tr data-result="job-early" data-ok="true">`)
+	assert.Contains(t, body, `<tr data-result="job-paused" data-ok="true">`)
+	assert.Contains(t, body, `<tr data-result="job-off" data-ok="false">`, "each result is reported, a refusal too")
+	assert.Contains(t, body, "The job is not paused (any more)")
+	assert.Contains(t, body, "No gate is open.", "the queue is read again after the batch")
+}
+
+func TestBatchResumeBoundToEachGate(t *testing.T) {
+	b := waitingBackend()
+	srv := newServer(t, b, dashboard.Options{})
+	c := jarClient(t, false)
+	token := pageToken(t, c, srv.URL+"/waiting", nil)
+	// The page showed job-paused at an earlier gate: that resume is
+	// refused, the other goes through.
+	form := url.Values{"csrf": {token}, "by": {"alice"}, "gate": {gateOf("job-paused", "spec-0"), gateOf("job-early", "spec-1")}}
+	resp, body := post(t, c, srv.URL+"/waiting/resume", form, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Len(t, b.resumed, 1)
+	assert.Equal(t, "spec-1", b.resumed[0].Gate)
+	assert.Contains(t, body, `<tr data-result="job-paused" data-ok="false">`)
+	assert.Contains(t, body, "now paused at another one")
+}
+
+func TestBatchResumeRefusals(t *testing.T) {
+	tests := []struct {
+		name     string
+		form     url.Values
+		token    bool
+		wantCode int
+		wantBody string
+	}{
+		{"nothing selected", url.Values{"by": {"alice"}}, true, http.StatusUnprocessableEntity, "Select at least one gate"},
+		{"no name", url.Values{"gate": {gateOf("job-early", "spec-1")}}, true, http.StatusUnprocessableEntity, "The request was refused"},
+		{"too many", url.Values{"by": {"alice"}, "gate": manyGates(101)}, true, http.StatusUnprocessableEntity, "at most 100"},
+		{"no token", url.Values{"by": {"alice"}, "gate": {gateOf("job-early", "spec-1")}}, false, http.StatusForbidden, "security token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := waitingBackend()
+			srv := newServer(t, b, dashboard.Options{})
+			c := jarClient(t, false)
+			token := pageToken(t, c, srv.URL+"/waiting", nil)
+			if tt.token {
+				tt.form.Set("csrf", token)
+			}
+			resp, body := post(t, c, srv.URL+"/waiting/resume", tt.form, nil)
+			assert.Equal(t, tt.wantCode, resp.StatusCode, body)
+			assert.Contains(t, body, tt.wantBody)
+			assert.Empty(t, b.resumed)
+			if tt.wantCode == http.StatusUnprocessableEntity && len(tt.form["gate"]) == 1 {
+				assert.Contains(t, body, `value="gate=spec-1&amp;job=job-early" checked`, "the selection is kept")
+			}
+		})
+	}
+}
+
+func manyGates(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = gateOf("job-"+strings.Repeat("x", i+1), "g")
+	}
+	return out
+}
+
+func TestBatchResumeByTheSignedInUser(t *testing.T) {
+	b := waitingBackend()
+	srv := newServer(t, b, dashboard.Options{TrustedProxy: dashboard.TrustedProxy{Addresses: []string{"127.0.0.1"}}})
+	h := map[string]string{"X-Forwarded-User": "rev@example.com"}
+	c := jarClient(t, false)
+	token := pageToken(t, c, srv.URL+"/waiting", h)
+	form := url.Values{"csrf": {token}, "by": {"mallory"}, "note": {"ok"},
+		"gate": {gateOf("job-early", "spec-1"), gateOf("job-paused", "code-1")}}
+	resp, body := post(t, c, srv.URL+"/waiting/resume", form, h)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Len(t, b.resumed, 2)
+	for _, r := range b.resumed {
+		assert.Equal(t, "rev@example.com", r.By)
+	}
+	assert.NotRegexp(t, byField, body)
+	assert.Contains(t, body, "by rev@example.com")
+}
