@@ -392,13 +392,7 @@ func TestScoreKeepsJudgeErrors(t *testing.T) {
 // bands mean something there: at 50% of the runs, On track holds most
 // succeeded runs, Needs a look 10–30% of them, Off track at most 5%.
 func TestDefaultJudgeOnSharedSample(t *testing.T) {
-	dir := tracesDir(t)
-	if dir == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI runs with shared/ beside the repository, but ../shared/data/traces is missing")
-		}
-		t.Skip("no ../shared/data/traces beside the repository")
-	}
+	dir := sharedSample(t, "mini-swe-agent-gemini-3-pro")
 	recs, err := eval.LoadRuns(dir, "")
 	require.NoError(t, err)
 	scored, err := eval.Score(context.Background(), recs, eval.ScoreOptions{Judge: &overseer.LearnedJudge{}})

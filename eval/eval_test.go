@@ -2,7 +2,6 @@ package eval_test
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -289,26 +288,3 @@ func TestMedian(t *testing.T) {
 	assert.True(t, math.IsNaN(eval.Median(nil)))
 }
 
-// tracesDir is the shared trace data beside the repository's clone, or ""
-// when it is not there.
-func tracesDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	// The repository's root holds go.work (eval is a module of its own).
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.work above the test's directory")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data", "traces", "mini-swe-agent-gemini-3-pro")
-	if _, err := os.Stat(filepath.Join(data, "labels.json")); err != nil {
-		return ""
-	}
-	return data
-}
