@@ -2,7 +2,6 @@ package eval_test
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
