@@ -286,4 +286,3 @@ func TestMedian(t *testing.T) {
 	assert.Equal(t, 2.5, eval.Median([]float64{4, 1, 2, 3}))
 	assert.True(t, math.IsNaN(eval.Median(nil)))
 }
-
