@@ -32,6 +32,10 @@ type AssessInput struct {
 	Phase        string     `json:"phase"`
 	Obligations  []string   `json:"obligations"`
 	Trajectory   Trajectory `json:"trajectory"`
+	// Background is set at a run's end for a boundary assessed in the
+	// background ([PlacementBackground]): the activity waits for that call
+	// when this process runs it, instead of asking the judge again.
+	Background *BackgroundRef `json:"background,omitempty"`
 }
 
 // AssessOutput is the judge's validated answer with its metadata.
@@ -74,6 +78,11 @@ type PureJudge interface {
 // other judge error is returned as is and retried by the activity's retry
 // policy.
 func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, error) {
+	if in.Background != nil {
+		if out, err, ok := background.adopt(ctx, *in.Background); ok {
+			return out, err
+		}
+	}
 	out, err := decide(ctx, a.judge, in)
 	// The SDK's activity logger: the worker's logger, with the workflow,
 	// activity and attempt already attached.

@@ -57,16 +57,6 @@ const (
 	// the workflow task its completion starts), a dispatch through the task
 	// queue's partitions, and the workflow task is never held waiting.
 	PlacementActivity Placement = "activity"
-	// PlacementBackground runs the judge on the worker that runs the
-	// workflow, outside workflow code and outside any workflow task: the
-	// call starts at the boundary and its answer is recorded at the next
-	// boundary, in the one side-effect marker each boundary writes; at the
-	// run's end a local activity (one marker) waits for the last one. No
-	// task queue, no extra workflow task, and a slow or hanging judge holds
-	// no phase; a boundary's answer reaches the status one boundary later.
-	// It is for observe mode: in manage mode, where the verdict is waited
-	// for, it means PlacementLocalActivity.
-	PlacementBackground Placement = "background"
 )
 
 // Names of what the plugin registers. They are exported so operators can
@@ -297,6 +287,9 @@ type runConfig struct {
 	NotifyTimeout time.Duration `json:"notify_timeout,omitempty"`
 	// Approval is unset in runs pinned before it existed: anyone resumes.
 	Approval Approval `json:"approval,omitzero"`
+	// BackgroundCalls names this run's background calls in the worker's
+	// memory (PlacementBackground only).
+	BackgroundCalls string `json:"background_calls,omitempty"`
 }
 
 // runConfigFor is the configuration a new run of workflowType pins; mode
@@ -306,7 +299,7 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 	if obl, ok := o.Obligations[workflowType]; ok {
 		obligations = obl
 	}
-	return runConfig{
+	c := runConfig{
 		Mode:               mode,
 		Policy:             o.Policy,
 		Obligations:        slices.Clone(obligations),
@@ -322,6 +315,10 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		NotifyTimeout:      o.NotifyTimeout,
 		Approval:           o.approvalFor(workflowType),
 	}
+	if c.Placement == PlacementBackground {
+		c.BackgroundCalls = newCallsID() // inside the pinning side effect
+	}
+	return c
 }
 
 // gateDeadlineFor is the gate deadline of workflowType.

@@ -52,20 +52,33 @@ func TestAutomaticPlacement(t *testing.T) {
 		queue          string
 		activities     int
 		localActivites int
+		placement      overseer.Placement
+		// background: between 1 and 3 local activities, at the run's end.
+		background bool
 	}{
 		{name: "pure judge runs in workflow code in observe mode", mode: overseer.ModeObserve, judge: pureJudge{}},
 		{name: "pure judge runs in workflow code in manage mode", mode: overseer.ModeManage, judge: overseer.HeuristicJudge{}},
-		{name: "remote judge in observe mode is a regular activity", mode: overseer.ModeObserve, activities: 3},
+		// In the background: no activity of any kind for the boundaries
+		// whose answer had arrived by the next one; a local activity at the
+		// run's end for the others (the last boundary at least).
+		{name: "remote judge in observe mode answers in the background", mode: overseer.ModeObserve, background: true},
+		{name: "a regular activity when asked for", mode: overseer.ModeObserve, placement: overseer.PlacementActivity, activities: 3},
+		{name: "the background means a local activity in manage mode", mode: overseer.ModeManage, placement: overseer.PlacementBackground, localActivites: 3},
 		{name: "remote judge in manage mode is a local activity", mode: overseer.ModeManage, localActivites: 3},
 		{name: "a task queue of its own makes it a regular activity", mode: overseer.ModeManage, judge: pureJudge{}, queue: "judges", activities: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newAutoHarness(t, overseer.Options{Mode: tc.mode, Judge: tc.judge, AssessTaskQueue: tc.queue}, onTrack(), onTrack(), onTrack())
+			h := newAutoHarness(t, overseer.Options{Mode: tc.mode, Judge: tc.judge, AssessTaskQueue: tc.queue, Placement: tc.placement}, onTrack(), onTrack(), onTrack())
 			seen := watchPlacement(h)
 			h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 			require.NoError(t, h.env.GetWorkflowError())
 			assert.Equal(t, tc.activities, seen.activities, "overseer.assess as a regular activity")
-			assert.Equal(t, tc.localActivites, seen.localActivities, "overseer.assess as a local activity")
+			if tc.background {
+				assert.GreaterOrEqual(t, seen.localActivities, 1, "the run's end waits for the last boundary in a local activity")
+				assert.LessOrEqual(t, seen.localActivities, 3)
+			} else {
+				assert.Equal(t, tc.localActivites, seen.localActivities, "overseer.assess as a local activity")
+			}
 			s := h.status(t)
 			require.Len(t, s.Assessments, 3, "every boundary is assessed, wherever the judge runs")
 			for _, a := range s.Assessments {

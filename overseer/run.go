@@ -45,6 +45,7 @@ type run struct {
 	// order they finished; abandoned is set when the run ended without
 	// waiting for the pending ones (see awaitAssessments).
 	pending      []Assessment
+	background   []backgroundPending
 	failedInARow int
 	abandoned    bool
 	// open are the open gates, oldest first (phases flagged in parallel
@@ -134,21 +135,34 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 		out AssessOutput
 		err error
 	)
-	if r.cfg.placement() == PlacementWorkflow {
+	switch r.cfg.placement() {
+	case PlacementWorkflow:
 		// Synchronous, and skipped on replay: the trajectory needs no copy.
 		out, err = r.decideInWorkflow(ctx, in)
-	} else {
+	case PlacementBackground:
+		// Observe mode only (see placementFor): nothing waits.
+		r.assessInBackground(ctx, rec, in)
+		return
+	default:
 		// The activity runs while other phases may record theirs.
 		in.Trajectory = r.traj.clone()
 		r.inFlight++
 		r.pending = append(r.pending, rec)
-		err = r.executeAssess(ctx, in).Get(ctx, &out)
+		err = r.executeAssess(ctx, in, false).Get(ctx, &out)
 		r.inFlight--
 		r.pending = slices.DeleteFunc(r.pending, func(a Assessment) bool { return a.Seq == seq })
 		if r.abandoned {
 			return // already recorded as not assessed
 		}
 	}
+	r.finish(ctx, rec, out, err)
+}
+
+// finish records an assessment's outcome: the answer held to the policy,
+// or the error; in manage mode a flagged answer (or too many failures)
+// pauses the job.
+func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err error) {
+	seq, phase := rec.Seq, rec.Phase
 	if err != nil {
 		r.failedInARow++
 	} else {
@@ -220,6 +234,7 @@ func (r *run) judgeFailing() bool { return r.failedInARow >= failingJudgeStreak 
 // the end of a job by its whole budget. With a judge in workflow code
 // nothing is ever in flight here.
 func (r *run) awaitAssessments(ctx workflow.Context) {
+	r.awaitBackground(ctx)
 	_ = workflow.Await(ctx, func() bool { return r.inFlight == 0 || r.judgeFailing() })
 	if r.inFlight == 0 {
 		return
@@ -243,7 +258,9 @@ func (r *run) awaitAssessments(ctx workflow.Context) {
 	r.pending = nil
 }
 
-func (r *run) executeAssess(ctx workflow.Context, in AssessInput) workflow.Future {
+// executeAssess runs the Overseer activity in the run's placement, or as a
+// local activity when local is set.
+func (r *run) executeAssess(ctx workflow.Context, in AssessInput, local bool) workflow.Future {
 	retry := &temporal.RetryPolicy{
 		InitialInterval:        assessBackoff,
 		BackoffCoefficient:     2,
@@ -252,7 +269,7 @@ func (r *run) executeAssess(ctx workflow.Context, in AssessInput) workflow.Futur
 	}
 	// StartToClose bounds one attempt; ScheduleToClose all of them. Left
 	// unset, a local activity's ScheduleToClose would be one attempt's bound.
-	if r.cfg.placement() == PlacementActivity {
+	if r.cfg.placement() == PlacementActivity && !local {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			TaskQueue:              r.cfg.AssessTaskQueue,
 			StartToCloseTimeout:    r.cfg.AssessTimeout,
