@@ -309,20 +309,31 @@
 // ([PlacementAuto]) a [PureJudge] — the shipped [LearnedJudge] and
 // [HeuristicJudge] — answers in workflow code, inside a side effect: one
 // MarkerRecorded event per boundary, no activity, and no wait. Any other
-// judge (an HTTP judge, a model API) answers in the overseer's activity
-// ([AssessActivityName]): in observe mode a regular one, so the workflow
-// task that schedules the next phase is never held by the judge (a slow,
-// hanging or failing judge delays no phase; about six events per
-// boundary); in manage mode a local one, since the verdict must be waited
-// for anyway (one event per boundary, and the workflow task waits for the
-// judge). At the end of a run the overseer waits for an assessment still
-// in flight, at most [Options.AssessTotalTimeout], so that every boundary
-// is recorded: this delays the run's completion, never a phase, and is
-// skipped when the judge is failing (see Failures). Search
+// judge (an HTTP judge, a model API) answers, in manage mode, in a local
+// activity, since the verdict must be waited for anyway (one event per
+// boundary; the workflow task waits for the judge); in observe mode, in the
+// background ([PlacementBackground]): the call runs on the worker that
+// runs the workflow, outside any workflow task, and its answer is recorded
+// in the one side-effect marker the next boundary writes, so a slow,
+// hanging or failing judge delays no phase and adds no workflow task (one
+// event per boundary; a boundary's answer reaches the status one boundary
+// later). At the end of a run the overseer waits for the assessments still
+// in flight, in local activities (one marker each) that adopt the calls
+// this worker runs, at most [Options.AssessTotalTimeout], so that every
+// boundary is recorded: this delays the run's completion, never a phase,
+// and is skipped when the judge is failing (see Failures). Search
 // attributes, when enabled, add one UpsertWorkflowSearchAttributes event
-// when the status changed. [PlacementActivity] with
-// [Options.AssessTaskQueue] puts judge calls on a task queue of their own,
-// where a fleet can cap them per second.
+// when the status changed. [PlacementActivity], a regular activity (six
+// events per boundary and a dispatch through the task queue's partitions:
+// with fewer pollers than partitions a task can wait 2 s for the server to
+// forward it), with [Options.AssessTaskQueue] puts judge calls on a task
+// queue of their own, where a fleet can cap them per second.
+//
+// Why not a local activity in observe mode: the Go SDK completes a
+// workflow task only once its local activities have finished, so the
+// command that schedules the next phase waits for the judge even when
+// nothing awaits the result. Why not eager activities: the server's
+// system.enableActivityEagerExecution is off by default.
 //
 // # Determinism
 //
@@ -330,7 +341,9 @@
 // phases, timeouts, placement) in a side effect when it starts, so
 // redeploying a worker with other options never changes runs in flight.
 // A judge that answers in workflow code has its answer recorded, so a
-// replay never asks a model that may have changed since. Runs that started
+// replay never asks a model that may have changed since; so has one in the
+// background, whose answers come back from the side-effect markers (the
+// placement is pinned: a run started with another one keeps it). Runs that started
 // before the plugin was added, or in ModeOff, have no version marker and
 // replay untouched. The overseer's state (trajectory, counters, recent
 // assessments, pending note) is carried across continue-as-new in a
