@@ -104,6 +104,7 @@ func TestTrustedProxy(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode, body2)
 		require.Len(t, b.resumed, 1)
 		assert.Equal(t, "rev@example.com", b.resumed[0].By)
+		assert.Equal(t, []string{"sre", "approvers"}, b.resumed[0].Groups, "the proxy's groups go with the resume")
 		assert.Equal(t, "code-1", b.resumed[0].Gate)
 	})
 	t.Run("refused from elsewhere", func(t *testing.T) {
@@ -236,6 +237,7 @@ func TestOIDCSignIn(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.StatusCode, body)
 	require.Len(t, b.resumed, 1)
 	assert.Equal(t, "rev@example.com", b.resumed[0].By, "by is the signed-in user, not the typed name")
+	assert.Equal(t, []string{"approvers"}, b.resumed[0].Groups, "the ID token's groups go with the resume")
 
 	// A forged session cookie signs no one in.
 	forged := jarClient(t, false)

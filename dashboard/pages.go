@@ -458,8 +458,7 @@ func (s *Server) resumeRequest(r *http.Request, form resumeForm) overseer.Resume
 	req := overseer.ResumeRequest{By: form.By, Note: form.Note, Action: overseer.Action(form.Action)}
 	if s.auth.on() {
 		id, _ := identityOf(r.Context()) // authenticate let the request through: it has one
-		req.By = id.Name
-		withGroups(&req, id.Groups)
+		req.By, req.Groups = id.Name, id.Groups
 	}
 	return req
 }
@@ -474,7 +473,7 @@ func refusal(err error) string {
 		return "The job is not paused (any more): there is nothing to resume."
 	case overseer.ErrorType(err) == overseer.WrongGateErrorType:
 		return "The job was resumed from this gate already and is now paused at another one: read its reason above, then send the form again."
-	case overseer.ErrorType(err) == notAuthorizedErrorType && errors.As(err, &app):
+	case overseer.ErrorType(err) == overseer.NotAuthorizedErrorType && errors.As(err, &app):
 		return "You may not open this gate: " + strings.TrimPrefix(app.Message(), "overseer: ") + "."
 	case errors.Is(err, ops.ErrFinished):
 		return "The job has already finished."

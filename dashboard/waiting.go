@@ -70,7 +70,8 @@ func (s *Server) waiting(ctx context.Context) ([]ops.WaitingGate, error) {
 			for _, g := range st.Gates {
 				if g.Outcome() == "open" {
 					gates[i] = append(gates[i], ops.WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID,
-						Phase: g.Phase, Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline})
+						Phase: g.Phase, Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
+						Approvers: st.Approval.Approvers, FourEyes: st.Approval.FourEyes})
 				}
 			}
 		})

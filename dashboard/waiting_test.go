@@ -25,8 +25,8 @@ func waitingBackend() *fakeBackend {
 	b.jobs = append(b.jobs, ops.Job{ID: "job-early", RunID: "r4", Type: "CoroJob", State: "running", Paused: true, Started: t0})
 	b.statuses["job-early"] = overseer.Status{
 		Mode: overseer.ModeManage, Phase: "spec", Paused: true, GateID: "spec-1", PausedSince: &since, PauseReason: "the spec skips the export",
-		GateDeadline: &deadline,
-		Gates:        []overseer.Gate{{ID: "spec-1", Phase: "spec", Reason: "the spec skips the export", PausedAt: since, Deadline: &deadline}},
+		GateDeadline: &deadline, Approval: overseer.Approval{Approvers: []string{"lead@example.com", "group:sre"}, FourEyes: true},
+		Gates: []overseer.Gate{{ID: "spec-1", Phase: "spec", Reason: "the spec skips the export", PausedAt: since, Deadline: &deadline}},
 	}
 	return b
 }
@@ -44,6 +44,7 @@ func TestWaitingView(t *testing.T) {
 	assert.Contains(t, body, "the spec skips the export")
 	assert.Contains(t, body, "obligation[2] appears unmet")
 	assert.Contains(t, body, "in 2h 59m", "the deadline's time left")
+	assert.Contains(t, body, "<td data-approvers>lead@example.com, group:sre<div class=\"sub\">not the job's starter</div></td>", "who may open it")
 	assert.Contains(t, body, `value="gate=spec-1&amp;job=job-early"`, "each checkbox names its job and gate")
 	assert.Contains(t, body, `<a href="/waiting">Waiting</a>`, "the header links the view")
 	assert.Regexp(t, byField, body, "without authentication the batch form asks who resumes")
