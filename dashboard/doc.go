@@ -11,6 +11,13 @@
 // job is resumed or aborted from its page through the validated
 // overseer.resume update, whose refusals are shown on the form.
 //
+// The Waiting view (/waiting) is the queue of open gates across the
+// namespace's running jobs, oldest first, with phase, reason, wait,
+// deadline and who may open each. Several are resumed at once with one
+// note and one action: one update per gate, each bound to the gate id the
+// row showed, each result reported per job on the page ([WaitingBackend];
+// TemporalBackend uses ops.Waiting and ops.ResumeAll).
+//
 // Everything is read from Temporal: jobs with ListWorkflow and the
 // overseer's search attributes, details with the overseer.status query
 // (through package ops, as the CLI does).
@@ -51,7 +58,50 @@
 //     net/http's CrossOriginProtection (Sec-Fetch-Site and Origin against
 //     Host), a signed double-submit token (an HMAC of a random SameSite=Strict,
 //     HttpOnly cookie) and POST only.
-//   - It has no authentication of its own: anyone who can reach it can
-//     resume jobs. Put it behind your proxy's authentication before exposing
-//     it past loopback.
+//   - Without [Options].OIDC or [Options].TrustedProxy it has no
+//     authentication: anyone who can reach it can resume jobs under any
+//     name. Turn one on before exposing it past loopback.
+//
+// # Sign-in
+//
+// [OIDC] signs users in with OpenID Connect (github.com/coreos/go-oidc and
+// golang.org/x/oauth2): the authorization-code flow with PKCE (S256), a
+// random state and nonce kept in a short-lived sealed cookie, the ID
+// token verified against the provider's keys, its nonce checked. The
+// session is a cookie sealed with AES-GCM under [Options].SessionKey
+// (HttpOnly, SameSite=Lax, Secure when the redirect URL is https), valid
+// for [Options].SessionTTL; POST /auth/logout ends it. The identity is the
+// ID token's email (unless email_verified is false), else its
+// preferred_username; the groups are the [OIDC].GroupsClaim claim. The
+// client secret goes to the provider's token endpoint only: it is never
+// logged and never sent to Temporal.
+//
+//	d, err := dashboard.New(dashboard.Options{
+//		Client: c,
+//		OIDC: dashboard.OIDC{
+//			IssuerURL:    "https://idp.example.com",
+//			ClientID:     "overseer-dashboard",
+//			ClientSecret: os.Getenv("OVERSEER_OIDC_CLIENT_SECRET"),
+//			RedirectURL:  "https://overseer.example.com/auth/callback",
+//			GroupsClaim:  "groups",
+//		},
+//		SessionKey: sessionKey, // the same on every replica
+//	})
+//
+// [TrustedProxy] takes the identity from the header an authenticating
+// proxy sets (X-Forwarded-User and X-Forwarded-Groups unless named
+// otherwise) and refuses, with 403, every request whose remote address is
+// not one of the proxy's.
+//
+// With either, every page needs a signed-in user (a page redirects to sign
+// in, a form post or live fragment gets 401), the resume forms have no
+// name field, and each resume's by is the verified identity, with its
+// groups in ResumeRequest.Groups; a typed by is ignored. /healthz stays
+// open.
+//
+// Inside the workflow an identity is what the caller claims: who may send
+// the overseer.resume update at all is decided by the Temporal server (its
+// authorizer and claim mapper, or Temporal Cloud's namespace permissions).
+// Give write access on the namespace to the dashboard's client only, and
+// read access to people, so that every resume carries a verified identity.
 package dashboard
