@@ -95,6 +95,9 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Paused since\t%s\n", s.PausedSince.Format(time.RFC3339))
 		fmt.Fprintf(tw, "Pause reason\t%s\n", s.PauseReason)
 		fmt.Fprintf(tw, "Gate\t%s (overseer resume %s --gate %s --by NAME)\n", s.GateID, id, s.GateID)
+		if s.GateDeadline != nil {
+			fmt.Fprintf(tw, "Gate deadline\t%s\n", s.GateDeadline.Format(time.RFC3339))
+		}
 	}
 	if s.PendingNote != "" {
 		fmt.Fprintf(tw, "Next phase note\t%s\n", s.PendingNote)
@@ -136,7 +139,19 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 	}
 	for _, g := range s.Gates {
 		fmt.Fprintf(out, "\nGate %s: paused after %s at %s: %s\n", g.ID, g.Phase, g.PausedAt.Format(time.RFC3339), g.Reason)
-		if g.ResumedAt != nil {
+		if g.EscalatedAt != nil {
+			fmt.Fprintf(out, "  escalated at %s (%s)\n", g.EscalatedAt.Format(time.RFC3339), g.EscalatedBy)
+		}
+		switch g.Outcome() {
+		case "open":
+			if g.Deadline != nil {
+				fmt.Fprintf(out, "  open, waiting %s; deadline %s\n", time.Since(g.PausedAt).Round(time.Second), g.Deadline.Format(time.RFC3339))
+			}
+		case "expired":
+			fmt.Fprintf(out, "  expired at %s (%s): %s\n", g.ResumedAt.Format(time.RFC3339), g.ExpiredBy, g.Action)
+		case "cancelled":
+			fmt.Fprintln(out, "  cancelled with the run")
+		default:
 			fmt.Fprintf(out, "  %s by %s at %s", g.Action, g.By, g.ResumedAt.Format(time.RFC3339))
 			if g.Note != "" {
 				fmt.Fprintf(out, ": %s", g.Note)

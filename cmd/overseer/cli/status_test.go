@@ -48,3 +48,33 @@ func TestStatusOfAJobClosedAtAGate(t *testing.T) {
 	assert.Regexp(t, `Status\s+Paused`, out.String())
 	assert.Contains(t, out.String(), "overseer resume job-1 --gate code-1", "a running job at a gate gets its resume command")
 }
+
+// The status text shows the basis, who may resume, an open gate's deadline,
+// an escalation and an expiry by its rule (not a resume "by" nobody).
+func TestStatusTextShowsBasisApprovalDeadlineAndExpiry(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	esc, closed, deadline := t0.Add(24*time.Hour), t0.Add(72*time.Hour), t0.Add(96*time.Hour)
+	s := overseer.Status{
+		Mode: overseer.ModeManage, Assessed: true, Band: overseer.BandUnknown, Basis: "not assessed: the trajectory lacks the inputs of every sub-model",
+		Approval: overseer.Approval{Approvers: []string{"alice", "group:sre"}, FourEyes: true},
+		Paused:   true, PausedSince: &closed, PauseReason: "off track", GateID: "test-2", GateDeadline: &deadline,
+		Assessments: []overseer.Assessment{{Seq: 1, Phase: "code", Answers: &overseer.Answers{OnObjectiveUnknown: true, Breach: overseer.BreachNone},
+			Verdict: &overseer.Verdict{Band: overseer.BandUnknown}, Model: "m/telemetry"}},
+		Gates: []overseer.Gate{
+			{ID: "code-1", Phase: "code", Reason: "off track", PausedAt: t0, EscalatedAt: &esc, EscalatedBy: "deadline 24h: escalate",
+				Expired: true, ExpiredBy: "deadline 72h: abort", ResumedAt: &closed, Action: overseer.ActionAbort},
+			{ID: "test-2", Phase: "test", Reason: "off track", PausedAt: closed, Deadline: &deadline},
+		},
+	}
+	var out bytes.Buffer
+	writeStatus(&out, "job-1", s, "")
+	text := out.String()
+	assert.Regexp(t, `Basis\s+not assessed: the trajectory lacks`, text)
+	assert.Regexp(t, `Who may resume\s+alice, group:sre \(not the job's starter\)`, text)
+	assert.Regexp(t, `Gate deadline\s+2026-12-04T10:00:00Z`, text)
+	assert.Regexp(t, `1\s+code\s+Not assessed\s+-\s`, text, "no P where the judge abstained")
+	assert.Contains(t, text, "escalated at 2026-12-01T10:00:00Z (deadline 24h: escalate)")
+	assert.Contains(t, text, "expired at 2026-12-03T10:00:00Z (deadline 72h: abort): abort")
+	assert.NotContains(t, text, "abort by  at", "an expiry is not a resume by nobody")
+	assert.Contains(t, text, "deadline 2026-12-04T10:00:00Z")
+}
