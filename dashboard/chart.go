@@ -245,9 +245,7 @@ func newChart(p overseer.Policy, as []overseer.Assessment, gates []overseer.Gate
 			continue
 		}
 		title := fmt.Sprintf("paused after %s: %s", g.Phase, g.Reason)
-		if g.ResumedAt != nil {
-			title += fmt.Sprintf(" — %s by %s", g.Action, g.By)
-		}
+		title += gateEnd(g)
 		c.Pauses = append(c.Pauses, chartMarker{X: x(at) + step/2, Title: title})
 	}
 	return c
@@ -335,4 +333,23 @@ func clamp01(v float64) float64 {
 		return 1
 	}
 	return v
+}
+
+// gateEnd says how a gate ended, for a marker's title: by whom a person
+// resumed it, or by which rule its deadline closed it (nobody resumed it).
+func gateEnd(g overseer.Gate) string {
+	switch {
+	case g.Cancelled:
+		return " — cancelled with the run"
+	case g.Expired:
+		return fmt.Sprintf(" — expired (%s): %s", g.ExpiredBy, g.Action)
+	case g.ExpiredBy != "":
+		return fmt.Sprintf(" — %s", g.ExpiredBy)
+	case g.ResumedAt == nil:
+		if g.EscalatedAt != nil {
+			return fmt.Sprintf(" — escalated (%s), open", g.EscalatedBy)
+		}
+		return " — open"
+	}
+	return fmt.Sprintf(" — %s by %s", g.Action, g.By)
 }

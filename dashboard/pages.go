@@ -265,11 +265,18 @@ type jobPage struct {
 	Chart       chart
 	Phases      []phaseGroup
 	Gates       []overseer.Gate
-	LiveURL     string
-	HistoryURL  string
-	Form        resumeForm
-	Flash       string
-	Policy      overseer.Policy
+	// OpenGate is the gate the panel shows (Status.GateID) while the job
+	// is paused; DeadlineIn is the time left until its next deadline acts,
+	// Overdue when it has passed (the worker acts on it any moment).
+	OpenGate   *overseer.Gate
+	Deadline   *time.Time
+	DeadlineIn time.Duration
+	Overdue    bool
+	LiveURL    string
+	HistoryURL string
+	Form       resumeForm
+	Flash      string
+	Policy     overseer.Policy
 }
 
 // resumeForm is the resume / abort form with what was typed and the
@@ -291,13 +298,19 @@ type phaseGroup struct {
 	Events []event
 }
 
-// event is an assessment, a pause or a resume on the timeline.
+// event is an assessment, a pause, an escalation or the gate's closing
+// (a resume, an expiry) on the timeline.
 type event struct {
 	At         time.Time
 	Assessment *overseer.Assessment
 	Pause      *overseer.Gate
+	Escalation *overseer.Gate
 	Resume     *overseer.Gate
 	Waited     time.Duration
+	// DeadlineIn is, on the pause of a gate still open, the time left
+	// until its deadline; Overdue when it has passed.
+	DeadlineIn time.Duration
+	Overdue    bool
 	order      int
 }
 
@@ -361,16 +374,29 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 		if st.PausedSince != nil {
 			p.PausedFor = time.Since(*st.PausedSince)
 		}
+		for i := range st.Gates {
+			if g := &st.Gates[i]; g.ID == st.GateID && g.Outcome() == "open" {
+				p.OpenGate = g
+			}
+		}
+		p.Deadline = st.GateDeadline
+		if p.Deadline == nil && p.OpenGate != nil {
+			p.Deadline = p.OpenGate.Deadline
+		}
+		if p.Deadline != nil {
+			p.DeadlineIn = time.Until(*p.Deadline)
+			p.Overdue = p.DeadlineIn <= 0
+		}
 	}
 	p.Chart = newChart(s.opts.Policy, st.Assessments, st.Gates, st.Counters.Assessments)
-	p.Phases = timeline(st)
+	p.Phases = timeline(st, time.Now())
 	p.Gates = st.Gates
 	return p
 }
 
-// timeline merges assessments, pauses and resumes in time order and groups
-// consecutive events by phase.
-func timeline(st overseer.Status) []phaseGroup {
+// timeline merges assessments, pauses, escalations and the gates' closings
+// in time order and groups consecutive events by phase.
+func timeline(st overseer.Status, now time.Time) []phaseGroup {
 	var evs []event
 	for i := range st.Assessments {
 		a := &st.Assessments[i]
@@ -378,9 +404,17 @@ func timeline(st overseer.Status) []phaseGroup {
 	}
 	for i := range st.Gates {
 		g := &st.Gates[i]
-		evs = append(evs, event{At: g.PausedAt, Pause: g, order: 1})
+		pause := event{At: g.PausedAt, Pause: g, order: 1}
+		if g.Deadline != nil && g.Outcome() == "open" {
+			pause.DeadlineIn = g.Deadline.Sub(now)
+			pause.Overdue = pause.DeadlineIn <= 0
+		}
+		evs = append(evs, pause)
+		if g.EscalatedAt != nil {
+			evs = append(evs, event{At: *g.EscalatedAt, Escalation: g, Waited: g.EscalatedAt.Sub(g.PausedAt), order: 2})
+		}
 		if g.ResumedAt != nil {
-			evs = append(evs, event{At: *g.ResumedAt, Resume: g, Waited: g.ResumedAt.Sub(g.PausedAt), order: 2})
+			evs = append(evs, event{At: *g.ResumedAt, Resume: g, Waited: g.ResumedAt.Sub(g.PausedAt), order: 3})
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b event) int {
@@ -407,6 +441,8 @@ func (e event) phase() string {
 		return e.Assessment.Phase
 	case e.Pause != nil:
 		return e.Pause.Phase
+	case e.Escalation != nil:
+		return e.Escalation.Phase
 	}
 	return e.Resume.Phase
 }
