@@ -20,17 +20,27 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
-// DevServerConfig returns the dev-server dynamic config the bench needs to
-// show anything: the transfer queue polled 1,000 times a second instead of
-// 20 (which paces a job at about 100 ms per phase), and task queues of one
-// partition (with few pollers, tasks on a partition no poller is on wait
-// for seconds). Pass it as testsuite.DevServerOptions.DynamicConfig.
+// DevServerConfig returns the dev-server dynamic config the bench runs on
+// by default: the server's stock task queues (4 partitions each, as a
+// production cluster has them) with only the transfer queue polled 1,000
+// times a second instead of 20, which would pace a job at about 100 ms per
+// phase whatever runs it. Pass it as testsuite.DevServerOptions.DynamicConfig.
 func DevServerConfig() map[string]string {
-	return map[string]string{
-		"history.transferProcessorMaxPollRPS":  "1000",
-		"matching.numTaskqueueReadPartitions":  "1",
-		"matching.numTaskqueueWritePartitions": "1",
-	}
+	return map[string]string{"history.transferProcessorMaxPollRPS": "1000"}
+}
+
+// TunedDevServerConfig is DevServerConfig with task queues of one
+// partition (`overseer bench --tuned`). With 4 partitions and fewer
+// pollers than partitions, a task written to a partition no poller is on,
+// when the root partition has no poller waiting either, waits for the
+// matcher's next forwarding attempt, 2 s later (the server's
+// TaskMatcher.MustOffer): the tuned settings hide that, a cluster's
+// defaults do not.
+func TunedDevServerConfig() map[string]string {
+	c := DevServerConfig()
+	c["matching.numTaskqueueReadPartitions"] = "1"
+	c["matching.numTaskqueueWritePartitions"] = "1"
+	return c
 }
 
 // Options configure [Run]. The zero value runs the default bench.
@@ -55,6 +65,9 @@ type Options struct {
 	Variants []string
 	// Progress receives a line per measurement. If nil, nothing.
 	Progress io.Writer
+	// Settings describes the server, for the report (e.g. "dev server,
+	// stock task queues"). If not set, nothing is said.
+	Settings string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -101,35 +114,55 @@ type variant struct {
 	Name        string
 	Description string
 	// plugin is nil for the variants without the overseer.
-	plugin      *overseer.Options
-	handwritten bool
+	plugin *overseer.Options
+	// workflow is the hand-written job's workflow, if not the plugin's Job.
+	workflow string
+	// baseline is the hand-written variant that asks the judge the same
+	// way; if not set, VariantHandwritten.
+	baseline string
+	// serve puts the judge behind an in-process Jev HTTP server.
+	serve bool
 }
 
 // Variant names.
 const (
-	VariantBare          = "bare"
-	VariantHandwritten   = "hand-written"
-	VariantObserve       = "observe"
-	VariantManage        = "manage"
-	VariantManageSA      = "manage+search-attributes"
-	VariantManageLocal   = "manage/local-activity"
-	VariantObserveRemote = "observe/remote-judge"
-	VariantObserveHang   = "observe/hanging-judge"
+	VariantBare                  = "bare"
+	VariantHandwritten           = "hand-written"
+	VariantHandwrittenBackground = "hand-written/background"
+	VariantObserve               = "observe"
+	VariantManage                = "manage"
+	VariantManageSA              = "manage+search-attributes"
+	VariantManageLocal           = "manage/local-activity"
+	VariantObserveRemote         = "observe/remote-judge"
+	VariantObserveHTTP           = "observe/http-judge"
+	VariantObserveActivity       = "observe/activity"
+	VariantObserveLocal          = "observe/local-activity"
+	VariantObserveHang           = "observe/hanging-judge"
 )
 
 func variants(o Options) []variant {
 	plugin := func(opts overseer.Options) *overseer.Options { return &opts }
 	remote := remoteJudge{judge: &overseer.LearnedJudge{}}
+	learned := overseer.DefaultLearnedPolicy()
 	return []variant{
 		{Name: VariantBare, Description: "the job with no plugin"},
-		{Name: VariantHandwritten, Description: "a local activity asks the same judge after each phase; a signal resumes a flagged job", handwritten: true},
+		{Name: VariantHandwritten, Description: "a local activity asks the same judge after each phase; a signal resumes a flagged job", workflow: HandwrittenWorkflowName},
+		{Name: VariantHandwrittenBackground, Description: "observe by hand, the judge asked in the background like the plugin's (goroutine, side effect at the next boundary, local activity at the end)",
+			workflow: HandwrittenBackgroundWorkflowName},
 		{Name: VariantObserve, Description: "plugin defaults, observe mode (the learned judge in workflow code)", plugin: plugin(overseer.Options{Mode: overseer.ModeObserve})},
 		{Name: VariantManage, Description: "plugin defaults, manage mode", plugin: plugin(overseer.Options{Mode: overseer.ModeManage})},
 		{Name: VariantManageSA, Description: "manage mode with search attributes", plugin: plugin(overseer.Options{Mode: overseer.ModeManage, SearchAttributes: true})},
 		{Name: VariantManageLocal, Description: "manage mode, the judge in a local activity like the hand-written job", plugin: plugin(overseer.Options{Mode: overseer.ModeManage, Placement: overseer.PlacementLocalActivity})},
-		{Name: VariantObserveRemote, Description: "observe mode, the same judge as a remote one (a regular activity)", plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: remote, Policy: overseer.DefaultLearnedPolicy()})},
-		{Name: VariantObserveHang, Description: fmt.Sprintf("observe mode, a remote judge that hangs for its whole %v budget", o.HangBudget),
-			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: hangingJudge{}, AssessTimeout: o.HangBudget, AssessTotalTimeout: o.HangBudget})},
+		{Name: VariantObserveRemote, Description: "observe mode, the same judge as a remote one (not pure): in the background, the default",
+			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: remote, Policy: learned}), baseline: VariantHandwrittenBackground},
+		{Name: VariantObserveHTTP, Description: "observe mode, the same judge behind `judge serve` (Jev over HTTP, in-process): in the background",
+			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Policy: learned}), serve: true, baseline: VariantHandwrittenBackground},
+		{Name: VariantObserveActivity, Description: "observe mode, the remote judge in a regular activity (the default before the background placement)",
+			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: remote, Policy: learned, Placement: overseer.PlacementActivity})},
+		{Name: VariantObserveLocal, Description: "observe mode, the remote judge in a local activity (holds the workflow task, and the next phase, for the judge)",
+			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: remote, Policy: learned, Placement: overseer.PlacementLocalActivity})},
+		{Name: VariantObserveHang, Description: fmt.Sprintf("observe mode, a remote judge that hangs for its whole %v budget (in the background)", o.HangBudget),
+			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: hangingJudge{}, AssessTimeout: o.HangBudget, AssessTotalTimeout: o.HangBudget}), baseline: VariantHandwrittenBackground},
 	}
 }
 
@@ -189,10 +222,21 @@ type VariantResult struct {
 	LargestEventBytes int     `json:"largest_event_bytes"`
 	// JudgeActivities counts the judge's regular activities in that job;
 	// HeldPhases the phases scheduled only once the judge's activity of
-	// the boundary before had closed (0: the judge held no phase back).
+	// the boundary before had closed, or more than heldGap after the phase
+	// before completed (0: the judge held no phase back).
 	JudgeActivities int `json:"judge_activities"`
 	HeldPhases      int `json:"held_phases"`
+	// MaxBoundaryMS is the longest time, in that job, from a phase's
+	// completion to the next phase's scheduling.
+	MaxBoundaryMS float64 `json:"max_boundary_ms"`
+	// Baseline is the hand-written variant "÷ hand" divides by.
+	Baseline string `json:"baseline"`
 }
+
+// heldGap is how long after a phase's completion the next phase may be
+// scheduled before the bench counts it as held back: no boundary of a
+// healthy run takes a tenth of it.
+const heldGap = 250 * time.Millisecond
 
 // RequestSize is the judge's request size at one phase of the long job.
 type RequestSize struct {
@@ -214,6 +258,8 @@ type Result struct {
 	RequestSizes      []RequestSize `json:"request_sizes"`
 	CarriedStateBytes int           `json:"carried_state_bytes"`
 	Took              time.Duration `json:"took_ns"`
+	// Settings describes the server the bench ran on (see Options.Settings).
+	Settings string `json:"settings,omitempty"`
 }
 
 // Variant returns the named variant's result.
@@ -240,7 +286,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 			chosen = append(chosen, v)
 		}
 	}
-	res := &Result{Phases: o.Phases, PhaseDuration: o.PhaseDuration, Rounds: o.Rounds, Concurrency: o.Concurrency, HangBudget: o.HangBudget}
+	res := &Result{Phases: o.Phases, PhaseDuration: o.PhaseDuration, Rounds: o.Rounds, Concurrency: o.Concurrency, HangBudget: o.HangBudget, Settings: o.Settings}
 	type samples struct{ latency, paced, trivial, throughput, cpu []float64 }
 	got := map[string]*samples{}
 	hist := map[string]historyStats{}
@@ -257,11 +303,11 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 			// Only the measured variant's worker runs, so the process' CPU
 			// time is this variant's.
 			queue := fmt.Sprintf("%s-r%d-%s", prefix, round, slug(v.Name))
-			w, err := newWorker(c, queue, v)
+			w, err := newWorker(ctx, c, queue, v)
 			if err != nil {
 				return nil, fmt.Errorf("bench: worker for %s: %w", v.Name, err)
 			}
-			m, err := measure(ctx, job{c: c, queue: queue, handwritten: v.handwritten, policy: policy, idPrefix: queue}, o, round == 0)
+			m, err := measure(ctx, job{c: c, queue: queue, workflow: v.workflow, policy: policy, idPrefix: queue}, o, round == 0)
 			w.Stop()
 			if err != nil {
 				return nil, fmt.Errorf("bench: %s: %w", v.Name, err)
@@ -286,6 +332,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 			ThroughputJobsPerS: statOf(s.throughput), CPUPerBoundaryUS: statOf(s.cpu),
 			EventsPerBoundary: float64(h.events) / float64(o.Phases), BytesPerBoundary: float64(h.bytes) / float64(o.Phases),
 			Events: h.events, LargestEventBytes: h.largest, JudgeActivities: h.judgeActivities, HeldPhases: h.heldPhases,
+			MaxBoundaryMS: ms(h.maxBoundary), Baseline: v.baselineName(),
 		})
 	}
 	if err := requestSizes(ctx, c, prefix, o, res); err != nil {
@@ -295,36 +342,84 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 	return res, nil
 }
 
-func newWorker(c client.Client, queue string, v variant) (sdkworker.Worker, error) {
-	var wo sdkworker.Options
+func (v variant) baselineName() string {
+	switch {
+	case v.workflow != "" || v.plugin == nil:
+		return ""
+	case v.baseline != "":
+		return v.baseline
+	}
+	return VariantHandwritten
+}
+
+// worker is a variant's worker and, for the HTTP judge, its server.
+type benchWorker struct {
+	sdkworker.Worker
+	stopServer func()
+}
+
+func (w benchWorker) Stop() {
+	w.Worker.Stop()
+	if w.stopServer != nil {
+		w.stopServer()
+	}
+}
+
+func newWorker(ctx context.Context, c client.Client, queue string, v variant) (benchWorker, error) {
+	var (
+		wo sdkworker.Options
+		bw benchWorker
+	)
 	if v.plugin != nil {
-		p, err := overseer.NewPlugin(*v.plugin)
+		opts := *v.plugin
+		if v.serve {
+			judge, stop, err := serveJudge(ctx, &overseer.LearnedJudge{})
+			if err != nil {
+				return bw, err
+			}
+			opts.Judge, bw.stopServer = judge, stop
+		}
+		p, err := overseer.NewPlugin(opts)
 		if err != nil {
-			return nil, err
+			return bw, err
 		}
 		wo.Plugins = []sdkworker.Plugin{p}
 	}
 	w := sdkworker.New(c, queue, wo)
+	bw.Worker = w
 	w.RegisterActivityWithOptions(Phase, activity.RegisterOptions{Name: PhaseActivityName})
-	if v.handwritten {
+	switch v.workflow {
+	case HandwrittenWorkflowName:
 		if err := overseer.RegisterActivities(w, overseer.Options{}); err != nil {
-			return nil, err
+			return bw, err
 		}
 		w.RegisterWorkflowWithOptions(HandwrittenJob, workflowOptions(HandwrittenWorkflowName))
-	} else {
+	case HandwrittenBackgroundWorkflowName:
+		handCalls.mu.Lock()
+		handCalls.judge = remoteJudge{judge: &overseer.LearnedJudge{}}
+		handCalls.mu.Unlock()
+		w.RegisterActivityWithOptions(handCalls.await, activity.RegisterOptions{Name: AwaitActivityName})
+		w.RegisterWorkflowWithOptions(HandwrittenBackgroundJob, workflowOptions(HandwrittenBackgroundWorkflowName))
+	default:
 		w.RegisterWorkflowWithOptions(Job, workflowOptions(JobWorkflowName))
 	}
-	return w, w.Start()
+	if err := w.Start(); err != nil && bw.stopServer != nil {
+		bw.stopServer()
+		return bw, err
+	} else if err != nil {
+		return bw, err
+	}
+	return bw, nil
 }
 
 // job starts bench jobs on one variant's task queue.
 type job struct {
-	c           client.Client
-	queue       string
-	handwritten bool
-	policy      overseer.Policy
-	idPrefix    string
-	n           int
+	c        client.Client
+	queue    string
+	workflow string // a hand-written job's workflow, or "" for Job
+	policy   overseer.Policy
+	idPrefix string
+	n        int
 }
 
 // measurement is one variant's measurements in one round.
@@ -369,8 +464,8 @@ const jobTimeout = 3 * time.Minute
 func (j *job) start(ctx context.Context, what string, in JobInput) (client.WorkflowRun, error) {
 	j.n++
 	opts := client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%s-%d", j.idPrefix, what, j.n), TaskQueue: j.queue, WorkflowExecutionTimeout: jobTimeout}
-	if j.handwritten {
-		return j.c.ExecuteWorkflow(ctx, opts, HandwrittenWorkflowName, HandwrittenInput{JobInput: in, Obligations: overseer.DefaultObligations(), Policy: j.policy})
+	if j.workflow != "" {
+		return j.c.ExecuteWorkflow(ctx, opts, j.workflow, HandwrittenInput{JobInput: in, Obligations: overseer.DefaultObligations(), Policy: j.policy})
 	}
 	return j.c.ExecuteWorkflow(ctx, opts, JobWorkflowName, in)
 }
@@ -426,14 +521,16 @@ type historyStats struct {
 	// phases scheduled only after the previous boundary's judge activity
 	// closed: phases the judge held back.
 	judgeActivities, heldPhases int
+	// maxBoundary is the longest phase completion → next phase scheduled.
+	maxBoundary time.Duration
 }
 
 func historyOf(ctx context.Context, c client.Client, id string) (historyStats, error) {
 	var (
-		h       historyStats
-		started time.Time
-		phases  = map[int64]bool{} // scheduled event ids of phase activities
-		judges  = map[int64]bool{} // scheduled event ids of open judge activities
+		h                  historyStats
+		started, lastPhase time.Time
+		phases             = map[int64]bool{} // scheduled event ids of phase activities
+		judges             = map[int64]bool{} // scheduled event ids of open judge activities
 	)
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
@@ -453,8 +550,13 @@ func historyOf(ctx context.Context, c client.Client, id string) (historyStats, e
 			switch e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() {
 			case PhaseActivityName:
 				phases[e.GetEventId()] = true
-				if h.judgeActivities > 0 && len(judges) == 0 {
-					h.heldPhases++ // every judge activity had closed before this phase was scheduled
+				gap := time.Duration(0)
+				if !lastPhase.IsZero() {
+					gap = at.Sub(lastPhase)
+					h.maxBoundary = max(h.maxBoundary, gap)
+				}
+				if h.judgeActivities > 0 && len(judges) == 0 || gap > heldGap {
+					h.heldPhases++ // every judge activity had closed before this phase was scheduled, or it came late
 				}
 			case overseer.AssessActivityName:
 				judges[e.GetEventId()] = true
@@ -462,6 +564,7 @@ func historyOf(ctx context.Context, c client.Client, id string) (historyStats, e
 			}
 		case phases[e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]:
 			h.phasesDone = at.Sub(started)
+			lastPhase = at
 		default:
 			delete(judges, closedActivity(e))
 		}
@@ -489,7 +592,7 @@ func closedActivity(e *historypb.HistoryEvent) int64 {
 func requestSizes(ctx context.Context, c client.Client, prefix string, o Options, res *Result) error {
 	judge := &sizingJudge{}
 	queue := prefix + "-sizes"
-	w, err := newWorker(c, queue, variant{plugin: &overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Policy: overseer.DefaultLearnedPolicy()}})
+	w, err := newWorker(ctx, c, queue, variant{plugin: &overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Policy: overseer.DefaultLearnedPolicy()}})
 	if err != nil {
 		return fmt.Errorf("bench: request sizes: %w", err)
 	}

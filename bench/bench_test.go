@@ -43,7 +43,8 @@ func TestBenchCounts(t *testing.T) {
 	res, err := bench.Run(context.Background(), srv.Client(), bench.Options{
 		Phases: phases, PhaseDuration: time.Millisecond, Rounds: 1, Concurrency: 2, LongPhases: 400,
 		HangBudget: 500 * time.Millisecond,
-		Variants:   []string{bench.VariantBare, bench.VariantHandwritten, bench.VariantObserve, bench.VariantManage, bench.VariantManageLocal, bench.VariantObserveHang},
+		Variants: []string{bench.VariantBare, bench.VariantHandwritten, bench.VariantHandwrittenBackground, bench.VariantObserve, bench.VariantManage,
+			bench.VariantManageLocal, bench.VariantObserveRemote, bench.VariantObserveHTTP, bench.VariantObserveActivity, bench.VariantObserveHang},
 	})
 	require.NoError(t, err)
 	events := func(name string) int {
@@ -60,9 +61,23 @@ func TestBenchCounts(t *testing.T) {
 	}
 	assert.Equal(t, bare+phases, events(bench.VariantHandwritten), "the hand-written job: one local-activity marker per boundary")
 
-	hang, _ := res.Variant(bench.VariantObserveHang)
-	assert.Equal(t, phases, hang.JudgeActivities, "observe mode asks a remote judge in a regular activity")
-	assert.Zero(t, hang.HeldPhases, "a judge that hangs for its whole budget holds no phase back")
+	// A judge that is not pure answers in the background in observe mode:
+	// one side-effect marker per boundary, three events per run and a
+	// local-activity marker at the end for each answer still in flight
+	// (the last boundary's at least; every boundary's for a judge that
+	// hangs).
+	for _, name := range []string{bench.VariantObserveRemote, bench.VariantObserveHTTP, bench.VariantObserveHang} {
+		v, _ := res.Variant(name)
+		assert.Zero(t, v.JudgeActivities, "%s: no regular activity", name)
+		assert.GreaterOrEqual(t, v.Events, bare+phases+3+1, name)
+		assert.LessOrEqual(t, v.Events, bare+2*phases+3, "%s: at most two events per boundary, three per run", name)
+		assert.Zero(t, v.HeldPhases, "%s: no phase held back", name)
+	}
+	hand, _ := res.Variant(bench.VariantHandwrittenBackground)
+	assert.GreaterOrEqual(t, hand.Events, bare+phases+1, "the hand-written background job: a marker per boundary, one at the end")
+	act, _ := res.Variant(bench.VariantObserveActivity)
+	assert.Equal(t, phases, act.JudgeActivities, "asked for, a regular activity per boundary")
+	assert.Zero(t, act.HeldPhases, "which holds no phase back either")
 	manage, _ := res.Variant(bench.VariantManage)
 	assert.Zero(t, manage.JudgeActivities, "the learned judge answers in workflow code")
 

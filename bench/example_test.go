@@ -15,10 +15,14 @@ func ExampleVariants() {
 	// Output:
 	// bare
 	// hand-written
+	// hand-written/background
 	// observe
 	// manage
 	// manage+search-attributes
 	// manage/local-activity
 	// observe/remote-judge
+	// observe/http-judge
+	// observe/activity
+	// observe/local-activity
 	// observe/hanging-judge
 }

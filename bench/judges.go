@@ -3,10 +3,12 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"sync"
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/jev/jevhttp"
 )
 
 // remoteJudge is the shipped judge as the plugin sees an HTTP judge: not
@@ -57,4 +59,27 @@ func (j *sizingJudge) size(phase int) int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.sizes[phase]
+}
+
+// serveJudge puts judge behind a Jev HTTP server on 127.0.0.1, as
+// `overseer judge serve` does, and returns the HTTP judge that asks it.
+func serveJudge(ctx context.Context, judge jev.Judge) (jev.Judge, func(), error) {
+	srv, err := jevhttp.NewServer(judge, jevhttp.ServerOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	stop := func() { cancel(); <-done }
+	client, err := jevhttp.New(jevhttp.Options{URL: "http://" + ln.Addr().String() + jevhttp.DecidePath})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return client, stop, nil
 }

@@ -10,7 +10,9 @@ import (
 // Ratios compares one variant with the bare job and the hand-written one.
 type Ratios struct {
 	// LatencyVsBare and LatencyVsHandwritten divide median job latencies
-	// (phases of PhaseDuration).
+	// (phases of PhaseDuration). "Handwritten" is the variant's own
+	// hand-written baseline (VariantResult.Baseline): the one that asks the
+	// judge the same way.
 	LatencyVsBare        float64 `json:"latency_vs_bare"`
 	LatencyVsHandwritten float64 `json:"latency_vs_handwritten"`
 	// AddedMSPerBoundary is the median latency over the bare job's, per
@@ -28,7 +30,11 @@ type Ratios struct {
 func (r *Result) Ratios(name string) Ratios {
 	v, _ := r.Variant(name)
 	bare, hasBare := r.Variant(VariantBare)
-	hand, hasHand := r.Variant(VariantHandwritten)
+	base := VariantHandwritten
+	if v.Baseline != "" {
+		base = v.Baseline
+	}
+	hand, hasHand := r.Variant(base)
 	var q Ratios
 	if hasBare {
 		q.LatencyVsBare = div(v.LatencyMS.Median, bare.LatencyMS.Median)
@@ -55,19 +61,24 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintf(w, "overseer bench: %d phases per job (%v each for latency, trivial for throughput), %d rounds interleaved, %d jobs at once; took %v\n\n",
 		r.Phases, r.PhaseDuration, r.Rounds, r.Concurrency, r.Took.Round(1e9))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant\tlatency ms\t÷ bare\t÷ hand\tphases done ms\t+ms/boundary\tjobs/s\tCPU µs/boundary\t÷ bare\t÷ hand\tevents/boundary\tbytes/boundary\tlargest event B\t")
+	fmt.Fprintln(tw, "variant\tlatency ms\t÷ bare\t÷ hand\tphases done ms\t+ms/boundary\tjobs/s\tCPU µs/boundary\t÷ bare\t÷ hand\tevents/boundary\tbytes/boundary\tlargest event B\tmax boundary ms\t")
 	for _, v := range r.Variants {
 		q := r.Ratios(v.Name)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%d\t\n", v.Name,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%d\t%.1f\t\n", v.Name,
 			span(v.LatencyMS, "%.0f"), ratio(q.LatencyVsBare), ratio(q.LatencyVsHandwritten), span(v.PhasesDoneMS, "%.0f"), q.AddedMSPerBoundary,
 			span(v.ThroughputJobsPerS, "%.1f"), span(v.CPUPerBoundaryUS, "%.0f"), ratio(q.CPUVsBare), ratio(q.CPUVsHandwritten),
-			v.EventsPerBoundary, v.BytesPerBoundary, v.LargestEventBytes)
+			v.EventsPerBoundary, v.BytesPerBoundary, v.LargestEventBytes, v.MaxBoundaryMS)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nlatency ms, jobs/s and CPU: median [min–max] over the rounds; ÷: ratio of medians; +ms/boundary: trivial-phase job latency over the bare job's, per boundary.")
+	if r.Settings != "" {
+		fmt.Fprintf(w, "\nserver: %s\n", r.Settings)
+	}
+	fmt.Fprintln(w, "\nlatency ms, jobs/s and CPU: median [min–max] over the rounds; ÷: ratio of medians; ÷ hand: over the hand-written job that asks the judge the same way")
+	fmt.Fprintln(w, "(hand-written/background for the judges in the background, hand-written otherwise); +ms/boundary: trivial-phase job latency over the bare job's, per boundary.")
 	fmt.Fprintln(w, "phases done: from the job's start to its last phase's completion, by the server's clock. CPU: this process (the variant's worker and the client), not the server.")
+	fmt.Fprintln(w, "max boundary: the longest time from a phase's completion to the next phase's scheduling, in the latency job of the first round.")
 	if hang, ok := r.Variant(VariantObserveHang); ok {
 		if healthy, ok := r.Variant(VariantObserveRemote); ok {
 			fmt.Fprintf(w, "\nhanging judge vs the same remote judge healthy, observe mode: phases done ÷ %.3f, job latency ÷ %.3f (the run waits at its end for the last assessment, at most its %v budget); phases held back by the judge: %d of %d\n",

@@ -2,12 +2,16 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
 // Names the bench registers on its workers.
@@ -131,4 +135,147 @@ func HandwrittenJob(ctx workflow.Context, in HandwrittenInput) (int, error) {
 
 func workflowOptions(name string) workflow.RegisterOptions {
 	return workflow.RegisterOptions{Name: name}
+}
+
+// HandwrittenBackgroundWorkflowName is the hand-written job that asks its
+// judge in the background; bench.await is its end-of-run local activity.
+const (
+	HandwrittenBackgroundWorkflowName = "bench.handwritten-background-job"
+	AwaitActivityName                 = "bench.await"
+)
+
+// HandwrittenBackgroundJob is the hand-written baseline of observe mode
+// with a judge that is not pure, asked the way the plugin asks it
+// (overseer.PlacementBackground): after each phase one side effect starts
+// the judge call in a goroutine of the worker and records the answers that
+// have arrived; at the end a local activity waits for the others. Nothing
+// waits for the judge before the end; flagged answers change nothing.
+func HandwrittenBackgroundJob(ctx workflow.Context, in HandwrittenInput) (int, error) {
+	ctx = phaseOptions(ctx)
+	awaitCtx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	info := workflow.GetInfo(ctx)
+	run := info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
+	var rec overseer.TrajectoryRecorder
+	var pending []int
+	answered := 0
+	for in.Done < in.Phases {
+		started := workflow.Now(ctx)
+		var res PhaseResult
+		err := workflow.ExecuteActivity(ctx, PhaseActivityName, PhaseInput{Index: in.Done, Duration: in.PhaseDuration}).Get(ctx, &res)
+		if err != nil {
+			return in.Done, err
+		}
+		in.Done++
+		rec.RecordPhase(overseer.PhaseRun{Phase: "phase", Duration: workflow.Now(ctx).Sub(started)}, res.OverseerReport)
+		seq, traj, asked := in.Done, rec.Trajectory(), slices.Clone(pending)
+		pending = append(pending, seq)
+		var got []handAnswer
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
+			handCalls.start(run, seq, in.Obligations, traj)
+			return handCalls.collect(run, asked)
+		}).Get(&got); err != nil {
+			return in.Done, err
+		}
+		for _, a := range got {
+			pending = slices.DeleteFunc(pending, func(s int) bool { return s == a.Seq })
+			if a.Answers != nil {
+				answered++
+				_ = in.Policy.Evaluate(*a.Answers) // observe: recorded, never acted on
+			}
+		}
+	}
+	var futures []workflow.Future
+	for _, seq := range pending {
+		futures = append(futures, workflow.ExecuteLocalActivity(awaitCtx, AwaitActivityName, run, seq))
+	}
+	for _, f := range futures {
+		var a handAnswer
+		if f.Get(ctx, &a) == nil && a.Answers != nil {
+			answered++
+		}
+	}
+	return in.Done, nil
+}
+
+// handAnswer is one answer of the hand-written background judge.
+type handAnswer struct {
+	Seq     int               `json:"seq"`
+	Answers *overseer.Answers `json:"answers,omitempty"`
+	Error   string            `json:"error,omitempty"`
+}
+
+// handCalls are the hand-written background judge's calls in flight in
+// this process. It asks the judge set by [SetHandwrittenJudge].
+var handCalls = &handBackground{calls: map[string]chan handAnswer{}}
+
+type handBackground struct {
+	mu    sync.Mutex
+	judge jev.Judge
+	calls map[string]chan handAnswer
+}
+
+func (b *handBackground) start(run string, seq int, obligations []string, traj overseer.Trajectory) {
+	c := make(chan handAnswer, 1)
+	b.mu.Lock()
+	b.calls[fmt.Sprint(run, "#", seq)] = c
+	judge := b.judge
+	b.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		a := handAnswer{Seq: seq}
+		req, err := overseer.NewRequest(obligations, traj)
+		if err == nil {
+			var resp *jev.Response
+			if resp, err = judge.Decide(ctx, req); err == nil {
+				var ans overseer.Answers
+				if ans, err = overseer.ParseAnswers(req, resp, obligations); err == nil {
+					a.Answers = &ans
+				}
+			}
+		}
+		if err != nil {
+			a.Error = err.Error()
+		}
+		c <- a
+	}()
+}
+
+func (b *handBackground) collect(run string, seqs []int) []handAnswer {
+	var got []handAnswer
+	for _, seq := range seqs {
+		k := fmt.Sprint(run, "#", seq)
+		b.mu.Lock()
+		c := b.calls[k]
+		b.mu.Unlock()
+		select {
+		case a := <-c:
+			got = append(got, a)
+			b.mu.Lock()
+			delete(b.calls, k)
+			b.mu.Unlock()
+		default:
+		}
+	}
+	return got
+}
+
+// await is bench.await: it waits for a call of this process.
+func (b *handBackground) await(ctx context.Context, run string, seq int) (handAnswer, error) {
+	k := fmt.Sprint(run, "#", seq)
+	b.mu.Lock()
+	c, ok := b.calls[k]
+	b.mu.Unlock()
+	if !ok {
+		return handAnswer{Seq: seq, Error: "lost"}, nil
+	}
+	select {
+	case a := <-c:
+		b.mu.Lock()
+		delete(b.calls, k)
+		b.mu.Unlock()
+		return a, nil
+	case <-ctx.Done():
+		return handAnswer{}, ctx.Err()
+	}
 }

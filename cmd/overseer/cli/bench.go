@@ -40,7 +40,8 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 	long := fs.Int("long-phases", 1000, "phases of the job that measures the judge's request size (continues as new halfway)")
 	hang := fs.Duration("hang-budget", 0, "budget of the hanging judge (default 1s)")
 	only := fs.String("variants", "", "comma-separated variants to run (default all: "+strings.Join(bench.Variants(), ", ")+")")
-	stock := fs.Bool("stock-dev-server", false, "keep the dev server's defaults (transfer queue polled 20 times a second, 4 task-queue partitions), which pace each phase at ~100 ms")
+	tuned := fs.Bool("tuned", false, "run the dev server with task queues of one partition (bench.TunedDevServerConfig), which hides the dispatch stalls of the 4 partitions every server has by default")
+	stock := fs.Bool("stock-dev-server", false, "keep all the dev server's defaults, the transfer queue polled 20 times a second included (paces each phase at ~100 ms)")
 	asJSON := fs.Bool("json", false, "write the result as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (workers and client) to this file")
 	rest, err := parse(fs, args)
@@ -57,11 +58,15 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 			opts.Variants = append(opts.Variants, strings.TrimSpace(v))
 		}
 	}
-	c, stop, err := b.connect(ctx, conn, *stock)
+	if *tuned && *stock {
+		return fmt.Errorf("bench: --tuned and --stock-dev-server contradict each other; pick one")
+	}
+	c, settings, stop, err := b.connect(ctx, conn, *tuned, *stock)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	opts.Settings = settings
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -83,26 +88,30 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 	return bench.WriteTable(out, res)
 }
 
-// connect dials --address, or starts a dev server with bench.DevServerConfig
-// (or, with stock, its defaults).
-func (b *Bench) connect(ctx context.Context, conn connFlags, stock bool) (client.Client, func(), error) {
+// connect dials --address, or starts a dev server with
+// bench.DevServerConfig (stock task queues), bench.TunedDevServerConfig
+// with tuned, or its bare defaults with stock. settings says which.
+func (b *Bench) connect(ctx context.Context, conn connFlags, tuned, stock bool) (client.Client, string, func(), error) {
 	if conn.address != "" {
 		c, err := conn.dial(ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
-		return c, c.Close, nil
+		return c, "the server at " + conn.address, c.Close, nil
 	}
-	dc := bench.DevServerConfig()
-	if stock {
-		dc = nil
+	dc, settings := bench.DevServerConfig(), "Temporal CLI dev server, stock task queues (4 partitions), transfer queue polled 1000/s"
+	switch {
+	case tuned:
+		dc, settings = bench.TunedDevServerConfig(), "Temporal CLI dev server, tuned (--tuned): task queues of 1 partition, transfer queue polled 1000/s"
+	case stock:
+		dc, settings = nil, "Temporal CLI dev server, all defaults (--stock-dev-server)"
 	}
 	if b.Progress != nil {
 		fmt.Fprintf(b.Progress, "starting the Temporal dev server (dynamic config %v)…\n", dc)
 	}
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(zap.NewNop()), DynamicConfig: dc})
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return srv.Client(), func() { _ = srv.Stop() }, nil
+	return srv.Client(), settings, func() { _ = srv.Stop() }, nil
 }
