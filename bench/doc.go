@@ -29,8 +29,15 @@
 //     Overseer* search attributes;
 //   - manage/local-activity: the judge in a local activity, like the
 //     hand-written job;
-//   - observe/remote-judge: the same judge seen as a remote one, in a
-//     regular activity;
+//   - hand-written/background: [HandwrittenBackgroundJob], observe by
+//     hand with the judge asked in the background, the baseline of the
+//     judges in the background;
+//   - observe/remote-judge: the same judge seen as a remote one (not
+//     pure), in the background (the default in observe mode);
+//   - observe/http-judge: the same judge behind an in-process Jev HTTP
+//     server, as `overseer judge serve` runs it;
+//   - observe/activity, observe/local-activity: the remote judge in a
+//     regular and in a local activity;
 //   - observe/hanging-judge: a remote judge that never answers within its
 //     budget.
 //
@@ -46,10 +53,12 @@
 //
 // # The server
 //
-// Run it against a dev server whose transfer queue polls faster than its
-// default of 20 times a second (history.transferProcessorMaxPollRPS) and
-// whose task queues have one partition: by default the dev server paces a
-// job at about 100 ms per phase and, with few pollers, stalls tasks on
-// partitions no poller is on, which hides everything a boundary costs.
+// By default ([DevServerConfig]) the dev server keeps its stock task
+// queues (4 partitions, as every Temporal server has them) and only its
+// transfer queue polls faster than its default of 20 times a second
+// (history.transferProcessorMaxPollRPS), which would pace a job at about
+// 100 ms per phase whatever runs it. [TunedDevServerConfig]
+// (`overseer bench --tuned`) also gives task queues one partition, which
+// hides the 2 s a task can wait on a partition no poller is on.
 // `overseer bench` starts such a dev server unless given --address.
 package bench
