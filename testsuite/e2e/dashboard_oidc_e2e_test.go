@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/dashboard"
@@ -155,5 +157,140 @@ func TestDashboardOIDCBatchResumeInChromium(t *testing.T) {
 				assert.NotEqual(t, reviewer, g.By, "gate %s of %s", g.ID, id)
 			}
 		}
+	}
+}
+
+// TestDashboardOIDCApproversAndFourEyesInChromium resumes a gate from the
+// dashboard's job page, signed in through a real in-process OpenID
+// provider, under an approvers list (a user and a group from the groups
+// claim) and the four-eyes rule: a user outside the list and the job's own
+// starter are refused with the typed error (the page's "You may not open
+// this gate" sentence is the dashboard's wording of OverseerNotAuthorized)
+// and the gate stays open; an approver who did not start the job resumes
+// it, as the signed-in identity.
+func TestDashboardOIDCApproversAndFourEyesInChromium(t *testing.T) {
+	exe := requireChromium(t)
+	srv := e2eServer(t)
+	c := srv.Client()
+	const (
+		starter  = "alice@example.com" // an approver, and the job's starter
+		outsider = "mallory@example.com"
+		reviewer = "bob@example.com" // an approver through group:sre
+	)
+	tq := startWorker(t, srv, worker.Config{Approval: overseer.Approval{Approvers: []string{starter, "group:sre"}, FourEyes: true}})
+
+	m, err := mockoidc.Run()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Shutdown() })
+	base := startOIDCDashboard(t, srv, m)
+
+	id := fmt.Sprintf("e2e-dash-approvers-%d", time.Now().UnixNano())
+	_, err = c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: tq,
+		Memo: map[string]any{overseer.StartedByMemoKey: starter}},
+		workflows.JobWorkflowName, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	require.NoError(t, err)
+	// The looping job pauses at every gate and the approval refuses the
+	// helpers' resumes: end it through Temporal.
+	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), id, "", "e2e: test over") })
+	eventually(t, "the job to pause", 30*time.Second, func() bool { return status(t, c, id).Paused })
+	gate := status(t, c, id).GateID
+	require.NotEmpty(t, gate)
+	gateOf := func(s overseer.Status) *overseer.Gate {
+		for i := range s.Gates {
+			if s.Gates[i].ID == gate {
+				return &s.Gates[i]
+			}
+		}
+		return nil
+	}
+
+	ctx := browser(t, exe)
+	signedIn := false
+	// resumeAs signs user in (signing the previous one out), sends the
+	// job page's resume form and returns the page's refusal, if any.
+	resumeAs := func(user *mockoidc.MockUser) (refusal string) {
+		t.Helper()
+		if signedIn {
+			require.NoError(t, chromedp.Do(ctx,
+				chromedp.Click(chromedp.CSS(`form.signout button[type=submit]`)),
+				chromedp.WaitVisible(chromedp.CSS(`a[href="/auth/login"]`)),
+			), "sign out")
+		}
+		// The provider signs in the user queued next.
+		m.QueueUser(user)
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.Navigate(base+"/job?id="+id),
+			chromedp.WaitVisible(chromedp.CSS(`form.resume button[type=submit]`)),
+		), "sign in as %s", user.Email)
+		signedIn = true
+		who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-user]`)))
+		require.NoError(t, err)
+		require.Equal(t, "signed in as "+user.Email, who)
+		approval, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`form.resume [data-approval]`)))
+		require.NoError(t, err)
+		assert.Equal(t, "Who may resume: "+starter+", group:sre (not the job's starter)", approval, "beside the form")
+		formGate, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("form.resume input[name=gate]").value`))
+		require.NoError(t, err)
+		require.Equal(t, gate, formGate, "the form resumes the gate the test watches")
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS(`form.resume textarea[name=note]`), "Reviewed by "+user.Email),
+			chromedp.Click(chromedp.CSS(`form.resume button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-form-error], p.flash`)),
+		), "send the form as %s", user.Email)
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("[data-form-error]").length`))
+		require.NoError(t, err)
+		if n == 0 {
+			return ""
+		}
+		msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-form-error]`)))
+		require.NoError(t, err)
+		return msg
+	}
+	stillOpen := func(who string) {
+		t.Helper()
+		s := status(t, c, id)
+		assert.True(t, s.Paused, "refused %s: the job stays paused", who)
+		assert.Equal(t, gate, s.GateID, "refused %s: at the same gate", who)
+		g := gateOf(s)
+		require.NotNil(t, g)
+		assert.Equal(t, "open", g.Outcome(), "refused %s: the gate stays open", who)
+		assert.Empty(t, g.By)
+	}
+
+	// Not on the list.
+	msg := resumeAs(&mockoidc.MockUser{Subject: "u-mallory", Email: outsider, EmailVerified: true, PreferredUsername: "mallory",
+		Groups: []string{"dev"}})
+	assert.Equal(t, fmt.Sprintf("You may not open this gate: %q may not resume this job: its approvers are %s, group:sre.", outsider, starter), msg)
+	stillOpen(outsider)
+
+	// The job's starter, an approver: refused by the four-eyes rule.
+	msg = resumeAs(&mockoidc.MockUser{Subject: "u-alice", Email: starter, EmailVerified: true, PreferredUsername: "alice",
+		Groups: []string{"sre"}})
+	assert.Equal(t, fmt.Sprintf("You may not open this gate: %q started this job and may not resume its own gate (four-eyes rule): ask another approver.", starter), msg)
+	stillOpen(starter)
+
+	// An approver (through the groups claim) who did not start the job.
+	msg = resumeAs(&mockoidc.MockUser{Subject: "u-bob", Email: reviewer, EmailVerified: true, PreferredUsername: "bob",
+		Groups: []string{"sre"}})
+	assert.Empty(t, msg, "the approver resumes")
+	flash, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.flash`)))
+	require.NoError(t, err)
+	assert.Equal(t, "The job was resumed.", flash)
+	resumed, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(fmt.Sprintf(`li[data-gate-event="resumed"][data-gate=%q]`, gate))))
+	require.NoError(t, err)
+	assert.Contains(t, resumed, "resumed by "+reviewer, "the timeline names the signed-in approver")
+	_ = chromedp.Do(ctx, chromedp.Navigate("about:blank")) // stop the page's polling
+
+	// Temporal's record: the gate closed by the approver, with the note
+	// sent from the page; neither refused user closed any gate.
+	s := status(t, c, id)
+	g := gateOf(s)
+	require.NotNil(t, g)
+	assert.Equal(t, "resumed", g.Outcome())
+	assert.Equal(t, reviewer, g.By)
+	assert.Equal(t, "Reviewed by "+reviewer, g.Note)
+	assert.Equal(t, overseer.ActionContinue, g.Action)
+	for _, g := range s.Gates {
+		assert.NotContains(t, []string{outsider, starter}, g.By, "gate %s", g.ID)
 	}
 }
