@@ -7,9 +7,14 @@
 // P(on objective) against the policy's bands (the axis scaled to where
 // the scores live; an assessment the judge abstained from is a marker on
 // the axis, never a 0), the policy's false-pause promise, each verdict's
-// basis, the answers, the digest, notes, pauses and resumes. A paused
-// job is resumed or aborted from its page through the validated
-// overseer.resume update, whose refusals are shown on the form.
+// basis, the answers, the digest, notes, and each gate by its outcome:
+// opened, escalated (when, by which deadline rule), resumed or aborted by
+// whom, expired (when, by which rule, and what it did: nobody resumed it)
+// or cancelled with the run. A paused job is resumed or aborted from its
+// page through the validated overseer.resume update; the form shows the
+// open gate's deadline with the time left and who may resume it
+// (overseer.Approval), and the update's refusals, including the approval's
+// (OverseerNotAuthorized).
 //
 // The Waiting view (/waiting) is the queue of open gates across the
 // namespace's running jobs, oldest first, with phase, reason, wait,
