@@ -12,6 +12,7 @@ COPY worker/go.mod worker/go.sum worker/
 COPY eval/go.mod eval/go.sum eval/
 COPY ops/go.mod ops/go.sum ops/
 COPY dashboard/go.mod dashboard/go.sum dashboard/
+COPY notify/go.mod notify/go.sum notify/
 COPY cmd/go.mod cmd/go.sum cmd/
 COPY testsuite/e2e/go.mod testsuite/e2e/go.sum testsuite/e2e/
 RUN go mod download
