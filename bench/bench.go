@@ -516,6 +516,7 @@ func wait(ctx context.Context, run client.WorkflowRun, phases int) error {
 type historyStats struct {
 	events, bytes, largest int
 	// phasesDone is from the run's start to its last phase's completion.
+	started    time.Time
 	phasesDone time.Duration
 	// judgeActivities counts overseer.assess activities; heldPhases the
 	// phases scheduled only after the previous boundary's judge activity
@@ -545,7 +546,7 @@ func historyOf(ctx context.Context, c client.Client, id string) (historyStats, e
 		at := e.GetEventTime().AsTime()
 		switch {
 		case e.GetWorkflowExecutionStartedEventAttributes() != nil:
-			started = at
+			started, h.started = at, at
 		case e.GetActivityTaskScheduledEventAttributes() != nil:
 			switch e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() {
 			case PhaseActivityName:

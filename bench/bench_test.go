@@ -94,3 +94,21 @@ func TestBenchCounts(t *testing.T) {
 	assert.Positive(t, res.CarriedStateBytes, "the second run of the long job started with the carried state")
 	assert.LessOrEqual(t, res.CarriedStateBytes, 16<<10)
 }
+
+// The load mode and the gate burst run end to end and report one sample
+// per round, and one per job at the gate; their figures are not checked.
+func TestLoadAndGateBurst(t *testing.T) {
+	srv := devServer(t)
+	res, err := bench.RunLoad(context.Background(), srv.Client(), bench.LoadOptions{
+		Jobs: 3, Phases: 2, Rounds: 1, Variants: []string{bench.VariantBare, bench.VariantManageLocal}, GateBurst: 3,
+	})
+	require.NoError(t, err)
+	require.Len(t, res.Variants, 2)
+	for _, v := range res.Variants {
+		assert.Equal(t, 1, v.BatchS.N, v.Name)
+		assert.Equal(t, 1, v.CPUS.N, v.Name)
+	}
+	require.NotNil(t, res.GateBurst)
+	assert.Equal(t, 3, res.GateBurst.NextPhaseMS.N, "every job paused, was resumed and went on to its next phase")
+	assert.Equal(t, 3, res.GateBurst.ResumeMS.N)
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,12 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 	stock := fs.Bool("stock-dev-server", false, "keep all the dev server's defaults, the transfer queue polled 20 times a second included (paces each phase at ~100 ms)")
 	asJSON := fs.Bool("json", false, "write the result as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (workers and client) to this file")
+	load := fs.Int("load", 0, "instead of the bench, the load mode: this many trivial jobs at once per variant (e.g. 200), batch time and worker CPU; --rounds defaults to 3 and --variants to "+strings.Join(bench.LoadVariants(), ", "))
+	loadPhases := fs.Int("load-phases", 10, "phases per job in the load mode")
+	pgDSN := fs.String("pg-dsn", os.Getenv("OVERSEER_BENCH_PG_DSN"), "load mode: the PostgreSQL server behind --address (e.g. postgres://temporal:temporal@127.0.0.1:15432/temporal, make cluster's): rows and WAL bytes per job, read with psql (default $OVERSEER_BENCH_PG_DSN)")
+	gateBurst := fs.Int("gate-burst", 0, "load mode: after the rounds, pause this many jobs in manage mode at once and resume them all (gate open → resume → next phase p50/p99)")
+	describe := fs.String("settings", "", "describe the server at --address for the report (e.g. \"make cluster: Temporal 1.29.1, 4 history shards, PostgreSQL 15\")")
+	profileDir := fs.String("profile-dir", "", "load mode: write a CPU profile of each variant's batch to this directory (<variant>-r<round>.pprof)")
 	rest, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -66,7 +73,27 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer stop()
+	if *describe != "" {
+		settings += ": " + *describe
+	}
 	opts.Settings = settings
+	if *load > 0 {
+		lo := bench.LoadOptions{Jobs: *load, Phases: *loadPhases, Variants: opts.Variants, ProfileDir: *profileDir, Progress: b.Progress, Settings: settings,
+			PGDSN: *pgDSN, GateBurst: *gateBurst}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "rounds" {
+				lo.Rounds = *rounds
+			}
+		})
+		res, err := bench.RunLoad(ctx, c, lo)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return bench.WriteLoadJSON(out, res)
+		}
+		return bench.WriteLoadTable(out, res)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
