@@ -1,8 +1,8 @@
 package overseer
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -274,47 +274,59 @@ func (t *Trajectory) setPullRequests(prs []string) {
 }
 
 // Digest is a readable one-paragraph summary of the trajectory, recorded
-// with each assessment so a person sees what was evaluated.
+// with each assessment so a person sees what was evaluated. It runs at every
+// boundary, in workflow code: it appends with strconv rather than fmt (the
+// same text, %d and %.2f).
 func (t Trajectory) Digest() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "phase %s", t.Phase)
+	b := make([]byte, 0, 128)
+	b = append(b, "phase "...)
+	b = append(b, t.Phase...)
 	if t.Lane != "" {
-		fmt.Fprintf(&b, " (lane %s)", t.Lane)
+		b = append(append(append(b, " (lane "...), t.Lane...), ')')
 	}
-	fmt.Fprintf(&b, "; %d phase runs, %d repeats, %d failed (streak %d)", t.PhaseRuns, t.Repeats, t.FailedPhases, t.FailureStreak)
+	b = strconv.AppendInt(append(b, "; "...), int64(t.PhaseRuns), 10)
+	b = strconv.AppendInt(append(b, " phase runs, "...), int64(t.Repeats), 10)
+	b = strconv.AppendInt(append(b, " repeats, "...), int64(t.FailedPhases), 10)
+	b = strconv.AppendInt(append(b, " failed (streak "...), int64(t.FailureStreak), 10)
+	b = append(b, ')')
 	if t.Turns > 0 || t.CostUSD > 0 {
-		fmt.Fprintf(&b, "; %d turns, $%.2f", t.Turns, t.CostUSD)
+		b = strconv.AppendInt(append(b, "; "...), int64(t.Turns), 10)
+		b = strconv.AppendFloat(append(b, " turns, $"...), t.CostUSD, 'f', 2, 64)
 	}
 	if t.InputTokens > 0 || t.OutputTokens > 0 {
-		fmt.Fprintf(&b, "; tokens %d in, %d out", t.InputTokens, t.OutputTokens)
+		b = strconv.AppendInt(append(b, "; tokens "...), t.InputTokens, 10)
+		b = append(strconv.AppendInt(append(b, " in, "...), t.OutputTokens, 10), " out"...)
 	}
 	if t.Rework > 0 {
-		fmt.Fprintf(&b, "; rework %d", t.Rework)
+		b = strconv.AppendInt(append(b, "; rework "...), int64(t.Rework), 10)
 	}
 	if t.MissingOutputs > 0 {
-		fmt.Fprintf(&b, "; %d phases without required output", t.MissingOutputs)
+		b = append(strconv.AppendInt(append(b, "; "...), int64(t.MissingOutputs), 10), " phases without required output"...)
 	}
 	if t.LaneSwitches > 0 {
-		fmt.Fprintf(&b, "; %d lane switches", t.LaneSwitches)
+		b = append(strconv.AppendInt(append(b, "; "...), int64(t.LaneSwitches), 10), " lane switches"...)
 	}
 	if len(t.FailedToolCategories) > 0 {
-		parts := make([]string, len(t.FailedToolCategories))
+		b = append(b, "; failed tools: "...)
 		for i, c := range t.FailedToolCategories {
-			parts[i] = fmt.Sprintf("%s×%d", c.Name, c.Count)
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = strconv.AppendInt(append(append(b, c.Name...), "×"...), int64(c.Count), 10)
 		}
-		fmt.Fprintf(&b, "; failed tools: %s", strings.Join(parts, ", "))
 	}
 	if n := len(t.WorkItems); n > 0 {
 		loops := 0
 		for _, w := range t.WorkItems {
 			loops += w.Loops
 		}
-		fmt.Fprintf(&b, "; %d work items (%d loops)", n, loops)
+		b = strconv.AppendInt(append(b, "; "...), int64(n), 10)
+		b = append(strconv.AppendInt(append(b, " work items ("...), int64(loops), 10), " loops)"...)
 	}
 	if n := len(t.OpenPullRequests); n > 0 {
-		fmt.Fprintf(&b, "; %d open PRs", n)
+		b = append(strconv.AppendInt(append(b, "; "...), int64(n), 10), " open PRs"...)
 	}
-	return b.String()
+	return string(b)
 }
 
 // clone returns a deep copy, so that a local activity (which receives its
