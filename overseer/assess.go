@@ -36,6 +36,10 @@ type AssessInput struct {
 	// background ([PlacementBackground]): the activity waits for that call
 	// when this process runs it, instead of asking the judge again.
 	Background *BackgroundRef `json:"background,omitempty"`
+	// ModelVersion is the learned model's version the run is pinned to
+	// ([Options].Models); the activity asks the learned judge with that
+	// version's model instead of its own judge.
+	ModelVersion string `json:"model_version,omitempty"`
 }
 
 // AssessOutput is the judge's validated answer with its metadata.
@@ -48,7 +52,8 @@ type AssessOutput struct {
 
 // assessor runs the Overseer activity with a judge that lives on the worker.
 type assessor struct {
-	judge jev.Judge
+	judge  jev.Judge
+	models ModelSource
 }
 
 // newAssessor returns the Overseer activity for opts.
@@ -57,7 +62,7 @@ func newAssessor(opts Options) (*assessor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &assessor{judge: o.Judge}, nil
+	return &assessor{judge: o.Judge, models: o.Models}, nil
 }
 
 // A PureJudge answers from the request alone, in microseconds: no I/O, no
@@ -83,10 +88,15 @@ func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 			return out, err
 		}
 	}
-	out, err := decide(ctx, a.judge, in)
 	// The SDK's activity logger: the worker's logger, with the workflow,
 	// activity and attempt already attached.
 	log := activity.GetLogger(ctx)
+	judge, err := pinnedJudge(ctx, a.judge, a.models, in.WorkflowType, in.ModelVersion)
+	if err != nil {
+		log.Warn("overseer judge unavailable", "workflow_type", in.WorkflowType, "phase", in.Phase, "error", err)
+		return AssessOutput{}, err
+	}
+	out, err := decide(ctx, judge, in)
 	if err != nil {
 		log.Warn("overseer judge failed", "workflow_type", in.WorkflowType, "phase", in.Phase, "latency", out.Latency, "error", err)
 		return AssessOutput{}, err

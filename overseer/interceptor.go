@@ -125,6 +125,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		return nil, fmt.Errorf("overseer: read pinned configuration: %w", err)
 	}
 	r := newRun(ctx, wfType, cfg, i.opts.Judge)
+	r.models = i.opts.Models
 	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
 	if err := registerStatusQuery(ctx, r.status); err != nil {
 		return nil, err

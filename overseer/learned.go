@@ -101,6 +101,11 @@ func LoadLearnedModel(path string) (*LearnedModel, error) {
 	return m, nil
 }
 
+// ParseLearnedModel decodes and validates the content of a learned-model
+// file, like [LoadLearnedModel]: a file of another format is refused with
+// that sentence.
+func ParseLearnedModel(data []byte) (*LearnedModel, error) { return parseLearnedModel(data) }
+
 // parseLearnedModel decodes and validates a learned model. Unknown fields
 // are refused; the format is checked first, so that a file of another
 // version gets that sentence rather than a field error.

@@ -165,6 +165,15 @@ type Options struct {
 	// NotifyTimeout bounds all attempts of one notification, retry backoff
 	// (1 s doubling up to 1 min) included. If not set, 10 minutes.
 	NotifyTimeout time.Duration
+	// Models, if set, gives each new run the current learned model of its
+	// workflow type and that model's policy, e.g. from the model registry
+	// stored in Temporal (package overseer/registry): the run pins the
+	// version when it starts and every assessment of it uses that version,
+	// so a promotion never changes a running job. It needs the learned
+	// judge (Judge not set, or a *LearnedJudge, which answers runs that
+	// could not pin a version). If not set, every run uses Judge and Policy.
+	Models ModelSource
+
 	// DashboardURL is the base URL of the overseer dashboard (e.g.
 	// https://overseer.example.com): notifications link to the job's page,
 	// DashboardURL/job?id=WORKFLOW_ID. It is read when a notification is
@@ -256,6 +265,14 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("overseer: GateDeadlines[%q]: %w", wt, err)
 		}
 	}
+	if o.Models != nil {
+		if _, ok := o.Judge.(*LearnedJudge); !ok {
+			return o, fmt.Errorf("overseer: Models gives runs learned models, but Judge is %T; leave Judge unset or use a *LearnedJudge", o.Judge)
+		}
+		if o.Placement == PlacementBackground {
+			return o, fmt.Errorf("overseer: Models needs the learned judge in workflow code or an activity, not Placement %q", o.Placement)
+		}
+	}
 	if o.NotifyTimeout < 0 {
 		return o, fmt.Errorf("overseer: NotifyTimeout %v is negative", o.NotifyTimeout)
 	}
@@ -287,6 +304,9 @@ type runConfig struct {
 	NotifyTimeout time.Duration `json:"notify_timeout,omitempty"`
 	// Approval is unset in runs pinned before it existed: anyone resumes.
 	Approval Approval `json:"approval,omitzero"`
+	// ModelVersion is the learned model's version this run uses, from
+	// Options.Models; unset in runs that use the worker's judge.
+	ModelVersion string `json:"model_version,omitempty"`
 	// BackgroundCalls names this run's background calls in the worker's
 	// memory (PlacementBackground only).
 	BackgroundCalls string `json:"background_calls,omitempty"`
@@ -317,6 +337,9 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 	}
 	if c.Placement == PlacementBackground {
 		c.BackgroundCalls = newCallsID() // inside the pinning side effect
+	}
+	if o.Models != nil && !modelSourceExempt(workflowType) {
+		c.pinModel(o.Models, workflowType) // inside the pinning side effect
 	}
 	return c
 }

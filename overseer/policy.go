@@ -129,12 +129,14 @@ func PolicyFor(j jev.Judge) Policy {
 
 // Validate reports a policy whose thresholds contradict each other.
 func (p Policy) Validate() error {
-	for name, v := range map[string]float64{
-		"OnTrackAt": p.OnTrackAt, "NeedsALookAt": p.NeedsALookAt, "PauseAtOrBelow": p.PauseAtOrBelow,
-		"BreachConfidence": p.BreachConfidence,
-	} {
-		if math.IsNaN(v) || v < 0 || v > 1 {
-			return fmt.Errorf("overseer: policy %s = %v, want a probability in [0,1]", name, v)
+	// In a fixed order: the first problem is always the same one (the
+	// model registry validates policies in workflow code).
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"OnTrackAt", p.OnTrackAt}, {"NeedsALookAt", p.NeedsALookAt}, {"PauseAtOrBelow", p.PauseAtOrBelow}, {"BreachConfidence", p.BreachConfidence}} {
+		if math.IsNaN(f.v) || f.v < 0 || f.v > 1 {
+			return fmt.Errorf("overseer: policy %s = %v, want a probability in [0,1]", f.name, f.v)
 		}
 	}
 	if p.NeedsALookAt > p.OnTrackAt {
@@ -246,6 +248,9 @@ func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
 	}
 	return json.MarshalIndent(f, "", "  ")
 }
+
+// ParsePolicy reads the content of a policy file, like [LoadPolicy].
+func ParsePolicy(data []byte) (Policy, error) { return parsePolicy(data) }
 
 // parsePolicy reads a policy file. Every threshold must be present; unknown
 // fields are refused. A policy without a name is named after its

@@ -31,6 +31,8 @@ type run struct {
 	// judge is the worker's judge, asked in workflow code when the run is
 	// pinned to PlacementWorkflow.
 	judge jev.Judge
+	// models finds the model of the run's pinned version (cfg.ModelVersion).
+	models ModelSource
 
 	st   Status
 	traj Trajectory
@@ -129,7 +131,7 @@ func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f 
 func (r *run) assess(ctx workflow.Context, phase string) {
 	r.seq++
 	seq := r.seq
-	in := AssessInput{WorkflowType: r.wfType, Phase: phase, Obligations: r.cfg.Obligations, Trajectory: r.traj}
+	in := AssessInput{WorkflowType: r.wfType, Phase: phase, Obligations: r.cfg.Obligations, Trajectory: r.traj, ModelVersion: r.cfg.ModelVersion}
 	rec := Assessment{Seq: seq, Phase: phase, Digest: r.traj.Digest()}
 	var (
 		out AssessOutput
@@ -311,7 +313,11 @@ func (r *run) decideInWorkflow(ctx workflow.Context, in AssessInput) (AssessOutp
 				rec = workflowAnswer{Kind: answerKind, Error: fmt.Sprintf("overseer.assess: judge panicked: %v", p)}
 			}
 		}()
-		judge, ok := r.judge.(PureJudge)
+		pinned, err := pinnedJudge(context.Background(), r.judge, r.models, in.WorkflowType, in.ModelVersion)
+		if err != nil {
+			return workflowAnswer{Kind: answerKind, Error: err.Error()}
+		}
+		judge, ok := pinned.(PureJudge)
 		if !ok {
 			return workflowAnswer{Kind: answerKind, Error: fmt.Sprintf("overseer.assess: this worker's judge %T cannot run in workflow code, "+
 				"where this run's judge was pinned to run; give the worker a PureJudge", r.judge)}
