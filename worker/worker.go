@@ -17,6 +17,7 @@ import (
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/registry"
 	"github.com/corohq/temporal-overseer/workflows"
 )
 
@@ -93,6 +94,13 @@ type Config struct {
 	// DashboardURL is the dashboard's base URL, for the links in
 	// notifications.
 	DashboardURL string
+	// ModelRegistry gives each new job the learned model promoted in the
+	// namespace's model registry for its workflow type (overseer model
+	// promote), read at the job's start and pinned for its whole run;
+	// until a model is promoted, the judge's own model. The worker also
+	// hosts the registry workflow. It needs the learned judge. If not set,
+	// every job uses the judge's model.
+	ModelRegistry bool
 }
 
 // ErrUnreachable wraps a failure to connect to the Temporal server.
@@ -195,6 +203,13 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 		opts.Judge = judge
 		cfg.logger().Info("overseer judge", zap.String("judge", cfg.JudgeConfig.String()))
 	}
+	if cfg.ModelRegistry {
+		models, err := cfg.modelSource(c, opts)
+		if err != nil {
+			return nil, err
+		}
+		opts.Models = models
+	}
 	plugin, err := overseer.NewPlugin(opts)
 	if err != nil {
 		return nil, err
@@ -219,6 +234,9 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins})
 	workflows.Register(w)
 	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
+	if cfg.ModelRegistry {
+		return withRegistry{Worker: w, registry: registry.NewWorker(c, sdkworker.Options{})}, nil
+	}
 	return w, nil
 }
 
