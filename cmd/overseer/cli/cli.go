@@ -47,6 +47,7 @@ func Commands() map[string]Command {
 		"eval":      &Eval{},
 		"calibrate": &CalibrateCmd{},
 		"export":    &Export{},
+		"model":     &ModelCmd{},
 		"bench":     &Bench{Progress: os.Stderr},
 	}
 }

@@ -40,6 +40,7 @@ type workerFlags struct {
 	dashboardURL  string
 	approvers     string
 	fourEyes      bool
+	modelRegistry bool
 }
 
 // Environment variables of the gate deadline and the dashboard link.
@@ -63,6 +64,8 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 		"notifiers come from the environment: $"+notify.EnvWebhookURL+" with $"+notify.EnvWebhookSecret+", $"+notify.EnvSlackWebhookURL+" (and $"+notify.EnvSlackEscalationURL+")")
 	fs.StringVar(&w.approvers, "approvers", "", "who may resume gates: identities and group:NAME, comma-separated (default: $"+envApprovers+", else anyone who can send the update)")
 	fs.BoolVar(&w.fourEyes, "four-eyes", false, "refuse a resume by the identity that started the job (overseer start --by)")
+	fs.BoolVar(&w.modelRegistry, "model-registry", false, "give each new job the learned model promoted in Temporal for its type (overseer model promote), pinned for its run; "+
+		"until one is promoted, the judge's model (default: off)")
 	w.judge.register(fs)
 }
 
@@ -113,6 +116,7 @@ func (w *workerFlags) apply(cfg *worker.Config) error {
 		return err
 	}
 	cfg.AgentWork = w.agentWork
+	cfg.ModelRegistry = w.modelRegistry
 	cfg.DisableSearchAttributes = w.noSA
 	cfg.Logger = zap.NewNop()
 	if w.verbose {
