@@ -134,6 +134,25 @@
 // run's configuration, so a run records which policy it used. Any other
 // judge gets [DefaultPolicy], fixed thresholds, unless you give a policy.
 //
+// # Models stored in Temporal, pinned per run
+//
+// [Options].Models takes a [ModelSource] that says which learned model and
+// policy a new run uses. Package overseer/registry stores them in Temporal
+// itself: one registry workflow per namespace (type overseer.ModelRegistry,
+// id overseer-model-registry) holds, per workflow type and for the default
+// type "*", the promoted versions of a model with its policy, who promoted
+// each, when and why, and which is current; its updates
+// overseer.model.promote and overseer.model.rollback refuse bad input in
+// one sentence (a model file of another format, a version already there, a
+// policy that does not validate, no author, a rollback past the first
+// model), and it continues as new with its state so its history stays
+// bounded. registry.Source reads it on the worker with a short cache and
+// uses the shipped model until a model is promoted. A run pins the current
+// version and its policy in its pinned configuration when it starts; every
+// assessment of the run uses that version's model, so a promotion or a
+// rollback changes only the runs started after it, and a replay reads the
+// recorded answers without asking the source.
+//
 // A judge is any [jev.Judge]: [HeuristicJudge] (fixed rules, for demos and
 // tests), a Jev HTTP service (package jevhttp), an OpenAI-compatible model
 // (package jevopenai) or your own. Jev is the small structured-decision
@@ -338,7 +357,8 @@
 // # Determinism
 //
 // Each overseen run pins its configuration (mode, policy, obligations,
-// phases, timeouts, placement) in a side effect when it starts, so
+// phases, timeouts, placement, the model version of [Options].Models) in a
+// side effect when it starts, so
 // redeploying a worker with other options never changes runs in flight.
 // A judge that answers in workflow code has its answer recorded, so a
 // replay never asks a model that may have changed since; so has one in the
