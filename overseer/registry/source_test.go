@@ -93,8 +93,12 @@ type countingLogger struct {
 	infos []string
 }
 
-func (l *countingLogger) Info(msg string, _ ...any) { l.mu.Lock(); l.infos = append(l.infos, msg); l.mu.Unlock() }
-func (l *countingLogger) Warn(string, ...any)       {}
+func (l *countingLogger) Info(msg string, _ ...any) {
+	l.mu.Lock()
+	l.infos = append(l.infos, msg)
+	l.mu.Unlock()
+}
+func (l *countingLogger) Warn(string, ...any) {}
 
 func version(t *testing.T, v string) registry.Version {
 	return registry.Version{Version: v, Model: modelJSON(t, v), Policy: policyJSON(t)}
