@@ -25,6 +25,7 @@ var pluginPackages = []string{
 	pluginModule + "/overseer",
 	pluginModule + "/overseer/jev",
 	pluginModule + "/overseer/jev/jevhttp",
+	pluginModule + "/overseer/registry",
 	pluginModule + "/supervision",
 	pluginModule + "/testsuite",
 	pluginModule + "/testsuite/judgetest",
