@@ -122,6 +122,11 @@ func (s *Source) Version(ctx context.Context, _ string, version string) (oversee
 	if version == s.fallback.Version {
 		return s.fallback, nil
 	}
+	if m := overseer.DefaultLearnedModel(); version == m.Version {
+		// Pinned while the registry was empty, by a worker with the
+		// shipped model (this one may fall back to another).
+		return overseer.ModelVersion{Version: m.Version, Model: m, Policy: overseer.DefaultLearnedPolicy()}, nil
+	}
 	st, err := Get(ctx, s.c, Query{Version: version, Content: true})
 	if err != nil {
 		return overseer.ModelVersion{}, err

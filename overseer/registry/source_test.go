@@ -136,7 +136,9 @@ func TestSourceCachesTheCurrentVersionForItsTTLAndEveryVersionForGood(t *testing
 		{Type: registry.DefaultType, Current: "model-a", Versions: []registry.Version{version(t, "model-a")}},
 		{Type: "CoroJob", Current: "model-j", Versions: []registry.Version{version(t, "model-j")}},
 	}}}
-	src := registry.NewSource(c, registry.SourceOptions{TTL: time.Hour})
+	own := overseer.DefaultLearnedModel()
+	own.Version = "worker-model"
+	src := registry.NewSource(c, registry.SourceOptions{TTL: time.Hour, Fallback: &overseer.ModelVersion{Version: own.Version, Model: own, Policy: overseer.DefaultPolicy()}})
 	for range 2 {
 		mv, err := src.Current(context.Background(), "CoroJob")
 		require.NoError(t, err)
@@ -151,6 +153,9 @@ func TestSourceCachesTheCurrentVersionForItsTTLAndEveryVersionForGood(t *testing
 	mv, err = src.Version(context.Background(), "Other", "model-a")
 	require.NoError(t, err)
 	assert.Equal(t, "model-a", mv.Version)
+	mv, err = src.Version(context.Background(), "Other", overseer.DefaultLearnedModel().Version)
+	require.NoError(t, err, "the shipped model, which runs pin while the registry is empty")
+	assert.Equal(t, overseer.DefaultLearnedPolicy(), mv.Policy)
 	_, err = src.Version(context.Background(), "Other", "model-z")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "version model-z is not in the model registry")
