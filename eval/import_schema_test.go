@@ -51,16 +51,27 @@ func TestRunRecordSchema(t *testing.T) {
 	assert.Len(t, recs, lines)
 	assert.GreaterOrEqual(t, lines, 3)
 
+	// A record with the reviewers' gate decisions (overseer export).
+	withGates := `{"format":"overseer-run/v1","id":"g-1","outcome":"succeeded","unit":"phase","steps":[{"phase":"plan"},{"phase":"code"}],` +
+		`"gates":[{"gate":"plan-1","phase":"plan","after":1,"by":"ana","action":"continue","note":"fine","wait_ms":1200}]}`
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(withGates))
+	require.NoError(t, err)
+	assert.NoError(t, schema.Validate(inst))
+	got, err := ReadRecords(strings.NewReader(withGates))
+	require.NoError(t, err)
+	assert.Equal(t, []GateDecision{{Gate: "plan-1", Phase: "plan", After: 1, By: "ana", Action: GateContinue, Note: "fine", WaitMS: 1200}}, got[0].Gates)
+
 	// The schema refuses what ReadRecords refuses.
 	for _, bad := range []string{
-		`{"format":"overseer-run/v1","id":"a-1","steps":[{"phase":"read"}]}`,                                  // no outcome
-		`{"format":"overseer-run/v1","id":"a-1","outcome":"ok","steps":[{"phase":"read"}]}`,                   // unknown outcome
-		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[]}`,                               // no steps
-		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"duration_ms":5}]}`,              // no phase, not failed
-		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","unit":"phase","steps":[{"failed":true}]}`, // a phase run needs its phase
-		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"phase":"read","cost_usd":-1}]}`, // negative cost
-		`{"format":"overseer-run/v2","id":"a-1","outcome":"failed","steps":[{"phase":"read"}]}`,               // another version
-		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"phase":"read","tokens":3}]}`,    // unknown field
+		`{"format":"overseer-run/v1","id":"a-1","steps":[{"phase":"read"}]}`,                                                                        // no outcome
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"ok","steps":[{"phase":"read"}]}`,                                                         // unknown outcome
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[]}`,                                                                     // no steps
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"duration_ms":5}]}`,                                                    // no phase, not failed
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","unit":"phase","steps":[{"failed":true}]}`,                                       // a phase run needs its phase
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"phase":"read","cost_usd":-1}]}`,                                       // negative cost
+		`{"format":"overseer-run/v2","id":"a-1","outcome":"failed","steps":[{"phase":"read"}]}`,                                                     // another version
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"phase":"read","tokens":3}]}`,                                          // unknown field
+		`{"format":"overseer-run/v1","id":"a-1","outcome":"failed","steps":[{"phase":"read"}],"gates":[{"phase":"read","by":"a","action":"skip"}]}`, // unknown gate action
 	} {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(bad))
 		require.NoError(t, err)

@@ -66,6 +66,9 @@ type Record struct {
 	// Unit is what a step is; if not set, UnitStep.
 	Unit  Unit   `json:"unit,omitempty"`
 	Steps []Step `json:"steps"`
+	// Gates are the reviewers' decisions at the job's overseer gates, in
+	// order (exported from Temporal); see [UseGateLabels].
+	Gates []GateDecision `json:"gates,omitempty"`
 }
 
 // Task describes what the run worked on.
@@ -156,6 +159,14 @@ func (r Record) Validate() error {
 			return bad("record %q step %d has no phase (only a failed step may omit it)", r.ID, i)
 		case s.DurationMS < 0 || s.CostUSD < 0 || s.InputTokens < 0 || s.OutputTokens < 0 || s.Turns < 0 || s.Rework < 0:
 			return bad("record %q step %d has a negative duration, cost, token or turn count", r.ID, i)
+		}
+	}
+	for i, g := range r.Gates {
+		switch {
+		case g.Action != GateContinue && g.Action != GateAbort:
+			return bad("record %q gate %d has action %q: use continue or abort", r.ID, i, g.Action)
+		case g.After < 0 || g.After > len(r.Steps) || g.WaitMS < 0:
+			return bad("record %q gate %d is after step %d of %d or waited a negative time", r.ID, i, g.After, len(r.Steps))
 		}
 	}
 	return nil

@@ -137,6 +137,11 @@ func RecordOfJob(ctx context.Context, c client.Client, id, runID string) (eval.R
 			events = append(events, e)
 		}
 		h := RecordOfHistory(events)
+		// This run came before those read so far: their gates move back.
+		for i := range rec.Gates {
+			rec.Gates[i].After += len(h.Steps)
+		}
+		rec.Gates = append(h.Gates, rec.Gates...)
 		rec.Steps = append(h.Steps, rec.Steps...)
 		if h.Agent != "" {
 			rec.Agent = h.Agent
@@ -151,7 +156,9 @@ type HistoryRecord struct {
 	// Agent is the workflow type.
 	Agent string
 	// Steps are the phase boundaries, in the order the phases ended.
-	Steps         []eval.Step
+	Steps []eval.Step
+	// Gates are the reviewers' decisions at the run's gates, in order.
+	Gates         []eval.GateDecision
 	continuedFrom string
 }
 
@@ -170,7 +177,14 @@ type HistoryRecord struct {
 //     activity markers, or activities when assessments ran as activities)
 //     is the n-th step's Assessment: P(on objective), the model version, and
 //     the band and flag of the run's pinned policy; a failed assessment
-//     carries its error.
+//     carries its error;
+//   - each gate a person closed is a gate decision: who, continue or
+//     abort, the note and how long the gate was open, read from the closed
+//     gate the overseer.resume update returned, or, for an abort sent as a
+//     signal, from the gate the job failed with (OverseerAborted). A gate
+//     closed by its deadline is no reviewer's decision and is left out, and
+//     so is a continue sent as a signal (the signal cannot say whether it
+//     was taken).
 func RecordOfHistory(events []*historypb.HistoryEvent) HistoryRecord {
 	var out HistoryRecord
 	dc := converter.GetDefaultDataConverter()
@@ -233,6 +247,23 @@ func RecordOfHistory(events []*historypb.HistoryEvent) HistoryRecord {
 		}
 		out.Steps = append(out.Steps, step)
 	}
+	resumeUpdates := map[int64]bool{}
+	gateSeen := map[string]bool{}
+	addGate := func(g overseer.Gate, after int) {
+		if g.Expired || g.By == "" || g.ResumedAt == nil || (g.ID != "" && gateSeen[g.ID]) {
+			return
+		}
+		gateSeen[g.ID] = true
+		action := string(g.Action)
+		if action == "" {
+			action = eval.GateContinue
+		}
+		d := eval.GateDecision{Gate: g.ID, Phase: g.Phase, After: after, By: g.By, Action: action, Note: g.Note}
+		if w := g.ResumedAt.Sub(g.PausedAt); w > 0 {
+			d.WaitMS = w.Milliseconds()
+		}
+		out.Gates = append(out.Gates, d)
+	}
 	pinned := false
 	for _, e := range events {
 		at := e.GetEventTime().AsTime()
@@ -293,6 +324,27 @@ func RecordOfHistory(events []*historypb.HistoryEvent) HistoryRecord {
 					}
 				}
 				assessments = append(assessments, ra)
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			if e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName() == overseer.ResumeName {
+				resumeUpdates[e.GetEventId()] = true
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+			a := e.GetWorkflowExecutionUpdateCompletedEventAttributes()
+			var g overseer.Gate
+			if resumeUpdates[a.GetAcceptedEventId()] && a.GetOutcome().GetSuccess() != nil && dc.FromPayloads(a.GetOutcome().GetSuccess(), &g) == nil {
+				addGate(g, len(out.Steps))
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
+			f := e.GetWorkflowExecutionFailedEventAttributes().GetFailure()
+			for ; f != nil; f = f.GetCause() {
+				if info := f.GetApplicationFailureInfo(); info != nil && info.GetType() == overseer.AbortedErrorType {
+					var g overseer.Gate
+					if info.GetDetails() != nil && dc.FromPayloads(info.GetDetails(), &g) == nil {
+						addGate(g, len(out.Steps))
+					}
+					break
+				}
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := e.GetActivityTaskScheduledEventAttributes()

@@ -228,6 +228,9 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			}
 		}
 	}
+	// Reviewers' decisions at gates are labels: an abort is a confirmed
+	// failure whatever the close status said.
+	gates := eval.UseGateLabels(records)
 	res, err := eval.Train(ctx, records, eval.TrainOptions{Features: features, Folds: *folds, Version: *version, Budget: *budget})
 	if err != nil {
 		return err
@@ -264,14 +267,16 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			CVPolicy   eval.PolicyRates      `json:"cv_policy"`
 			Refused    []string              `json:"cv_policy_refused,omitempty"`
 			Policy     *eval.Calibration     `json:"policy,omitempty"`
-		}{res.Model.Version, res.SubModels, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, res.CVPolicyRefused, cal}); err != nil {
+			GateLabels eval.GateLabels       `json:"gate_labels"`
+		}{res.Model.Version, res.SubModels, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, res.CVPolicyRefused, cal, gates}); err != nil {
 			return err
 		}
 		return calErr
 	}
 	fmt.Fprintf(out, "model %s written to %s\n", res.Model.Version, *modelOut)
-	fmt.Fprintf(out, "trained on %d runs (%d succeeded, %d failed) of %d task families, %d boundaries\n\n",
+	fmt.Fprintf(out, "trained on %d runs (%d succeeded, %d failed) of %d task families, %d boundaries\n",
 		res.Summary.Runs, res.Summary.Succeeded, res.Summary.Failed, res.Summary.Families, res.Summary.Boundaries)
+	fmt.Fprintf(out, "%s\n\n", gates)
 	fmt.Fprintf(out, "sub-models, richest first (at each boundary the judge uses the first whose inputs the trajectory carries; with none, \"not assessed\"):\n")
 	for _, sm := range res.SubModels {
 		if sm.Skipped != "" {
@@ -377,6 +382,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	if err != nil {
 		return err
 	}
+	gates := eval.UseGateLabels(records)
 	judge, _, scored, err := scoring.score(ctx, records)
 	if err != nil {
 		return err
@@ -395,7 +401,8 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 			Judge  string           `json:"judge"`
 			Policy json.RawMessage  `json:"policy"`
 			Result eval.Calibration `json:"calibration"`
-		}{judge, mustPolicyJSON(cal.Policy), cal})
+			Gates  eval.GateLabels  `json:"gate_labels"`
+		}{judge, mustPolicyJSON(cal.Policy), cal, gates})
 	}
 	p := cal.Policy
 	fmt.Fprintf(out, "judge: %s; %d runs\n\n", judge, len(scored))
@@ -418,6 +425,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 		100**budget, 100*cal.Confidence, p.PauseAtOrBelow, p.BreachConfidence, p.OnTrackAt, p.PauseAtOrBelow)
 	printRates(out, cal.Rates)
 	fmt.Fprintf(out, "promise: %s\n", p.Promise)
+	fmt.Fprintf(out, "%s\n", gates)
 	if *policyOut != "" {
 		fmt.Fprintf(out, "policy written to %s: use it with `overseer worker --policy %s` or overseer.LoadPolicy\n", *policyOut, *policyOut)
 	}

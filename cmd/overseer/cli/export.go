@@ -87,10 +87,17 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 			summary = os.Stderr
 		}
 	}
-	succeeded := 0
+	succeeded, continues, aborts := 0, 0, 0
 	for _, r := range res.Records {
 		if r.Outcome == eval.OutcomeSucceeded {
 			succeeded++
+		}
+		for _, g := range r.Gates {
+			if g.Action == eval.GateAbort {
+				aborts++
+			} else {
+				continues++
+			}
 		}
 	}
 	where := "standard output"
@@ -102,6 +109,7 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 	if opts.Labels != nil {
 		fmt.Fprintf(summary, "; %d outcomes from %s", res.Labelled, *labels)
 	}
+	fmt.Fprintf(summary, "; reviewers' gate decisions: %d continues, %d aborts", continues, aborts)
 	fmt.Fprintln(summary)
 	return nil
 }
