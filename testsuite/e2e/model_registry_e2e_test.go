@@ -115,15 +115,18 @@ func TestE2EModelRegistryPromotesAndRunsKeepTheirPinnedModel(t *testing.T) {
 	workflows.Register(replayer)
 	require.NoError(t, replayer.ReplayWorkflowHistory(nil, &history))
 
-	// Rollback returns to A for new jobs; a second one would go past the
-	// first model and is refused in one sentence.
+	// Rollback returns to A for new jobs (a rollback past the first model
+	// is refused: TestE2EModelCommandsRefuseBadInputInOneSentence, on a
+	// type of its own, as the cluster's CoroJob may have older versions).
 	code, out, errOut = overseerCLI(srv, "model", "rollback", "--type", jobType, "--by", "cy", "--note", "b is worse")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "from "+versionB+" to "+versionA)
-	code, _, errOut = overseerCLI(srv, "model", "rollback", "--type", jobType, "--by", "cy")
-	assert.Equal(t, 1, code)
-	assert.Equal(t, "overseer model: model registry refused: "+versionA+" is the first model of type "+jobType+
-		": there is none before it to roll back to\n", errOut)
+	if !onCluster() {
+		code, _, errOut = overseerCLI(srv, "model", "rollback", "--type", jobType, "--by", "cy")
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "overseer model: model registry refused: "+versionA+" is the first model of type "+jobType+
+			": there is none before it to roll back to\n", errOut)
+	}
 }
 
 func TestE2EModelCommandsRefuseBadInputInOneSentence(t *testing.T) {
