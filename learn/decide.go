@@ -1,0 +1,246 @@
+package learn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// Defaults of [DecideOptions].
+const (
+	DefaultBudget      = 0.05
+	DefaultHoldOut     = 0.20
+	DefaultMinFamilies = 3
+)
+
+// DecideOptions configure [Decide]. The zero value works.
+type DecideOptions struct {
+	// Budget is the false-pause promise, default DefaultBudget (5 %).
+	Budget float64
+	// HoldOut is the share of the newest runs held out of training to
+	// compare the candidate and the current model on, default 20 %.
+	HoldOut float64
+	// MinFamilies is the task families training needs, default 3.
+	MinFamilies int
+	// Version names the candidate; default a hash of its weights.
+	Version string
+}
+
+func (o *DecideOptions) defaults() {
+	if o.Budget == 0 {
+		o.Budget = DefaultBudget
+	}
+	if o.HoldOut == 0 {
+		o.HoldOut = DefaultHoldOut
+	}
+	if o.MinFamilies == 0 {
+		o.MinFamilies = DefaultMinFamilies
+	}
+}
+
+// Readiness says whether labelled runs are enough to refit on.
+type Readiness struct {
+	Runs      int `json:"runs"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Families  int `json:"families"`
+	// TrainSucceeded are the succeeded runs left for training once the
+	// newest runs are held out; RunsNeeded what the promise needs there.
+	TrainSucceeded int  `json:"train_succeeded"`
+	RunsNeeded     int  `json:"runs_needed"`
+	Ready          bool `json:"ready"`
+	// Sentence says it in one sentence; when not ready, how many more
+	// labelled runs are needed.
+	Sentence string `json:"sentence"`
+}
+
+// split holds out the first HoldOut share of records, newest first (as
+// ops.Export returns them).
+func split(records []eval.Record, holdOut float64) (held, train []eval.Record) {
+	n := int(math.Ceil(holdOut * float64(len(records))))
+	n = min(n, len(records))
+	return records[:n], records[n:]
+}
+
+// Ready checks records (labels applied, newest first) against the promise.
+func Ready(records []eval.Record, opts DecideOptions) Readiness {
+	opts.defaults()
+	r := Readiness{Runs: len(records), RunsNeeded: eval.RunsNeeded(opts.Budget, eval.PromiseConfidence)}
+	fams := map[string]bool{}
+	for _, rec := range records {
+		fams[rec.FamilyName()] = true
+		if rec.Outcome.Failed() {
+			r.Failed++
+		} else {
+			r.Succeeded++
+		}
+	}
+	r.Families = len(fams)
+	held, train := split(records, opts.HoldOut)
+	for _, rec := range train {
+		if !rec.Outcome.Failed() {
+			r.TrainSucceeded++
+		}
+	}
+	heldFailed := 0
+	for _, rec := range held {
+		if rec.Outcome.Failed() {
+			heldFailed++
+		}
+	}
+	var missing []string
+	if more := r.RunsNeeded - r.TrainSucceeded; more > 0 {
+		// Every new run is newest: a share HoldOut of them is held out.
+		total := int(math.Ceil(float64(more) / (1 - opts.HoldOut)))
+		missing = append(missing, fmt.Sprintf("about %d more succeeded runs (%d to train on beyond the newest %.0f%% held out)", total, more, 100*opts.HoldOut))
+	}
+	if more := opts.MinFamilies - r.Families; more > 0 {
+		missing = append(missing, fmt.Sprintf("runs of %d more task families", more))
+	}
+	if r.Failed < 2 || heldFailed == 0 {
+		missing = append(missing, "failed runs both among the newest and the older runs")
+	}
+	have := fmt.Sprintf("%d labelled runs (%d succeeded, %d failed, %d task families)", r.Runs, r.Succeeded, r.Failed, r.Families)
+	if len(missing) == 0 {
+		r.Ready = true
+		r.Sentence = fmt.Sprintf("%s: enough to refit and keep a %.0f%% false-pause promise at %.0f%% confidence (%d succeeded runs to train on, %d needed)",
+			have, 100*opts.Budget, 100*eval.PromiseConfidence, r.TrainSucceeded, r.RunsNeeded)
+		return r
+	}
+	r.Sentence = fmt.Sprintf("%s: a %.0f%% false-pause promise at %.0f%% confidence takes %d succeeded runs to train on and %d task families; needs %s",
+		have, 100*opts.Budget, 100*eval.PromiseConfidence, r.RunsNeeded, opts.MinFamilies, joinAnd(missing))
+	return r
+}
+
+func joinAnd(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	out := s[0]
+	for _, x := range s[1 : len(s)-1] {
+		out += ", " + x
+	}
+	return out + " and " + s[len(s)-1]
+}
+
+// Figures are a candidate's and the current model's measures on the
+// held-out newest runs.
+type Figures struct {
+	Trained int `json:"trained"`
+	HeldOut int `json:"held_out"`
+	// Calibration is the candidate's policy chosen on its out-of-fold
+	// training runs; CalibrationError why none could be.
+	Calibration      *eval.Calibration `json:"calibration,omitempty"`
+	CalibrationError string            `json:"calibration_error,omitempty"`
+	// Promise is the candidate's policy checked on the held-out runs.
+	Promise *eval.PromiseCheck `json:"promise,omitempty"`
+	// AUROC at 50 % of each run's steps on the held-out runs.
+	CandidateAUROC float64            `json:"candidate_auroc_50"`
+	CurrentAUROC   float64            `json:"current_auroc_50"`
+	Current        string             `json:"current"`
+	CurrentPromise *eval.PromiseCheck `json:"current_promise,omitempty"`
+	Labels         eval.GateLabels    `json:"gate_labels"`
+}
+
+// Decision is what [Decide] concluded about one candidate.
+type Decision struct {
+	Version string `json:"version"`
+	Promote bool   `json:"promote"`
+	// Reason says why, in one sentence with the figures.
+	Reason  string  `json:"reason"`
+	Figures Figures `json:"figures"`
+	// Model and Policy are the candidate's files (when one was fitted).
+	Model  json.RawMessage `json:"-"`
+	Policy json.RawMessage `json:"-"`
+}
+
+// Current is the model jobs use now and its policy.
+type Current struct {
+	Model  *overseer.LearnedModel
+	Policy overseer.Policy
+}
+
+// ErrNotReady is returned by Decide when the runs are too few.
+var ErrNotReady = errors.New("too few labelled runs")
+
+// Decide refits a candidate on records (newest first; gate labels are
+// applied here) and decides whether to promote it over current:
+//
+//   - the newest HoldOut share of the runs is held out; the rest trains
+//     (eval.Train, grouped by task family) and the candidate's policy is
+//     calibrated on its out-of-fold training runs (eval.Calibrate must
+//     certify the promise);
+//   - on the held-out runs the candidate's policy must keep the promise
+//     (eval.CheckPromise neither broken nor above it);
+//   - the candidate must rank no worse: its AUROC at 50 % of the steps on
+//     the held-out runs at least the current model's.
+func Decide(ctx context.Context, records []eval.Record, current Current, opts DecideOptions) (Decision, error) {
+	opts.defaults()
+	records = append([]eval.Record(nil), records...)
+	labels := eval.UseGateLabels(records)
+	if r := Ready(records, opts); !r.Ready {
+		return Decision{}, fmt.Errorf("%w: %s", ErrNotReady, r.Sentence)
+	}
+	held, train := split(records, opts.HoldOut)
+	d := Decision{Figures: Figures{Trained: len(train), HeldOut: len(held), Labels: labels, Current: current.Model.Version}}
+	res, err := eval.Train(ctx, train, eval.TrainOptions{Budget: opts.Budget, Version: opts.Version})
+	if err != nil {
+		return d, err
+	}
+	d.Version = res.Model.Version
+	if d.Model, err = json.Marshal(res.Model); err != nil {
+		return d, err
+	}
+	cand, err := eval.Score(ctx, held, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: res.Model}})
+	if err != nil {
+		return d, err
+	}
+	cur, err := eval.Score(ctx, held, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: current.Model}})
+	if err != nil {
+		return d, err
+	}
+	d.Figures.CandidateAUROC, d.Figures.CurrentAUROC = auroc50(cand), auroc50(cur)
+	cp := eval.CheckPromise(eval.PolicyRatesOf(cur, current.Policy), opts.Budget)
+	d.Figures.CurrentPromise = &cp
+	ranks := fmt.Sprintf("AUROC at 50%% on the %d newest runs %.3f against the current model %s's %.3f", len(held), d.Figures.CandidateAUROC, current.Model.Version, d.Figures.CurrentAUROC)
+	cal, err := eval.Calibrate(res.CalibrationRuns, opts.Budget)
+	if err != nil {
+		d.Figures.CalibrationError = err.Error()
+		d.Reason = fmt.Sprintf("refused %s: its out-of-fold runs cannot certify the promise (%v); %s", d.Version, err, ranks)
+		return d, nil
+	}
+	d.Figures.Calibration = &cal
+	if d.Policy, err = overseer.MarshalPolicy(cal.Policy, cal); err != nil {
+		return d, err
+	}
+	pc := eval.CheckPromise(eval.PolicyRatesOf(cand, cal.Policy), opts.Budget)
+	d.Figures.Promise = &pc
+	switch {
+	case pc.Verdict == eval.PromiseBroken || pc.Verdict == eval.PromiseAbove:
+		d.Reason = fmt.Sprintf("refused %s: on the %d newest runs it did not train on, %s; %s", d.Version, len(held), pc, ranks)
+	case math.IsNaN(d.Figures.CandidateAUROC) || d.Figures.CandidateAUROC < d.Figures.CurrentAUROC:
+		d.Reason = fmt.Sprintf("refused %s: it ranks worse: %s", d.Version, ranks)
+	default:
+		d.Promote = true
+		d.Reason = fmt.Sprintf("promote %s: %s; %s", d.Version, pc, ranks)
+	}
+	return d, nil
+}
+
+// auroc50 is the AUROC at 50 % of each run's steps, NaN when unmeasurable.
+func auroc50(runs []eval.ScoredRun) float64 {
+	for _, c := range eval.Checkpoints(runs) {
+		if c.At == "50%" {
+			return float64(c.AUROC)
+		}
+	}
+	return math.NaN()
+}

@@ -1,0 +1,111 @@
+package learn
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// synthetic builds runs, newest first, in which a failed run spends many
+// more output tokens per step than a succeeded one; flip makes that share
+// of the labels wrong.
+func synthetic(n int, seed uint64, flip float64) []eval.Record {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	phases := []string{"read", "edit", "test"}
+	var out []eval.Record
+	for i := range n {
+		failed := i%3 == 0
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%5, i), Unit: eval.UnitStep, Outcome: eval.OutcomeSucceeded}
+		steps := 8 + rng.IntN(8)
+		for s := range steps {
+			tokens := int64(100 + rng.IntN(50))
+			if failed {
+				tokens *= 4
+			}
+			rec.Steps = append(rec.Steps, eval.Step{Phase: phases[(s/2)%3], OutputTokens: tokens, InputTokens: int64(1000 + rng.IntN(500))})
+		}
+		if rng.Float64() < flip {
+			failed = !failed
+		}
+		if failed {
+			rec.Outcome = eval.OutcomeFailed
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func TestReadySaysHowManyMoreRunsItNeeds(t *testing.T) {
+	r := Ready(synthetic(30, 1, 0), DecideOptions{})
+	assert.False(t, r.Ready)
+	assert.Equal(t, 59, r.RunsNeeded)
+	assert.Equal(t, 16, r.TrainSucceeded)
+	assert.Equal(t, "30 labelled runs (20 succeeded, 10 failed, 5 task families): a 5% false-pause promise at 95% confidence takes 59 succeeded runs to train on and 3 task families; needs about 54 more succeeded runs (43 to train on beyond the newest 20% held out)", r.Sentence)
+
+	two := synthetic(150, 1, 0)
+	for i := range two {
+		two[i].Task.Family = fmt.Sprint(i % 2)
+	}
+	r = Ready(two, DecideOptions{})
+	assert.False(t, r.Ready)
+	assert.Contains(t, r.Sentence, "needs runs of 1 more task families")
+
+	r = Ready(synthetic(150, 1, 0), DecideOptions{})
+	assert.True(t, r.Ready, r.Sentence)
+}
+
+func TestDecidePromotesABetterCandidate(t *testing.T) {
+	// The shipped model, fitted on other agents, cannot tell these runs apart.
+	cur := Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}
+	d, err := Decide(context.Background(), synthetic(150, 1, 0), cur, DecideOptions{Version: "cand-good"})
+	require.NoError(t, err)
+	assert.True(t, d.Promote, d.Reason)
+	assert.Equal(t, "cand-good", d.Version)
+	assert.Equal(t, 30, d.Figures.HeldOut)
+	assert.Equal(t, 120, d.Figures.Trained)
+	assert.GreaterOrEqual(t, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
+	require.NotNil(t, d.Figures.Promise)
+	assert.NotContains(t, []string{eval.PromiseBroken, eval.PromiseAbove}, d.Figures.Promise.Verdict)
+	assert.Contains(t, d.Reason, "promote cand-good: ")
+	_, err = overseer.ParseLearnedModel(d.Model)
+	require.NoError(t, err)
+	_, err = overseer.ParsePolicy(d.Policy)
+	require.NoError(t, err)
+}
+
+func TestDecideRefusesAWorseCandidateWithItsFigures(t *testing.T) {
+	ctx := context.Background()
+	// The current model was fitted on clean labels; the candidate trains on
+	// runs with nearly half their labels wrong, and both are measured on
+	// the newest runs, labelled right.
+	good, err := eval.Train(ctx, synthetic(120, 2, 0), eval.TrainOptions{Version: "current-good"})
+	require.NoError(t, err)
+	cal, err := eval.Calibrate(good.CalibrationRuns, 0.05)
+	require.NoError(t, err)
+	cur := Current{Model: good.Model, Policy: cal.Policy}
+	records := synthetic(30, 4, 0)
+	for _, r := range synthetic(120, 3, 0.45) {
+		r.ID = "old-" + r.ID
+		records = append(records, r)
+	}
+	d, err := Decide(ctx, records, cur, DecideOptions{Version: "cand-noisy"})
+	require.NoError(t, err)
+	assert.False(t, d.Promote)
+	assert.Contains(t, d.Reason, "refused cand-noisy: ")
+	assert.Contains(t, d.Reason, "against the current model current-good's")
+	assert.Equal(t, "current-good", d.Figures.Current)
+	assert.Less(t, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
+	t.Log(d.Reason)
+}
+
+func TestDecideNeedsEnoughRuns(t *testing.T) {
+	_, err := Decide(context.Background(), synthetic(30, 1, 0), Current{Model: overseer.DefaultLearnedModel()}, DecideOptions{})
+	assert.ErrorIs(t, err, ErrNotReady)
+}

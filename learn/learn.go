@@ -1,0 +1,285 @@
+// Package learn is the loop a deployment runs to keep its learned judge
+// fitted to its own jobs: a Temporal workflow, started by a Temporal
+// Schedule in the user's own cluster, that each round exports the overseen
+// jobs of one workflow type, takes their outcomes and the reviewers' gate
+// decisions as labels, and — once enough labelled runs exist — refits,
+// recalibrates and promotes a candidate through the model registry only
+// when it keeps the false-pause promise and ranks no worse than the model
+// jobs use now (see [Decide]).
+//
+// The workflow only sequences; activities do the work: [Activities.Export]
+// counts the labelled runs, [Activities.Refit] reads them again, decides
+// and promotes. Each round's [Result] carries the running totals of the
+// rounds before it (a Schedule's last completion result, or the Previous
+// of the input).
+package learn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/registry"
+)
+
+// Names of the workflow, its query and its activities.
+const (
+	WorkflowName        = "overseer.Learn"
+	QueryName           = "overseer.learn"
+	ExportActivityName  = "overseer.learn.export"
+	RefitActivityName   = "overseer.learn.refit"
+	PromotedBy          = "overseer learn"
+	DefaultScheduleName = "overseer-learn"
+)
+
+// Input is the workflow's argument.
+type Input struct {
+	// Type is the workflow type whose jobs are learned from.
+	Type string `json:"type"`
+	// Budget, HoldOut and MinFamilies: see DecideOptions.
+	Budget      float64 `json:"budget,omitempty"`
+	HoldOut     float64 `json:"hold_out,omitempty"`
+	MinFamilies int     `json:"min_families,omitempty"`
+	// Previous is the result of the round before, when the workflow does
+	// not run from a Schedule (overseer learn run).
+	Previous *Result `json:"previous,omitempty"`
+}
+
+func (in Input) options() DecideOptions {
+	return DecideOptions{Budget: in.Budget, HoldOut: in.HoldOut, MinFamilies: in.MinFamilies}
+}
+
+// Result is one round's outcome, with the totals of every round so far.
+type Result struct {
+	Type string    `json:"type"`
+	At   time.Time `json:"at"`
+	// Rounds, Promoted and Refused count every round so far.
+	Rounds   int `json:"rounds"`
+	Promoted int `json:"promoted"`
+	Refused  int `json:"refused"`
+	// NewRuns are the jobs closed since the previous round.
+	NewRuns   int       `json:"new_runs"`
+	Readiness Readiness `json:"readiness"`
+	// Decision is this round's candidate, if one was fitted.
+	Decision *Decision `json:"decision,omitempty"`
+	// Current is the model version jobs of the type use after the round.
+	Current string `json:"current,omitempty"`
+	// Refusals are the latest refusals, oldest first (at most 10).
+	Refusals []string `json:"refusals,omitempty"`
+	// Sentence says the round in one sentence.
+	Sentence string `json:"sentence"`
+}
+
+// ExportInput is the export activity's argument.
+type ExportInput struct {
+	Type    string        `json:"type"`
+	Since   time.Time     `json:"since"`
+	Before  time.Time     `json:"before"`
+	Options DecideOptions `json:"options"`
+}
+
+// ExportOutput is what the export activity found.
+type ExportOutput struct {
+	NewRuns   int             `json:"new_runs"`
+	Readiness Readiness       `json:"readiness"`
+	Labels    eval.GateLabels `json:"gate_labels"`
+}
+
+// RefitInput is the refit activity's argument.
+type RefitInput struct {
+	Type    string        `json:"type"`
+	Before  time.Time     `json:"before"`
+	Options DecideOptions `json:"options"`
+}
+
+// RefitOutput is what the refit activity decided and did.
+type RefitOutput struct {
+	Decision Decision `json:"decision"`
+	// Promoted is true when the registry took the candidate.
+	Promoted bool   `json:"promoted"`
+	Current  string `json:"current"`
+}
+
+// Workflow is one round of learning (see the package doc).
+func Workflow(ctx workflow.Context, in Input) (Result, error) {
+	prev := in.Previous
+	if workflow.HasLastCompletionResult(ctx) {
+		var last Result
+		if err := workflow.GetLastCompletionResult(ctx, &last); err == nil {
+			prev = &last
+		}
+	}
+	res := Result{Type: in.Type, At: workflow.Now(ctx)}
+	var since time.Time
+	if prev != nil {
+		res.Rounds, res.Promoted, res.Refused, res.Refusals, res.Current = prev.Rounds, prev.Promoted, prev.Refused, prev.Refusals, prev.Current
+		since = prev.At
+	}
+	res.Rounds++
+	if err := workflow.SetQueryHandler(ctx, QueryName, func() (Result, error) { return res, nil }); err != nil {
+		return Result{}, err
+	}
+	if in.Type == "" {
+		return Result{}, temporal.NewNonRetryableApplicationError("learn: no workflow type: give the type whose jobs to learn from", "OverseerLearnInput", nil)
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var ex ExportOutput
+	if err := workflow.ExecuteActivity(actx, ExportActivityName, ExportInput{Type: in.Type, Since: since, Before: res.At, Options: in.options()}).Get(ctx, &ex); err != nil {
+		return Result{}, err
+	}
+	res.NewRuns, res.Readiness = ex.NewRuns, ex.Readiness
+	if !ex.Readiness.Ready {
+		res.Sentence = fmt.Sprintf("round %d for %s: no candidate: %s", res.Rounds, in.Type, ex.Readiness.Sentence)
+		return res, nil
+	}
+	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
+	})
+	var rf RefitOutput
+	if err := workflow.ExecuteActivity(rctx, RefitActivityName, RefitInput{Type: in.Type, Before: res.At, Options: in.options()}).Get(ctx, &rf); err != nil {
+		return Result{}, err
+	}
+	res.Decision, res.Current = &rf.Decision, rf.Current
+	if rf.Promoted {
+		res.Promoted++
+	} else {
+		res.Refused++
+		res.Refusals = append(res.Refusals, rf.Decision.Reason)
+		if n := len(res.Refusals); n > 10 {
+			res.Refusals = res.Refusals[n-10:]
+		}
+	}
+	res.Sentence = fmt.Sprintf("round %d for %s: %s", res.Rounds, in.Type, rf.Decision.Reason)
+	return res, nil
+}
+
+// Activities are the learn workflow's activities.
+type Activities struct {
+	Client client.Client
+	// Judge is the current model when the registry has none for the type;
+	// default overseer.DefaultLearnedModel and its policy.
+	Judge *Current
+}
+
+// Query is the visibility query of the closed jobs of workflowType.
+func Query(workflowType string, before time.Time) string {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus != 'Running'", workflowType)
+	if !before.IsZero() {
+		q += fmt.Sprintf(" AND CloseTime <= '%s'", before.UTC().Format(time.RFC3339Nano))
+	}
+	return q
+}
+
+func (a *Activities) records(ctx context.Context, workflowType string, before time.Time) ([]eval.Record, error) {
+	res, err := ops.Export(ctx, a.Client, ops.ExportOptions{Query: Query(workflowType, before)})
+	if err != nil {
+		return nil, err
+	}
+	return res.Records, nil
+}
+
+// Export counts the labelled runs of the type closed before in.Before and
+// those closed since the previous round.
+func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, error) {
+	recs, err := a.records(ctx, in.Type, in.Before)
+	if err != nil {
+		return ExportOutput{}, err
+	}
+	out := ExportOutput{NewRuns: len(recs)}
+	if !in.Since.IsZero() {
+		q := Query(in.Type, in.Before) + fmt.Sprintf(" AND CloseTime > '%s'", in.Since.UTC().Format(time.RFC3339Nano))
+		n, err := a.Client.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+		if err != nil {
+			return ExportOutput{}, fmt.Errorf("count the jobs closed since the last round: %w", err)
+		}
+		out.NewRuns = int(n.GetCount())
+	}
+	out.Labels = eval.UseGateLabels(recs)
+	out.Readiness = Ready(recs, in.Options)
+	return out, nil
+}
+
+// current is the model jobs of the type use now.
+func (a *Activities) current(ctx context.Context, workflowType string) (Current, error) {
+	st, err := registry.Get(ctx, a.Client, registry.Query{Types: []string{workflowType, registry.DefaultType}, CurrentOnly: true, Content: true})
+	if err == nil {
+		if t := st.Resolve(workflowType); t != nil {
+			if v := t.CurrentVersion(); v != nil && len(v.Model) > 0 {
+				m, err := overseer.ParseLearnedModel(v.Model)
+				if err != nil {
+					return Current{}, fmt.Errorf("the registry's current model of %s: %w", workflowType, err)
+				}
+				p, err := overseer.ParsePolicy(v.Policy)
+				if err != nil {
+					return Current{}, fmt.Errorf("the registry's current policy of %s: %w", workflowType, err)
+				}
+				return Current{Model: m, Policy: p}, nil
+			}
+		}
+	} else if err != registry.ErrNoRegistry {
+		return Current{}, err
+	}
+	if a.Judge != nil {
+		return *a.Judge, nil
+	}
+	return Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}, nil
+}
+
+// Refit reads the labelled runs again, decides (see [Decide]) and
+// promotes a candidate that passes through the registry.
+func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, error) {
+	recs, err := a.records(ctx, in.Type, in.Before)
+	if err != nil {
+		return RefitOutput{}, err
+	}
+	cur, err := a.current(ctx, in.Type)
+	if err != nil {
+		return RefitOutput{}, err
+	}
+	activity.RecordHeartbeat(ctx, "training")
+	d, err := Decide(ctx, recs, cur, in.Options)
+	if err != nil {
+		return RefitOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "OverseerLearnRefit", nil)
+	}
+	out := RefitOutput{Decision: d, Current: cur.Model.Version}
+	if !d.Promote {
+		return out, nil
+	}
+	figures, err := json.Marshal(d.Figures)
+	if err != nil {
+		return RefitOutput{}, err
+	}
+	r, err := registry.Promote(ctx, a.Client, registry.PromoteRequest{Type: in.Type, Model: d.Model, Policy: d.Policy, Figures: figures, By: PromotedBy, Note: d.Reason})
+	if err != nil {
+		out.Decision.Promote = false
+		out.Decision.Reason = fmt.Sprintf("refused %s: the registry refused it: %v", d.Version, err)
+		return out, nil
+	}
+	out.Promoted, out.Current = true, r.Version
+	return out, nil
+}
+
+// Register registers the learn workflow and its activities on w (the
+// `overseer worker` does, on its task queue).
+func Register(w worker.Registry, c client.Client) {
+	w.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	a := &Activities{Client: c}
+	w.RegisterActivityWithOptions(a.Export, activity.RegisterOptions{Name: ExportActivityName})
+	w.RegisterActivityWithOptions(a.Refit, activity.RegisterOptions{Name: RefitActivityName})
+}

@@ -1,0 +1,52 @@
+package learn
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+)
+
+// The workflow sequences the activities and keeps the totals: a round with
+// too few runs says how many more it needs, a refused candidate is counted
+// with its reason, a promoted one names the new current version.
+func TestWorkflowRounds(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	run := func(prev *Result, ex ExportOutput, rf *RefitOutput) Result {
+		env := s.NewTestWorkflowEnvironment()
+		env.RegisterActivityWithOptions(func(ctx context.Context, in ExportInput) (ExportOutput, error) {
+			if prev != nil {
+				assert.Equal(t, prev.At, in.Since)
+			}
+			return ex, nil
+		}, activity.RegisterOptions{Name: ExportActivityName})
+		env.RegisterActivityWithOptions(func(ctx context.Context, in RefitInput) (RefitOutput, error) {
+			require.NotNil(t, rf, "refit only when ready")
+			return *rf, nil
+		}, activity.RegisterOptions{Name: RefitActivityName})
+		env.ExecuteWorkflow(Workflow, Input{Type: "Job", Previous: prev})
+		require.True(t, env.IsWorkflowCompleted())
+		require.NoError(t, env.GetWorkflowError())
+		var res Result
+		require.NoError(t, env.GetWorkflowResult(&res))
+		return res
+	}
+	r1 := run(nil, ExportOutput{NewRuns: 4, Readiness: Readiness{Sentence: "4 labelled runs: needs about 70 more succeeded runs"}}, nil)
+	assert.Equal(t, 1, r1.Rounds)
+	assert.Equal(t, "round 1 for Job: no candidate: 4 labelled runs: needs about 70 more succeeded runs", r1.Sentence)
+
+	r2 := run(&r1, ExportOutput{Readiness: Readiness{Ready: true}}, &RefitOutput{Decision: Decision{Version: "v2", Reason: "refused v2: it ranks worse: …"}, Current: "v1"})
+	assert.Equal(t, 2, r2.Rounds)
+	assert.Equal(t, 1, r2.Refused)
+	assert.Equal(t, []string{"refused v2: it ranks worse: …"}, r2.Refusals)
+
+	r3 := run(&r2, ExportOutput{Readiness: Readiness{Ready: true}}, &RefitOutput{Decision: Decision{Version: "v3", Promote: true, Reason: "promote v3: …"}, Promoted: true, Current: "v3"})
+	assert.Equal(t, 3, r3.Rounds)
+	assert.Equal(t, 1, r3.Promoted)
+	assert.Equal(t, 1, r3.Refused)
+	assert.Equal(t, "v3", r3.Current)
+	assert.Equal(t, "round 3 for Job: promote v3: …", r3.Sentence)
+}
