@@ -8,6 +8,7 @@ replace (
 	github.com/corohq/temporal-overseer => ..
 	github.com/corohq/temporal-overseer/dashboard => ../dashboard
 	github.com/corohq/temporal-overseer/eval => ../eval
+	github.com/corohq/temporal-overseer/learn => ../learn
 	github.com/corohq/temporal-overseer/notify => ../notify
 	github.com/corohq/temporal-overseer/ops => ../ops
 	github.com/corohq/temporal-overseer/overseer/jev/jevopenai => ../overseer/jev/jevopenai
@@ -19,6 +20,7 @@ require (
 	github.com/corohq/temporal-overseer v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/dashboard v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/eval v0.0.0-00010101000000-000000000000
+	github.com/corohq/temporal-overseer/learn v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/notify v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/ops v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/worker v0.0.0-00010101000000-000000000000

@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
@@ -51,6 +52,9 @@ type Input struct {
 	Budget      float64 `json:"budget,omitempty"`
 	HoldOut     float64 `json:"hold_out,omitempty"`
 	MinFamilies int     `json:"min_families,omitempty"`
+	// Where narrows the jobs with a visibility clause ANDed to the type's,
+	// e.g. "TaskQueue = 'agents'".
+	Where string `json:"where,omitempty"`
 	// Previous is the result of the round before, when the workflow does
 	// not run from a Schedule (overseer learn run).
 	Previous *Result `json:"previous,omitempty"`
@@ -84,6 +88,7 @@ type Result struct {
 // ExportInput is the export activity's argument.
 type ExportInput struct {
 	Type    string        `json:"type"`
+	Where   string        `json:"where,omitempty"`
 	Since   time.Time     `json:"since"`
 	Before  time.Time     `json:"before"`
 	Options DecideOptions `json:"options"`
@@ -99,6 +104,7 @@ type ExportOutput struct {
 // RefitInput is the refit activity's argument.
 type RefitInput struct {
 	Type    string        `json:"type"`
+	Where   string        `json:"where,omitempty"`
 	Before  time.Time     `json:"before"`
 	Options DecideOptions `json:"options"`
 }
@@ -138,7 +144,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var ex ExportOutput
-	if err := workflow.ExecuteActivity(actx, ExportActivityName, ExportInput{Type: in.Type, Since: since, Before: res.At, Options: in.options()}).Get(ctx, &ex); err != nil {
+	if err := workflow.ExecuteActivity(actx, ExportActivityName, ExportInput{Type: in.Type, Where: in.Where, Since: since, Before: res.At, Options: in.options()}).Get(ctx, &ex); err != nil {
 		return Result{}, err
 	}
 	res.NewRuns, res.Readiness = ex.NewRuns, ex.Readiness
@@ -152,7 +158,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
 	})
 	var rf RefitOutput
-	if err := workflow.ExecuteActivity(rctx, RefitActivityName, RefitInput{Type: in.Type, Before: res.At, Options: in.options()}).Get(ctx, &rf); err != nil {
+	if err := workflow.ExecuteActivity(rctx, RefitActivityName, RefitInput{Type: in.Type, Where: in.Where, Before: res.At, Options: in.options()}).Get(ctx, &rf); err != nil {
 		return Result{}, err
 	}
 	res.Decision, res.Current = &rf.Decision, rf.Current
@@ -177,17 +183,21 @@ type Activities struct {
 	Judge *Current
 }
 
-// Query is the visibility query of the closed jobs of workflowType.
-func Query(workflowType string, before time.Time) string {
+// Query is the visibility query of the jobs of workflowType closed by
+// before (any time when zero), narrowed by where when set.
+func Query(workflowType, where string, before time.Time) string {
 	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus != 'Running'", workflowType)
+	if strings.TrimSpace(where) != "" {
+		q += " AND (" + where + ")"
+	}
 	if !before.IsZero() {
 		q += fmt.Sprintf(" AND CloseTime <= '%s'", before.UTC().Format(time.RFC3339Nano))
 	}
 	return q
 }
 
-func (a *Activities) records(ctx context.Context, workflowType string, before time.Time) ([]eval.Record, error) {
-	res, err := ops.Export(ctx, a.Client, ops.ExportOptions{Query: Query(workflowType, before)})
+func (a *Activities) records(ctx context.Context, workflowType, where string, before time.Time) ([]eval.Record, error) {
+	res, err := ops.Export(ctx, a.Client, ops.ExportOptions{Query: Query(workflowType, where, before)})
 	if err != nil {
 		return nil, err
 	}
@@ -197,13 +207,13 @@ func (a *Activities) records(ctx context.Context, workflowType string, before ti
 // Export counts the labelled runs of the type closed before in.Before and
 // those closed since the previous round.
 func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, error) {
-	recs, err := a.records(ctx, in.Type, in.Before)
+	recs, err := a.records(ctx, in.Type, in.Where, in.Before)
 	if err != nil {
 		return ExportOutput{}, err
 	}
 	out := ExportOutput{NewRuns: len(recs)}
 	if !in.Since.IsZero() {
-		q := Query(in.Type, in.Before) + fmt.Sprintf(" AND CloseTime > '%s'", in.Since.UTC().Format(time.RFC3339Nano))
+		q := Query(in.Type, in.Where, in.Before) + fmt.Sprintf(" AND CloseTime > '%s'", in.Since.UTC().Format(time.RFC3339Nano))
 		n, err := a.Client.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
 		if err != nil {
 			return ExportOutput{}, fmt.Errorf("count the jobs closed since the last round: %w", err)
@@ -244,7 +254,7 @@ func (a *Activities) current(ctx context.Context, workflowType string) (Current,
 // Refit reads the labelled runs again, decides (see [Decide]) and
 // promotes a candidate that passes through the registry.
 func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, error) {
-	recs, err := a.records(ctx, in.Type, in.Before)
+	recs, err := a.records(ctx, in.Type, in.Where, in.Before)
 	if err != nil {
 		return RefitOutput{}, err
 	}

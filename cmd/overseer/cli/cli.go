@@ -48,6 +48,7 @@ func Commands() map[string]Command {
 		"calibrate": &CalibrateCmd{},
 		"export":    &Export{},
 		"model":     &ModelCmd{},
+		"learn":     &LearnCmd{},
 		"bench":     &Bench{Progress: os.Stderr},
 	}
 }

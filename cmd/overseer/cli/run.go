@@ -245,6 +245,11 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stopLearn, err := hostLearn(c, w, cfg.ModelRegistry)
+	if err != nil {
+		return err
+	}
+	defer stopLearn()
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -319,6 +324,11 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stopLearn, err := hostLearn(c, w, cfg.ModelRegistry)
+	if err != nil {
+		return err
+	}
+	defer stopLearn()
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

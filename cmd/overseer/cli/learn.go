@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/corohq/temporal-overseer/learn"
+	"github.com/corohq/temporal-overseer/overseer/registry"
+)
+
+// LearnCmd is `overseer learn`: the learn workflow a Temporal Schedule
+// runs, one round now, and what the rounds did.
+type LearnCmd struct{}
+
+// Synopsis implements Command.
+func (*LearnCmd) Synopsis() string {
+	return "refit, recalibrate and promote the learned model from this deployment's jobs: learn schedule --type T --every 24h | run --type T | status [--type T]"
+}
+
+const learnUsage = `Usage:
+  overseer learn schedule --type T [--every 24h] [--max-false-pause 0.05] [--where CLAUSE] [--json]
+  overseer learn run --type T [--max-false-pause 0.05] [--where CLAUSE] [--wait 30m] [--json]
+  overseer learn status [--type T] [--json]
+
+Each round exports the closed jobs of workflow type T with their outcomes and the
+reviewers' gate decisions, and once enough labelled runs exist refits a candidate,
+and promotes it in the model registry only if it keeps the false-pause promise on
+the newest runs it did not train on and ranks no worse than the current model.
+The rounds run on the overseer worker (overseer worker hosts the learn workflow);
+workers started with --model-registry give new jobs the promoted model.`
+
+// Run implements Command.
+func (*LearnCmd) Run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: give a subcommand: schedule, run or status", ErrUsage)
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "-h", "--help", "help":
+		fmt.Fprintln(out, learnUsage)
+		return nil
+	case "schedule":
+		return learnSchedule(ctx, rest, out)
+	case "run":
+		return learnRun(ctx, rest, out)
+	case "status":
+		return learnStatus(ctx, rest, out)
+	}
+	return fmt.Errorf("%w: unknown subcommand %q: use schedule, run or status", ErrUsage, sub)
+}
+
+// hostLearn registers the learn workflow and activities on a worker and,
+// unless it hosts the model registry already, hosts the registry so that
+// a promotion can be recorded. The returned func stops what it started.
+func hostLearn(c client.Client, w sdkworker.Worker, hostsRegistry bool) (func(), error) {
+	learn.Register(w, c)
+	if hostsRegistry {
+		return func() {}, nil
+	}
+	rw := registry.NewWorker(c, sdkworker.Options{})
+	if err := rw.Start(); err != nil {
+		return nil, fmt.Errorf("host the model registry: %w", err)
+	}
+	return rw.Stop, nil
+}
+
+func learnScheduleID(typ string) string { return learn.DefaultScheduleName + "-" + typ }
+
+func learnInput(typ, where string, budget float64) (learn.Input, error) {
+	if strings.TrimSpace(typ) == "" {
+		return learn.Input{}, fmt.Errorf("%w: give --type, the workflow type whose jobs to learn from", ErrUsage)
+	}
+	if err := checkBudget(budget); err != nil {
+		return learn.Input{}, err
+	}
+	return learn.Input{Type: typ, Where: where, Budget: budget}, nil
+}
+
+func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("learn schedule", out)
+	var conn connFlags
+	conn.register(fs)
+	typ := fs.String("type", "", "workflow type whose jobs to learn from (required)")
+	every := fs.Duration("every", 24*time.Hour, "how often a round runs")
+	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a promoted model must keep, in (0,1)")
+	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
+	asJSON := fs.Bool("json", false, "print as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	in, err := learnInput(*typ, *where, *budget)
+	if err != nil {
+		return err
+	}
+	if *every < time.Minute {
+		return fmt.Errorf("%w: --every %s: give at least 1m", ErrUsage, *every)
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cctx, cancel := context.WithTimeout(ctx, conn.timeout)
+	defer cancel()
+	id := learnScheduleID(*typ)
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: *every}}}
+	action := &client.ScheduleWorkflowAction{ID: id, Workflow: learn.WorkflowName, Args: []any{in}, TaskQueue: conn.taskQueue}
+	sc := c.ScheduleClient()
+	verb := "created"
+	_, err = sc.Create(cctx, client.ScheduleOptions{ID: id, Spec: spec, Action: action, Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP})
+	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		verb = "updated"
+		err = sc.GetHandle(cctx, id).Update(cctx, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+			s := u.Description.Schedule
+			s.Spec, s.Action = &spec, action
+			return &client.ScheduleUpdate{Schedule: &s}, nil
+		}})
+	}
+	if err != nil {
+		return fmt.Errorf("schedule %s: %w", id, err)
+	}
+	if *asJSON {
+		return writeJSON(out, struct {
+			Schedule  string        `json:"schedule"`
+			Action    string        `json:"action"`
+			Type      string        `json:"type"`
+			Every     string        `json:"every"`
+			TaskQueue string        `json:"task_queue"`
+			Budget    float64       `json:"max_false_pause"`
+			Input     learn.Input   `json:"input"`
+			Interval  time.Duration `json:"interval_ns"`
+		}{id, verb, *typ, every.String(), conn.taskQueue, *budget, in, *every})
+	}
+	fmt.Fprintf(out, "schedule %s %s: a learn round for %s every %s on task queue %s (promise: at most %.1f%% false pauses); `overseer learn status --type %s` shows the rounds\n",
+		id, verb, *typ, *every, conn.taskQueue, 100**budget, *typ)
+	return nil
+}
+
+// lastRound is the latest completed round for typ, or nil.
+func lastRound(ctx context.Context, c client.Client, typ string) (*learn.Result, error) {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Completed'", learn.WorkflowName)
+	var token []byte
+	for page := 0; page < 10; page++ {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: 50, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list the learn rounds: %w", err)
+		}
+		for _, e := range resp.Executions {
+			if !strings.HasPrefix(e.GetExecution().GetWorkflowId(), learnScheduleID(typ)+"-") {
+				continue
+			}
+			var res learn.Result
+			if err := c.GetWorkflow(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()).Get(ctx, &res); err != nil {
+				return nil, fmt.Errorf("read learn round %s: %w", e.GetExecution().GetWorkflowId(), err)
+			}
+			if res.Type == typ {
+				return &res, nil
+			}
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	return nil, nil
+}
+
+func learnRun(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("learn run", out)
+	var conn connFlags
+	conn.register(fs)
+	typ := fs.String("type", "", "workflow type whose jobs to learn from (required)")
+	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a promoted model must keep, in (0,1)")
+	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
+	wait := fs.Duration("wait", 30*time.Minute, "how long to wait for the round")
+	asJSON := fs.Bool("json", false, "print the round's result as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	in, err := learnInput(*typ, *where, *budget)
+	if err != nil {
+		return err
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	wctx, cancel := context.WithTimeout(ctx, *wait)
+	defer cancel()
+	if in.Previous, err = lastRound(wctx, c, *typ); err != nil {
+		return err
+	}
+	id := fmt.Sprintf("%s-run-%d", learnScheduleID(*typ), time.Now().UnixNano())
+	run, err := c.ExecuteWorkflow(wctx, client.StartWorkflowOptions{ID: id, TaskQueue: conn.taskQueue}, learn.WorkflowName, in)
+	if err != nil {
+		return fmt.Errorf("start the learn round: %w", err)
+	}
+	var res learn.Result
+	if err := run.Get(wctx, &res); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("the learn round %s did not finish within %s: is an overseer worker polling task queue %s?", id, *wait, conn.taskQueue)
+		}
+		return fmt.Errorf("the learn round %s failed: %w", id, err)
+	}
+	if *asJSON {
+		return writeJSON(out, res)
+	}
+	printRound(out, res)
+	return nil
+}
+
+func printRound(out io.Writer, res learn.Result) {
+	fmt.Fprintln(out, res.Sentence)
+	fmt.Fprintf(out, "rounds %d, promoted %d, refused %d; %d jobs closed since the round before\n", res.Rounds, res.Promoted, res.Refused, res.NewRuns)
+	if res.Current != "" {
+		fmt.Fprintf(out, "current model: %s\n", res.Current)
+	}
+	if d := res.Decision; d != nil && d.Figures.Labels.Any() {
+		fmt.Fprintln(out, d.Figures.Labels)
+	}
+}
+
+func learnStatus(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("learn status", out)
+	var conn connFlags
+	conn.register(fs)
+	typ := fs.String("type", "", "workflow type (default: every scheduled type)")
+	asJSON := fs.Bool("json", false, "print as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sctx, cancel := context.WithTimeout(ctx, conn.timeout)
+	defer cancel()
+	types := []string{}
+	if *typ != "" {
+		types = append(types, *typ)
+	} else {
+		it, err := c.ScheduleClient().List(sctx, client.ScheduleListOptions{PageSize: 100})
+		if err != nil {
+			return fmt.Errorf("list schedules: %w", err)
+		}
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				return fmt.Errorf("list schedules: %w", err)
+			}
+			if t, ok := strings.CutPrefix(e.ID, learn.DefaultScheduleName+"-"); ok {
+				types = append(types, t)
+			}
+		}
+	}
+	type typeStatus struct {
+		Type     string        `json:"type"`
+		Schedule string        `json:"schedule,omitempty"`
+		Next     *time.Time    `json:"next_round,omitempty"`
+		Last     *learn.Result `json:"last_round,omitempty"`
+	}
+	var all []typeStatus
+	for _, t := range types {
+		ts := typeStatus{Type: t}
+		if d, err := c.ScheduleClient().GetHandle(sctx, learnScheduleID(t)).Describe(sctx); err == nil {
+			ts.Schedule = learnScheduleID(t)
+			if n := d.Info.NextActionTimes; len(n) > 0 {
+				ts.Next = &n[0]
+			}
+		}
+		if ts.Last, err = lastRound(sctx, c, t); err != nil {
+			return err
+		}
+		all = append(all, ts)
+	}
+	if *asJSON {
+		if all == nil {
+			all = []typeStatus{}
+		}
+		return writeJSON(out, all)
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(out, "no learn schedule: `overseer learn schedule --type T --every 24h` creates one")
+		return nil
+	}
+	for i, ts := range all {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		sched := "no schedule"
+		if ts.Schedule != "" {
+			sched = "schedule " + ts.Schedule
+			if ts.Next != nil {
+				sched += ", next round " + ts.Next.UTC().Format(time.RFC3339)
+			}
+		}
+		fmt.Fprintf(out, "%s: %s\n", ts.Type, sched)
+		if ts.Last == nil {
+			fmt.Fprintln(out, "no round has run yet")
+			continue
+		}
+		printRound(out, *ts.Last)
+		for _, r := range ts.Last.Refusals {
+			fmt.Fprintf(out, "  %s\n", r)
+		}
+	}
+	return nil
+}

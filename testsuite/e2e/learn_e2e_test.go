@@ -1,0 +1,114 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/learn"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+// Jobs with known outcomes — one delivered, one a reviewer continued at
+// its gate, one a reviewer aborted — export with the reviewers' decisions
+// beside their outcomes, and a learn round over them says how many more
+// labelled runs it needs.
+func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	ctx := context.Background()
+
+	delivered := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack})
+	continued := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	aborted := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	resume := func(run client.WorkflowRun, action overseer.Action, by, note string) {
+		eventually(t, run.GetID()+" to pause", 30*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
+		_, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
+			Args: []any{overseer.ResumeRequest{By: by, Note: note, Action: action}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		require.NoError(t, err)
+	}
+	resume(continued, overseer.ActionContinue, "ana", "looks fine")
+	resume(aborted, overseer.ActionAbort, "bo", "going nowhere")
+	_, err := finish(t, c, continued, "ana")
+	require.NoError(t, err)
+	require.Error(t, aborted.Get(ctx, nil))
+	require.NoError(t, delivered.Get(ctx, nil))
+
+	where := fmt.Sprintf("TaskQueue = '%s'", tq)
+	ids := map[string]bool{delivered.GetID(): true, continued.GetID(): true, aborted.GetID(): true}
+	var recs []eval.Record
+	eventually(t, "the three jobs to be visible as closed", 30*time.Second, func() bool {
+		code, out, _ := overseerCLI(srv, "export", "--query", learn.Query(workflows.JobWorkflowName, where, time.Time{}))
+		if code != 0 {
+			return false
+		}
+		recs, err = eval.ReadRecords(strings.NewReader(out))
+		require.NoError(t, err)
+		n := 0
+		for _, r := range recs {
+			if ids[r.ID] {
+				n++
+			}
+		}
+		return n == 3
+	})
+	byID := map[string]eval.Record{}
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	assert.Empty(t, byID[delivered.GetID()].Gates)
+	cg := byID[continued.GetID()].Gates
+	require.NotEmpty(t, cg)
+	assert.Equal(t, eval.GateDecision{Gate: cg[0].Gate, Phase: cg[0].Phase, After: cg[0].After, By: "ana", Action: eval.GateContinue, Note: "looks fine", WaitMS: cg[0].WaitMS}, cg[0])
+	assert.Positive(t, cg[0].After)
+	ag := byID[aborted.GetID()].Gates
+	require.Len(t, ag, 1)
+	assert.Equal(t, "bo", ag[0].By)
+	assert.Equal(t, eval.GateAbort, ag[0].Action)
+	assert.Equal(t, "going nowhere", ag[0].Note)
+	assert.Equal(t, eval.OutcomeFailed, byID[aborted.GetID()].Outcome)
+
+	// The learn workflow on a worker of its own task queue, as
+	// `overseer worker` hosts it.
+	ltq := "e2e-learn-" + fmt.Sprint(time.Now().UnixNano())
+	lw := sdkworker.New(c, ltq, sdkworker.Options{})
+	learn.Register(lw, c)
+	require.NoError(t, lw.Start())
+	t.Cleanup(lw.Stop)
+
+	code, out, errOut := overseerCLI(srv, "learn", "run", "--type", workflows.JobWorkflowName, "--where", where, "--task-queue", ltq, "--json")
+	require.Equal(t, 0, code, errOut)
+	var res learn.Result
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, 1, res.Rounds)
+	assert.Nil(t, res.Decision, "no candidate with three runs")
+	assert.False(t, res.Readiness.Ready)
+	assert.Equal(t, 3, res.Readiness.Runs)
+	assert.Equal(t, 1, res.Readiness.Failed, "the aborted job")
+	assert.Contains(t, res.Sentence, "round 1 for "+workflows.JobWorkflowName+": no candidate: 3 labelled runs (2 succeeded, 1 failed, ")
+	// Which run is held out as the newest depends on the start order.
+	assert.Regexp(t, `takes 59 succeeded runs to train on and 3 task families; needs about 7[23] more succeeded runs \(5[78] to train on beyond the newest 20% held out\)`, res.Sentence)
+
+	// The next round counts on from the first and says it in text.
+	code, out, errOut = overseerCLI(srv, "learn", "run", "--type", workflows.JobWorkflowName, "--where", where, "--task-queue", ltq)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "round 2 for "+workflows.JobWorkflowName+": no candidate: ")
+	assert.Contains(t, out, "rounds 2, promoted 0, refused 0; 0 jobs closed since the round before")
+
+	code, _, errOut = overseerCLI(srv, "learn", "run", "--task-queue", ltq)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "give --type")
+}
