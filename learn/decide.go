@@ -193,7 +193,13 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	d := Decision{Figures: Figures{Trained: len(train), HeldOut: len(held), Labels: labels, Current: current.Model.Version}}
 	res, err := eval.Train(ctx, train, eval.TrainOptions{Budget: opts.Budget, Version: opts.Version})
 	if err != nil {
-		return d, err
+		if ctx.Err() != nil {
+			return d, err
+		}
+		// Runs that cannot be fitted (a fold without a failed run, …) are a
+		// refusal of this round, not a failure of the loop.
+		d.Reason = fmt.Sprintf("refused: no candidate could be fitted on the %d older runs: %v", len(train), err)
+		return d, nil
 	}
 	d.Version = res.Model.Version
 	if d.Model, err = json.Marshal(res.Model); err != nil {
