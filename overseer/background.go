@@ -90,13 +90,21 @@ type backgroundPending struct {
 
 // background is this process' background calls, by run and seq. Calls are
 // deleted when their answer is recorded; one nobody collects (its run
-// ended elsewhere) is dropped a minute after its budget.
+// ended elsewhere) is dropped at the first sweep (backgroundSweep) a
+// minute after its budget.
 var background = &backgroundCalls{calls: map[BackgroundRef]*backgroundCall{}}
 
 type backgroundCalls struct {
 	mu    sync.Mutex
 	calls map[BackgroundRef]*backgroundCall
+	// swept is when calls was last swept for calls nobody collects.
+	swept time.Time
 }
+
+// backgroundSweep is how often exchange sweeps the calls: a sweep visits
+// every call of the process (under load, hundreds), so not at every
+// boundary.
+const backgroundSweep = 10 * time.Second
 
 type backgroundCall struct {
 	done     chan struct{}
@@ -111,10 +119,12 @@ func (b *backgroundCalls) exchange(run BackgroundRef, pending []backgroundPendin
 	got := backgroundAnswers{Kind: backgroundKind}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := time.Now()
-	for ref, c := range b.calls {
-		if now.After(c.deadline.Add(time.Minute)) {
-			delete(b.calls, ref)
+	if now := time.Now(); now.Sub(b.swept) >= backgroundSweep {
+		b.swept = now
+		for ref, c := range b.calls {
+			if now.After(c.deadline.Add(time.Minute)) {
+				delete(b.calls, ref)
+			}
 		}
 	}
 	for _, p := range pending {
