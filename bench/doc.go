@@ -51,6 +51,26 @@
 // event. Once per bench: the judge's request size along a long job that
 // continues as new halfway, and the overseer state it carries over.
 //
+// # Under load
+//
+// [RunLoad] (`overseer bench --load N`) starts N trivial jobs at once per
+// variant (10 phases each by default; bare, hand-written, the judge in a
+// local activity, hand-written/background and the remote judge in the
+// background unless --variants says otherwise), interleaved over 3 rounds,
+// and reports the batch's wall time, jobs per second and this process' CPU
+// time (getrusage), with --profile-dir a CPU profile of every batch. Given
+// the PostgreSQL server behind the Temporal server (--pg-dsn, or
+// $OVERSEER_BENCH_PG_DSN; psql on PATH) it also reports what each job cost
+// the database: rows inserted, updated and deleted in the temporal*
+// databases (pg_stat_database), commits and WAL bytes. --gate-burst N
+// ([RunGateBurst]) then pauses N jobs in manage mode at once and resumes
+// them all with the overseer.resume update: gate opening, the update's
+// round trip and resume → next phase scheduled, p50 and p99. Against `make
+// cluster` (4 history shards on PostgreSQL):
+//
+//	overseer bench --address 127.0.0.1:17233 --load 500 --gate-burst 500 \
+//		--pg-dsn postgres://temporal:temporal@127.0.0.1:15432/temporal
+//
 // # The server
 //
 // By default ([DevServerConfig]) the dev server keeps its stock task
