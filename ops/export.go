@@ -26,6 +26,27 @@ import (
 // search attribute is set) and every reference job.
 const DefaultExportQuery = "OverseerStatus IS NOT NULL OR WorkflowType = 'CoroJob'"
 
+// TaskFamilyMemoKey is the memo field that names a job's task family (e.g.
+// the repository it works on): start a job with memo
+// {"overseer.task_family": "billing-service"} and its exported record's
+// task.family is that, so that cross-validation never trains and tests on
+// the same family. Without it the family is the job id without a trailing
+// number (eval.FamilyOf).
+const TaskFamilyMemoKey = "overseer.task_family"
+
+// familyOfMemo is the memo's task family, or "".
+func familyOfMemo(m *commonpb.Memo) string {
+	p, ok := m.GetFields()[TaskFamilyMemoKey]
+	if !ok {
+		return ""
+	}
+	var f string
+	if converter.GetDefaultDataConverter().FromPayload(p, &f) != nil {
+		return ""
+	}
+	return strings.TrimSpace(f)
+}
+
 // ExportOptions select the runs Export writes.
 type ExportOptions struct {
 	// Query is a Temporal visibility query. If not set, DefaultExportQuery.
@@ -96,6 +117,9 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 				continue
 			}
 			rec.Outcome = outcome
+			if f := familyOfMemo(e.GetMemo()); f != "" {
+				rec.Task.Family = f
+			}
 			if l, ok := opts.Labels[id]; ok {
 				rec.Outcome = l
 				res.Labelled++

@@ -16,6 +16,7 @@ import (
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/learn"
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
@@ -31,7 +32,10 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	tq := startWorker(t, srv, worker.Config{})
 	ctx := context.Background()
 
-	delivered := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack})
+	// Its task family from the memo.
+	delivered, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("e2e-learn-%d", time.Now().UnixNano()), TaskQueue: tq,
+		Memo: map[string]any{ops.TaskFamilyMemoKey: "billing-service"}}, workflows.JobWorkflowName, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack})
+	require.NoError(t, err)
 	continued := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
 	aborted := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
 	resume := func(run client.WorkflowRun, action overseer.Action, by, note string) {
@@ -42,7 +46,7 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	}
 	resume(continued, overseer.ActionContinue, "ana", "looks fine")
 	resume(aborted, overseer.ActionAbort, "bo", "going nowhere")
-	_, err := finish(t, c, continued, "ana")
+	_, err = finish(t, c, continued, "ana")
 	require.NoError(t, err)
 	require.Error(t, aborted.Get(ctx, nil))
 	require.NoError(t, delivered.Get(ctx, nil))
@@ -70,6 +74,7 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 		byID[r.ID] = r
 	}
 	assert.Empty(t, byID[delivered.GetID()].Gates)
+	assert.Equal(t, "billing-service", byID[delivered.GetID()].Task.Family)
 	cg := byID[continued.GetID()].Gates
 	require.NotEmpty(t, cg)
 	assert.Equal(t, eval.GateDecision{Gate: cg[0].Gate, Phase: cg[0].Phase, After: cg[0].After, By: "ana", Action: eval.GateContinue, Note: "looks fine", WaitMS: cg[0].WaitMS}, cg[0])
