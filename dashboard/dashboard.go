@@ -209,6 +209,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /job", s.handleJob)
 	s.mux.Handle("POST /job/resume", s.cop.Handler(http.HandlerFunc(s.handleResume)))
 	s.mux.HandleFunc("GET /waiting", s.handleWaiting)
+	s.mux.HandleFunc("GET /models", s.handleModels)
 	s.mux.Handle("POST /waiting/resume", s.cop.Handler(http.HandlerFunc(s.handleResumeAll)))
 	if a.oidc.on() {
 		s.mux.HandleFunc("GET "+loginPath, s.handleLogin)

@@ -23,6 +23,12 @@
 // row showed, each result reported per job on the page ([WaitingBackend];
 // TemporalBackend uses ops.Waiting and ops.ResumeAll).
 //
+// The Models view (/models) shows, per workflow type, the current model of
+// the namespace's model registry with its policy's false-pause promise,
+// who promoted it (overseer learn, with the figures in its note, or a
+// person) and the earlier versions, and the latest promotions and
+// rollbacks ([ModelsBackend]; TemporalBackend queries the registry).
+//
 // Everything is read from Temporal: jobs with ListWorkflow and the
 // overseer's search attributes, details with the overseer.status query
 // (through package ops, as the CLI does).
