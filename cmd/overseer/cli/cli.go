@@ -206,6 +206,36 @@ func (c *connFlags) dial(ctx context.Context) (client.Client, error) {
 	return worker.Dial(dctx, c.config())
 }
 
+// subcommand is one verb of a command with several (overseer model list).
+type subcommand struct {
+	name string
+	run  func(ctx context.Context, args []string, out io.Writer) error
+}
+
+// runSubcommand runs the subcommand args[0] names, or prints usage for
+// -h; an unknown or missing one is a usage error naming the choices.
+func runSubcommand(ctx context.Context, args []string, out io.Writer, usage string, subs []subcommand) error {
+	names := make([]string, len(subs))
+	for i, sc := range subs {
+		names[i] = sc.name
+	}
+	choices := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	if len(args) == 0 {
+		return fmt.Errorf("%w: give a subcommand: %s", ErrUsage, choices)
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprintln(out, usage)
+		return nil
+	}
+	for _, sc := range subs {
+		if sc.name == args[0] {
+			return sc.run(ctx, args[1:], out)
+		}
+	}
+	return fmt.Errorf("%w: unknown subcommand %q: use %s", ErrUsage, args[0], choices)
+}
+
 // oneArg returns the single positional argument.
 func oneArg(args []string, what string) (string, error) {
 	switch len(args) {

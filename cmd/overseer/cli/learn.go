@@ -42,22 +42,9 @@ workers started with --model-registry give new jobs the promoted model.`
 
 // Run implements Command.
 func (*LearnCmd) Run(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: give a subcommand: schedule, run or status", ErrUsage)
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "-h", "--help", "help":
-		fmt.Fprintln(out, learnUsage)
-		return nil
-	case "schedule":
-		return learnSchedule(ctx, rest, out)
-	case "run":
-		return learnRun(ctx, rest, out)
-	case "status":
-		return learnStatus(ctx, rest, out)
-	}
-	return fmt.Errorf("%w: unknown subcommand %q: use schedule, run or status", ErrUsage, sub)
+	return runSubcommand(ctx, args, out, learnUsage, []subcommand{
+		{"schedule", learnSchedule}, {"run", learnRun}, {"status", learnStatus},
+	})
 }
 
 // hostLearn registers the learn workflow and activities on a worker and,

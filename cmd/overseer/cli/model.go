@@ -39,24 +39,9 @@ Run ` + "`overseer model <subcommand> -h`" + ` for a subcommand's flags.`
 
 // Run implements Command.
 func (*ModelCmd) Run(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: give a subcommand: list, show, promote or rollback", ErrUsage)
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "-h", "--help", "help":
-		fmt.Fprintln(out, modelUsage)
-		return nil
-	case "list":
-		return modelList(ctx, rest, out)
-	case "show":
-		return modelShow(ctx, rest, out)
-	case "promote":
-		return modelPromote(ctx, rest, out)
-	case "rollback":
-		return modelRollback(ctx, rest, out)
-	}
-	return fmt.Errorf("%w: unknown subcommand %q: use list, show, promote or rollback", ErrUsage, sub)
+	return runSubcommand(ctx, args, out, modelUsage, []subcommand{
+		{"list", modelList}, {"show", modelShow}, {"promote", modelPromote}, {"rollback", modelRollback},
+	})
 }
 
 // registryConn dials the server and hosts the registry workflow while the
