@@ -555,9 +555,9 @@ func trainable(records []Record, runs []int) string {
 			succeeded++
 		}
 	}
-	if families(records, runs) < 2 || succeeded == 0 || failed == 0 {
+	if fams := families(records, runs); fams < 2 || succeeded == 0 || failed == 0 {
 		return fmt.Sprintf("%d runs carry its inputs (%d succeeded, %d failed, %d task families): it needs both outcomes in at least two families",
-			len(runs), succeeded, failed, families(records, runs))
+			len(runs), succeeded, failed, fams)
 	}
 	return ""
 }

@@ -188,31 +188,28 @@ func (sm *SubModel) FeatureNames() []string {
 	return names
 }
 
-// applies reports whether the trajectory carries every input of the
-// sub-model.
-func (sm *SubModel) applies(t Trajectory) bool {
-	for _, f := range sm.Features {
-		if _, ok := featureValue(f.Name, t); !ok {
-			return false
+// inputs reads the sub-model's features from the trajectory, false when
+// it lacks any of them.
+func (sm *SubModel) inputs(t Trajectory) ([]float64, bool) {
+	vals := make([]float64, len(sm.Features))
+	for i, f := range sm.Features {
+		v, ok := featureValue(f.Name, t)
+		if !ok {
+			return nil, false
 		}
+		vals[i] = v
 	}
-	return true
+	return vals, true
 }
 
-// score is the sub-model's linear score of a trajectory (before
-// calibration); every input must be available ([SubModel.applies]).
-func (sm *SubModel) score(t Trajectory) float64 {
-	s := sm.Intercept
-	for _, f := range sm.Features {
-		v, _ := featureValue(f.Name, t)
-		s += f.Weight * (v - f.Mean) / f.Std
+// predictSuccess is the calibrated probability that the run succeeds,
+// from the sub-model's inputs.
+func (sm *SubModel) predictSuccess(vals []float64) float64 {
+	score := sm.Intercept
+	for i, f := range sm.Features {
+		score += f.Weight * (vals[i] - f.Mean) / f.Std
 	}
-	return s
-}
-
-// predictSuccess is the calibrated probability that the run succeeds.
-func (sm *SubModel) predictSuccess(t Trajectory) float64 {
-	return 1 / (1 + math.Exp(-(sm.Calibration.A*sm.score(t) + sm.Calibration.B)))
+	return 1 / (1 + math.Exp(-(sm.Calibration.A*score + sm.Calibration.B)))
 }
 
 // Basis is the sentence an assessment by this sub-model records.
@@ -223,12 +220,18 @@ func (sm *SubModel) Basis() string {
 // SubModelFor is the richest sub-model whose inputs the trajectory
 // carries, or nil when none applies.
 func (m *LearnedModel) SubModelFor(t Trajectory) *SubModel {
+	sm, _ := m.pick(t)
+	return sm
+}
+
+// pick is SubModelFor with the inputs it read, so they are read once.
+func (m *LearnedModel) pick(t Trajectory) (*SubModel, []float64) {
 	for i := range m.SubModels {
-		if m.SubModels[i].applies(t) {
-			return &m.SubModels[i]
+		if vals, ok := m.SubModels[i].inputs(t); ok {
+			return &m.SubModels[i], vals
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // LearnedJudge answers the four questions from features of the bounded
@@ -277,7 +280,7 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 	t := st.Trajectory
 	breach, confidence := learnedBreach(t, len(st.PhaseObligations))
 	blocked := blockedAfter(t.FailureStreak)
-	sm := m.SubModelFor(t)
+	sm, vals := m.pick(t)
 	if sm == nil {
 		// No basis for P: abstain rather than answer a base rate. The
 		// breach rules still answer; severity is theirs alone.
@@ -291,7 +294,7 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 		resp.Basis = "not assessed: the trajectory lacks the inputs of every sub-model (" + m.inputsSummary() + ")"
 		return resp, nil
 	}
-	onObjective := clamp(sm.predictSuccess(t), 0.01, 0.99)
+	onObjective := clamp(sm.predictSuccess(vals), 0.01, 0.99)
 	severity := 1.5 * (1 - onObjective)
 	if breach != BreachNone {
 		severity = 3 * confidence
