@@ -158,30 +158,68 @@ func (r *run) openIDs() []string {
 	return ids
 }
 
-// listen registers the resume update and starts the run's one signal
-// listener: resume signals and in-phase advice.
-func (r *run) listen(ctx workflow.Context) error {
-	// Each signal is received as its raw payload into a fresh value, so a
-	// signal that cannot be decoded is counted and dropped and never leaves
-	// fields behind for the next one.
-	resumes := workflow.GetSignalChannelWithOptions(ctx, ResumeName, workflow.SignalChannelOptions{
-		Description: "Resume (or abort) a job paused at an overseer gate; cannot be refused, so prefer the update. " +
-			`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}.`,
-	})
-	advice := workflow.GetSignalChannelWithOptions(ctx, InPhaseSignalName, workflow.SignalChannelOptions{
-		Description: "In-phase advice from the supervisor of a running phase activity; shown in the status, never acted on.",
-	})
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(resumes, func(c workflow.ReceiveChannel, _ bool) {
+// signalInbox is the run's two signal channels: resumes and in-phase advice.
+type signalInbox struct {
+	resumes, advice workflow.ReceiveChannel
+}
+
+func signalChannels(ctx workflow.Context) signalInbox {
+	return signalInbox{
+		resumes: workflow.GetSignalChannelWithOptions(ctx, ResumeName, workflow.SignalChannelOptions{
+			Description: "Resume (or abort) a job paused at an overseer gate; cannot be refused, so prefer the update. " +
+				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}.`,
+		}),
+		advice: workflow.GetSignalChannelWithOptions(ctx, InPhaseSignalName, workflow.SignalChannelOptions{
+			Description: "In-phase advice from the supervisor of a running phase activity; shown in the status, never acted on.",
+		}),
+	}
+}
+
+// addTo makes sel receive (and handle) one signal of either channel.
+//
+// Each signal is received as its raw payload into a fresh value, so a
+// signal that cannot be decoded is counted and dropped and never leaves
+// fields behind for the next one.
+func (s signalInbox) addTo(ctx workflow.Context, sel workflow.Selector, r *run) {
+	sel.AddReceive(s.resumes, func(c workflow.ReceiveChannel, _ bool) {
 		var raw converter.RawValue
 		c.Receive(ctx, &raw)
 		r.resumeSignal(ctx, raw)
 	})
-	sel.AddReceive(advice, func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(s.advice, func(c workflow.ReceiveChannel, _ bool) {
 		var a InPhaseAdvice
 		c.Receive(ctx, &a)
 		r.recordInPhase(a)
 	})
+}
+
+// pending says a signal waits in either channel.
+func (s signalInbox) pending() bool { return s.resumes.Len() > 0 || s.advice.Len() > 0 }
+
+// drain handles the signals already received and waiting in the channels.
+func (s signalInbox) drain(ctx workflow.Context, r *run) {
+	for {
+		var raw converter.RawValue
+		if !s.resumes.ReceiveAsync(&raw) {
+			break
+		}
+		r.resumeSignal(ctx, raw)
+	}
+	for {
+		var a InPhaseAdvice
+		if !s.advice.ReceiveAsync(&a) {
+			break
+		}
+		r.recordInPhase(a)
+	}
+}
+
+// listen registers the resume update and starts the run's one signal
+// listener: resume signals and in-phase advice. It is the structure of runs
+// pinned before runStructureV2 (see ExecuteWorkflow).
+func (r *run) listen(ctx workflow.Context) error {
+	sel := workflow.NewSelector(ctx)
+	signalChannels(ctx).addTo(ctx, sel, r)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for ctx.Err() == nil {
 			sel.Select(ctx)

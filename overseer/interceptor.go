@@ -104,8 +104,11 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	// a run has no version marker, so GetVersion (which records nothing
 	// when replaying) sends it down the same untouched path as a run that
 	// started before the plugin was added.
-	if (off && !workflow.IsReplaying(ctx)) ||
-		workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	version := workflow.DefaultVersion
+	if !off || workflow.IsReplaying(ctx) {
+		version = workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, runStructureV2)
+	}
+	if version == workflow.DefaultVersion {
 		if off {
 			// Queries write nothing: an off run still says it is off.
 			if err := registerStatusQuery(ctx, func() Status { return Status{Mode: ModeOff, Assessments: []Assessment{}} }); err != nil {
@@ -135,13 +138,58 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		return i.Next.ExecuteWorkflow(ctx, in)
 	}
 	i.run = r
+	ctx = workflow.WithValue(ctx, runKey{}, r)
+	if version < runStructureV2 {
+		return i.executeV1(ctx, in, r)
+	}
+	if err := r.registerResumeUpdate(ctx); err != nil {
+		return nil, err
+	}
+	inbox := signalChannels(ctx)
+	r.loop = true
+	var (
+		result any
+		wfErr  error
+		done   bool
+	)
+	// See loop.go: the workflow's code runs on its own coroutine, this one
+	// oversees its phases and receives the run's signals (until the run is
+	// cancelled, as the first structure's listener did).
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		result, wfErr = i.Next.ExecuteWorkflow(ctx, in)
+		done = true
+	})
+	// Waiting on a disconnected context lets the user's code handle its own
+	// cancellation before we return.
+	wait, _ := workflow.NewDisconnectedContext(ctx)
+	signalled := func() bool { return ctx.Err() == nil && inbox.pending() }
+	for {
+		_ = workflow.Await(wait, func() bool { return done || r.aborted != nil || signalled() || r.hasReadyTask() })
+		if signalled() {
+			inbox.drain(ctx, r)
+		}
+		if r.aborted != nil {
+			break
+		}
+		r.advance()
+		if done {
+			break
+		}
+	}
+	return r.finishRun(wait, result, wfErr)
+}
+
+// The versions of versionChangeID: 1 is the first structure of an overseen
+// run (a coroutine for the workflow's code, one listening for signals and
+// one per phase in flight); runStructureV2 oversees the phases and receives
+// the signals on the run's own coroutine (loop.go).
+const runStructureV2 = 2
+
+// executeV1 runs a run pinned to the first structure.
+func (i *workflowInbound) executeV1(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput, r *run) (any, error) {
 	if err := r.listen(ctx); err != nil {
 		return nil, err
 	}
-	ctx = workflow.WithValue(ctx, runKey{}, r)
-
-	// The workflow function runs on its own coroutine so that an abort at a
-	// gate can end the workflow wherever the user's code is blocked.
 	var (
 		result any
 		wfErr  error
@@ -151,10 +199,14 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		result, wfErr = i.Next.ExecuteWorkflow(ctx, in)
 		done = true
 	})
-	// Waiting on a disconnected context lets the user's code handle its own
-	// cancellation before we return.
 	wait, _ := workflow.NewDisconnectedContext(ctx)
 	_ = workflow.Await(wait, func() bool { return done || r.aborted != nil })
+	return r.finishRun(wait, result, wfErr)
+}
+
+// finishRun ends a run whose workflow code has returned (or that a gate
+// aborted).
+func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, error) {
 	if r.aborted != nil {
 		r.awaitNotifications(wait) // tell the abort before the run ends
 		return nil, abortError(*r.aborted)
@@ -204,6 +256,11 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	started := workflow.Now(ctx)
 	phase := o.Next.ExecuteActivity(ctx, activityType, args...)
 	result, settle := workflow.NewFuture(ctx)
+	if r.loop {
+		r.tasks = append(r.tasks, &boundaryTask{ctx: ctx, phase: phaseName(activityType), started: started, f: phase,
+			settle: func() { settle.Chain(phase) }})
+		return result
+	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		r.boundary(ctx, phaseName(activityType), started, phase, func() { settle.Chain(phase) })
 	})

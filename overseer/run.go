@@ -60,6 +60,11 @@ type run struct {
 	detailsSet  bool
 	// sa is what was last upserted, to skip redundant upserts.
 	sa *searchAttributes
+	// loop is set for runs of runStructureV2: the run's own coroutine
+	// oversees the phases, tasks (in the order they were scheduled), instead
+	// of a coroutine per phase.
+	loop  bool
+	tasks []*boundaryTask
 }
 
 type searchAttributes struct {
@@ -95,24 +100,13 @@ func (r *run) takeNote() *Note {
 	return n
 }
 
-// boundary runs after a phase activity ends: it records the phase, assesses
-// it and, in manage mode, holds the phase's result until the verdict (and
-// any gate) lets the workflow go on. settle hands the phase's own result,
-// untouched, to the workflow; a finished phase is never re-run.
+// boundary runs after a phase activity ends (runs of the first structure,
+// on a coroutine of its own): it records the phase, assesses it and, in
+// manage mode, holds the phase's result until the verdict (and any gate)
+// lets the workflow go on. settle hands the phase's own result, untouched,
+// to the workflow; a finished phase is never re-run.
 func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, settle func()) {
-	var raw converter.RawValue
-	phaseErr := f.Get(ctx, &raw)
-	var report *PhaseReport
-	if phaseErr == nil {
-		report = reportOf(ctx, raw, f)
-	}
-	pr := PhaseRun{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Failed: phaseErr != nil}
-	if phaseErr != nil {
-		pr.Error = describeError(phaseErr)
-	}
-	r.traj.recordPhase(pr, report)
-	r.st.Phase = r.traj.Phase
-	r.st.Counters.Phases++
+	r.recordBoundary(ctx, phase, started, f)
 	if ctx.Err() != nil {
 		settle() // cancelled: no assessment, no gate
 		return
@@ -128,42 +122,84 @@ func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f 
 	}
 }
 
+// recordBoundary adds the phase f ran to the trajectory; it waits for f.
+func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future) {
+	var raw converter.RawValue
+	phaseErr := f.Get(ctx, &raw)
+	var report *PhaseReport
+	if phaseErr == nil {
+		report = reportOf(ctx, raw, f)
+	}
+	pr := PhaseRun{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Failed: phaseErr != nil}
+	if phaseErr != nil {
+		pr.Error = describeError(phaseErr)
+	}
+	r.traj.recordPhase(pr, report)
+	r.st.Phase = r.traj.Phase
+	r.st.Counters.Phases++
+}
+
+// assess assesses the boundary just recorded, waiting for the answer and,
+// in manage mode, at the gate it opens.
 func (r *run) assess(ctx workflow.Context, phase string) {
+	call, why := r.startAssess(ctx, phase)
+	if call != nil {
+		why = r.endAssess(ctx, call)
+	}
+	if why != "" {
+		r.pause(ctx, phase, why)
+	}
+}
+
+// judgeCall is an assessment whose judge runs in an activity.
+type judgeCall struct {
+	rec Assessment
+	f   workflow.Future
+}
+
+// startAssess numbers the boundary just recorded and asks the judge. It
+// returns the call when the judge runs in an activity (finish it with
+// endAssess); otherwise it records the answer and returns why the job must
+// pause ("" when it need not).
+func (r *run) startAssess(ctx workflow.Context, phase string) (*judgeCall, string) {
 	r.seq++
-	seq := r.seq
 	in := AssessInput{WorkflowType: r.wfType, Phase: phase, Obligations: r.cfg.Obligations, Trajectory: r.traj, ModelVersion: r.cfg.ModelVersion}
-	rec := Assessment{Seq: seq, Phase: phase, Digest: r.traj.Digest()}
-	var (
-		out AssessOutput
-		err error
-	)
+	rec := Assessment{Seq: r.seq, Phase: phase, Digest: r.traj.Digest()}
 	switch r.cfg.placement() {
 	case PlacementWorkflow:
 		// Synchronous, and skipped on replay: the trajectory needs no copy.
-		out, err = r.decideInWorkflow(ctx, in)
+		out, err := r.decideInWorkflow(ctx, in)
+		return nil, r.finish(ctx, rec, out, err)
 	case PlacementBackground:
 		// Observe mode only (see placementFor): nothing waits.
 		r.assessInBackground(ctx, rec, in)
-		return
-	default:
-		// The activity runs while other phases may record theirs.
-		in.Trajectory = r.traj.clone()
-		r.inFlight++
-		r.pending = append(r.pending, rec)
-		err = r.executeAssess(ctx, in, false).Get(ctx, &out)
-		r.inFlight--
-		r.pending = slices.DeleteFunc(r.pending, func(a Assessment) bool { return a.Seq == seq })
-		if r.abandoned {
-			return // already recorded as not assessed
-		}
+		return nil, ""
 	}
-	r.finish(ctx, rec, out, err)
+	// The activity runs while other phases may record theirs.
+	in.Trajectory = r.traj.clone()
+	r.inFlight++
+	r.pending = append(r.pending, rec)
+	return &judgeCall{rec: rec, f: r.executeAssess(ctx, in, false)}, ""
+}
+
+// endAssess records the answer of call, waiting for it, and returns why the
+// job must pause ("" when it need not).
+func (r *run) endAssess(ctx workflow.Context, call *judgeCall) string {
+	var out AssessOutput
+	err := call.f.Get(ctx, &out)
+	r.inFlight--
+	r.pending = slices.DeleteFunc(r.pending, func(a Assessment) bool { return a.Seq == call.rec.Seq })
+	if r.abandoned {
+		return "" // already recorded as not assessed
+	}
+	return r.finish(ctx, call.rec, out, err)
 }
 
 // finish records an assessment's outcome: the answer held to the policy,
-// or the error; in manage mode a flagged answer (or too many failures)
-// pauses the job.
-func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err error) {
+// or the error. In manage mode a flagged answer (or too many failures)
+// leaves the process note and returns why the job must pause; otherwise it
+// returns "".
+func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err error) string {
 	seq, phase := rec.Seq, rec.Phase
 	if err != nil {
 		r.failedInARow++
@@ -183,10 +219,10 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err
 		if r.cfg.Mode == ModeManage && max > 0 && r.st.Counters.ConsecutiveFailures >= max && ctx.Err() == nil {
 			n := failureNote(phase, r.st.Counters.ConsecutiveFailures)
 			r.note = &n
-			r.pause(ctx, phase, fmt.Sprintf("the overseer could not assess %d boundaries in a row (last error: %s); manual review",
-				r.st.Counters.ConsecutiveFailures, rec.Error))
+			return fmt.Sprintf("the overseer could not assess %d boundaries in a row (last error: %s); manual review",
+				r.st.Counters.ConsecutiveFailures, rec.Error)
 		}
-		return
+		return ""
 	}
 	r.st.Counters.ConsecutiveFailures = 0
 	v := r.cfg.Policy.Evaluate(out.Answers)
@@ -200,16 +236,16 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err
 	r.logger.Info("overseer: phase assessed", "phase", phase, "band", string(v.Band), "on_objective", v.OnObjective, "flagged", v.Flagged)
 	if !v.Flagged {
 		r.upsertSearchAttributes(ctx)
-		return
+		return ""
 	}
 	r.st.Counters.Flags++
 	if r.cfg.Mode != ModeManage {
 		r.upsertSearchAttributes(ctx)
-		return
+		return ""
 	}
 	n := newNote(phase, out.Answers, v, r.cfg.Obligations)
 	r.note = &n
-	r.pause(ctx, phase, v.Reason)
+	return v.Reason
 }
 
 // failingJudgeStreak is how many of a run's latest assessments must have
@@ -237,12 +273,12 @@ func (r *run) judgeFailing() bool { return r.failedInARow >= failingJudgeStreak 
 // nothing is ever in flight here.
 func (r *run) awaitAssessments(ctx workflow.Context) {
 	r.awaitBackground(ctx)
-	_ = workflow.Await(ctx, func() bool { return r.inFlight == 0 || r.judgeFailing() })
+	r.await(ctx, func() bool { return r.inFlight == 0 || r.judgeFailing() })
 	if r.inFlight == 0 {
 		return
 	}
 	if workflow.GetVersion(ctx, endWaitChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		_ = workflow.Await(ctx, func() bool { return r.inFlight == 0 })
+		r.await(ctx, func() bool { return r.inFlight == 0 })
 		return
 	}
 	r.abandoned = true

@@ -1,0 +1,139 @@
+package overseer
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// How a run of runStructureV2 oversees its phases.
+//
+// The SDK resumes every coroutine a workflow has at every step of every
+// workflow task, to let it look again at what it waits for; each resume
+// costs two goroutine switches and a stack walk. A hand-written workflow has
+// one coroutine. A run of the first structure added three (the workflow's
+// code, a signal listener, one per phase in flight), and that, not the
+// judge, was most of what the overseer cost at each boundary. Runs of
+// runStructureV2 add one: the workflow's code runs on its own coroutine (so
+// that an abort at a gate ends the run wherever that code is blocked), and
+// the run's coroutine is a loop that, whenever something it waits for is
+// ready, receives the run's signals and takes each boundary task a step
+// further (record the phase, ask the judge, record the answer, settle the
+// phase's result). Only a gate, which waits for a person, gets a coroutine
+// of its own.
+
+// boundaryTask is a phase in flight, then its assessment.
+type boundaryTask struct {
+	// ctx is the workflow context the phase was scheduled with: its
+	// cancellation is the phase's.
+	ctx     workflow.Context
+	phase   string
+	started time.Time
+	f       workflow.Future
+	settle  func()
+	// call is the judge's activity, once asked.
+	call *judgeCall
+	done bool
+}
+
+// ready says the task can take a step without waiting.
+func (t *boundaryTask) ready() bool {
+	if t.call != nil {
+		return t.call.f.IsReady()
+	}
+	return t.f.IsReady()
+}
+
+// hasReadyTask says a boundary task can take a step.
+func (r *run) hasReadyTask() bool {
+	for _, t := range r.tasks {
+		if t.ready() {
+			return true
+		}
+	}
+	return false
+}
+
+// advance takes every ready boundary task a step, in the order their phases
+// were scheduled, and forgets the tasks that are done.
+func (r *run) advance() {
+	n := len(r.tasks)
+	for _, t := range r.tasks[:n] {
+		if t.ready() {
+			r.step(t)
+		}
+	}
+	kept := r.tasks[:0]
+	for _, t := range r.tasks {
+		if !t.done {
+			kept = append(kept, t)
+		}
+	}
+	clear(r.tasks[len(kept):])
+	r.tasks = kept
+}
+
+// step is the boundary of the first structure (run.boundary), one ready
+// step at a time: it never blocks.
+func (r *run) step(t *boundaryTask) {
+	ctx := t.ctx
+	if t.call != nil {
+		why := r.endAssess(ctx, t.call)
+		t.call = nil
+		if r.cfg.Mode == ModeObserve {
+			t.done = true // settled when the phase ended
+			return
+		}
+		r.afterVerdict(t, why)
+		return
+	}
+	r.recordBoundary(ctx, t.phase, t.started, t.f)
+	if ctx.Err() != nil {
+		t.settle() // cancelled: no assessment, no gate
+		t.done = true
+		return
+	}
+	if r.cfg.Mode == ModeObserve {
+		t.settle()
+		t.call, _ = r.startAssess(ctx, t.phase)
+		t.done = t.call == nil
+		return
+	}
+	call, why := r.startAssess(ctx, t.phase)
+	if call != nil {
+		t.call = call
+		return
+	}
+	r.afterVerdict(t, why)
+}
+
+// afterVerdict lets a manage-mode phase's result through, or opens the gate
+// that holds it until a person resumes the job.
+func (r *run) afterVerdict(t *boundaryTask, why string) {
+	t.done = true
+	if why == "" {
+		if r.aborted == nil {
+			t.settle()
+		}
+		return
+	}
+	workflow.Go(t.ctx, func(ctx workflow.Context) {
+		r.pause(ctx, t.phase, why)
+		if r.aborted == nil {
+			t.settle()
+		}
+	})
+}
+
+// await blocks until cond holds. In a run of runStructureV2 the run's
+// coroutine keeps its boundary tasks going meanwhile.
+func (r *run) await(ctx workflow.Context, cond func() bool) {
+	if !r.loop {
+		_ = workflow.Await(ctx, cond)
+		return
+	}
+	for !cond() {
+		_ = workflow.Await(ctx, func() bool { return cond() || r.hasReadyTask() })
+		r.advance()
+	}
+}
