@@ -35,6 +35,17 @@ func TestReplayJobRunUnderThePlugin(t *testing.T) {
 	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_with_plugin.json")))
 }
 
+func TestReplayJobObservedWithAJudgeInTheBackground(t *testing.T) {
+	// Its judge was not pure: the answers are in the boundaries' markers.
+	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_observe_background.json")))
+}
+
+func TestReplayJobOfTheFirstStructure(t *testing.T) {
+	// Recorded when a run had a coroutine per phase and a signal listener
+	// (version 1 of the temporal-overseer change): it replays as it ran.
+	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_with_plugin_structure_v1.json")))
+}
+
 func TestReplayJobPinnedBeforePlacement(t *testing.T) {
 	// Recorded when the judge always answered in a local activity: the run
 	// pinned no placement and replays with its local activity, although
@@ -55,7 +66,7 @@ func TestReplayDetectsARemovedPlugin(t *testing.T) {
 }
 
 func TestHistoryBudgetPerBoundary(t *testing.T) {
-	for _, file := range []string{"job_with_plugin.json", "job_with_plugin_local_activity.json"} {
+	for _, file := range []string{"job_with_plugin.json", "job_observe_background.json", "job_with_plugin_structure_v1.json", "job_with_plugin_local_activity.json"} {
 		t.Run(file, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", file))
 			require.NoError(t, err)

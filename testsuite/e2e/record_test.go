@@ -13,6 +13,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
@@ -22,8 +24,11 @@ var recordHistories = flag.Bool("record-histories", false, "record the replay-te
 
 // TestRecordHistories records, from the real dev server, the JSON histories
 // that workflows/replay_test.go replays: a job run under the plugin (paused
-// and resumed) and one run by a worker without the plugin. Run it with
-// go test ./testsuite/e2e -run RecordHistories -record-histories.
+// and resumed), a job observed with a judge that is not pure (answered in
+// the background) and one run by a worker without the plugin. Run it with
+// go test ./testsuite/e2e -run RecordHistories -record-histories. The
+// histories of earlier versions of the plugin (job_with_plugin_structure_v1.json,
+// job_with_plugin_local_activity.json) are kept as they were recorded.
 func TestRecordHistories(t *testing.T) {
 	if !*recordHistories {
 		t.Skip("records histories only with -record-histories")
@@ -39,6 +44,12 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, err)
 	export(t, srv, run.GetID(), filepath.Join(dir, "job_with_plugin.json"))
 
+	tq = startWorker(t, srv, worker.Config{TaskQueue: "e2e-record-observe", Judge: notPure{overseer.HeuristicJudge{}},
+		Modes: map[string]overseer.Mode{workflows.JobWorkflowName: overseer.ModeObserve}})
+	run = startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack})
+	require.NoError(t, run.Get(context.Background(), nil))
+	export(t, srv, run.GetID(), filepath.Join(dir, "job_observe_background.json"))
+
 	// A worker without the plugin, as before it was added.
 	plain := sdkworker.New(c, "e2e-no-plugin", sdkworker.Options{})
 	workflows.Register(plain)
@@ -49,6 +60,10 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, run.Get(context.Background(), nil))
 	export(t, srv, run.GetID(), filepath.Join(dir, "job_before_plugin.json"))
 }
+
+// notPure hides its judge's Pure method: the overseer asks it in the
+// background, as it would a remote judge.
+type notPure struct{ jev.Judge }
 
 func export(t *testing.T, srv server, id, path string) {
 	t.Helper()
