@@ -294,7 +294,7 @@ func TestE2ELearnPromotesAModelFromRealJobsAndLaterWorkersUseIt(t *testing.T) {
 	var res learn.Result
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	assert.Equal(t, learn.Readiness{Runs: len(all), Succeeded: succeeded, Failed: failed, Families: len(families),
-		TrainSucceeded: succeeded - 5, RunsNeeded: needed, Ready: true, Sentence: res.Readiness.Sentence}, res.Readiness)
+		TrainSucceeded: succeeded - 5, RunsNeeded: needed, TrainFamilies: len(families), Ready: true, Sentence: res.Readiness.Sentence}, res.Readiness)
 	require.NotNil(t, res.Decision, res.Sentence)
 	d := res.Decision
 	require.True(t, d.Promote, res.Sentence)
