@@ -341,6 +341,13 @@ func TestE2ELearnPromotesAModelFromRealJobsAndLaterWorkersUseIt(t *testing.T) {
 	assert.Equal(t, eval.PromiseConfidence, policy.Promise.Confidence)
 	assert.GreaterOrEqual(t, policy.Promise.SucceededRuns, needed)
 	assert.LessOrEqual(t, policy.Promise.UpperBound, budget)
+	// overseer learn status says the round as a team reads it.
+	code, out, errOut = overseerCLI(srv, "learn", "status", "--type", typ)
+	require.Equal(t, 0, code, errOut)
+	t.Logf("overseer learn status --type %s:\n%s", typ, out)
+	assert.Contains(t, out, res.Sentence+"\n")
+	assert.Contains(t, out, "rounds 1, promoted 1, refused 0; 35 jobs closed since the round before\ncurrent model: "+d.Version+"\n")
+	assert.Contains(t, out, "reviewers' decisions used as labels: 5 aborts at a gate (confirmed failures; 0 runs relabelled failed), 5 continues, 5 of them on jobs that then succeeded (recorded false pauses, on 5 runs)")
 	code, out, errOut = overseerCLI(srv, "model", "show", d.Version)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "pauses at most 20.0% of succeeded runs")
