@@ -51,9 +51,12 @@ type Readiness struct {
 	Families  int `json:"families"`
 	// TrainSucceeded are the succeeded runs left for training once the
 	// newest runs are held out; RunsNeeded what the promise needs there.
-	TrainSucceeded int  `json:"train_succeeded"`
-	RunsNeeded     int  `json:"runs_needed"`
-	Ready          bool `json:"ready"`
+	TrainSucceeded int `json:"train_succeeded"`
+	RunsNeeded     int `json:"runs_needed"`
+	// TrainFamilies are the task families among the runs left for
+	// training: grouped cross-validation needs MinFamilies of them.
+	TrainFamilies int  `json:"train_families"`
+	Ready         bool `json:"ready"`
 	// Sentence says it in one sentence; when not ready, how many more
 	// labelled runs are needed.
 	Sentence string `json:"sentence"`
@@ -81,12 +84,21 @@ func Ready(records []eval.Record, opts DecideOptions) Readiness {
 		}
 	}
 	r.Families = len(fams)
+	// What a refit needs where it needs it: the promise's succeeded runs,
+	// failed runs and task families among the older runs it trains on;
+	// both outcomes among the newest it measures the candidate on.
 	held, train := split(records, opts.HoldOut)
+	trainFamilies := map[string]bool{}
+	trainFailed := 0
 	for _, rec := range train {
-		if !rec.Outcome.Failed() {
+		trainFamilies[rec.FamilyName()] = true
+		if rec.Outcome.Failed() {
+			trainFailed++
+		} else {
 			r.TrainSucceeded++
 		}
 	}
+	r.TrainFamilies = len(trainFamilies)
 	heldFailed := 0
 	for _, rec := range held {
 		if rec.Outcome.Failed() {
@@ -101,9 +113,14 @@ func Ready(records []eval.Record, opts DecideOptions) Readiness {
 	}
 	if more := opts.MinFamilies - r.Families; more > 0 {
 		missing = append(missing, fmt.Sprintf("runs of %d more task families", more))
+	} else if more := opts.MinFamilies - r.TrainFamilies; more > 0 {
+		missing = append(missing, fmt.Sprintf("runs of %d more task families among the older runs (the newest %.0f%% held out have %d of their own)", more, 100*opts.HoldOut, r.Families-r.TrainFamilies))
 	}
-	if r.Failed < 2 || heldFailed == 0 {
+	if trainFailed == 0 || heldFailed == 0 {
 		missing = append(missing, "failed runs both among the newest and the older runs")
+	}
+	if len(held) > 0 && heldFailed == len(held) {
+		missing = append(missing, "succeeded runs among the newest")
 	}
 	have := fmt.Sprintf("%d labelled runs (%d succeeded, %d failed, %d task families)", r.Runs, r.Succeeded, r.Failed, r.Families)
 	if len(missing) == 0 {

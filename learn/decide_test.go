@@ -109,3 +109,48 @@ func TestDecideNeedsEnoughRuns(t *testing.T) {
 	_, err := Decide(context.Background(), synthetic(30, 1, 0), Current{Model: overseer.DefaultLearnedModel()}, DecideOptions{})
 	assert.ErrorIs(t, err, ErrNotReady)
 }
+
+// Ready counts what a refit needs where it needs it: failed runs and
+// task families among the older runs a candidate trains on, both
+// outcomes among the newest it is measured on. Runs that have enough of
+// each only over all of them are not ready (a refit would refuse them
+// with "no candidate could be fitted" or an AUROC it cannot measure).
+func TestReadyCountsWhatTheTrainingAndHeldOutRunsHold(t *testing.T) {
+	ctx := context.Background()
+	cur := Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}
+	const held = 30 // the newest 20 % of 150
+	for _, tc := range []struct {
+		name  string
+		apply func(i int, r *eval.Record)
+		want  string
+	}{
+		{"failed runs only among the newest", func(i int, r *eval.Record) {
+			if i >= held {
+				r.Outcome = eval.OutcomeSucceeded
+			}
+		}, "needs failed runs both among the newest and the older runs"},
+		{"a task family only among the newest", func(i int, r *eval.Record) {
+			r.Task.Family = fmt.Sprint("older-", i%2)
+			if i < held {
+				r.Task.Family = "new-repository"
+			}
+		}, "needs runs of 1 more task families among the older runs"},
+		{"no succeeded run among the newest", func(i int, r *eval.Record) {
+			if i < held {
+				r.Outcome = eval.OutcomeFailed
+			}
+		}, "needs succeeded runs among the newest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := synthetic(150, 1, 0)
+			for i := range recs {
+				tc.apply(i, &recs[i])
+			}
+			r := Ready(recs, DecideOptions{})
+			assert.False(t, r.Ready, r.Sentence)
+			assert.Contains(t, r.Sentence, tc.want)
+			_, err := Decide(ctx, recs, cur, DecideOptions{})
+			assert.ErrorIs(t, err, ErrNotReady)
+		})
+	}
+}

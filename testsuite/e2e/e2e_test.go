@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/activities"
@@ -181,6 +182,13 @@ func startWorker(t *testing.T, srv server, cfg worker.Config) string {
 // workers themselves (it is also called when the test ends).
 func startWorkers(t *testing.T, srv server, cfg worker.Config) (taskQueue string, stop func()) {
 	t.Helper()
+	return startWorkersWith(t, srv, cfg, nil)
+}
+
+// startWorkersWith is startWorkers with register called on each worker
+// before it starts, for workflows of the test's own.
+func startWorkersWith(t *testing.T, srv server, cfg worker.Config, register func(sdkworker.Registry)) (taskQueue string, stop func()) {
+	t.Helper()
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
 	}
@@ -219,6 +227,9 @@ func startWorkers(t *testing.T, srv server, cfg worker.Config) (taskQueue string
 		}
 		w, err := worker.New(c, cfg)
 		require.NoError(t, err)
+		if register != nil {
+			register(w)
+		}
 		require.NoError(t, w.Start())
 		stops = append(stops, w.Stop)
 	}
@@ -249,6 +260,16 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() bo
 // returns its result.
 func finish(t *testing.T, c client.Client, run client.WorkflowRun, reviewer string) (workflows.JobResult, error) {
 	t.Helper()
+	resumeUntilClosed(t, c, run, reviewer)
+	var res workflows.JobResult
+	err := run.Get(context.Background(), &res)
+	return res, err
+}
+
+// resumeUntilClosed resumes every pause of the job as reviewer until it
+// closes.
+func resumeUntilClosed(t *testing.T, c client.Client, run client.WorkflowRun, reviewer string) {
+	t.Helper()
 	eventually(t, "the job to finish", 60*time.Second, func() bool {
 		if s := status(t, c, run.GetID()); s.Paused {
 			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
@@ -259,9 +280,6 @@ func finish(t *testing.T, c client.Client, run client.WorkflowRun, reviewer stri
 		require.NoError(t, err)
 		return d.RawResponse.GetWorkflowExecutionInfo().GetCloseTime() != nil
 	})
-	var res workflows.JobResult
-	err := run.Get(context.Background(), &res)
-	return res, err
 }
 
 func status(t *testing.T, c client.Client, id string) overseer.Status {

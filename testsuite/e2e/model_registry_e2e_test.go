@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/activities"
@@ -33,6 +34,27 @@ func writeModel(t *testing.T, dir, version string) string {
 	path := filepath.Join(dir, version+".json")
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 	return path
+}
+
+// replayWithoutRegistry replays the history of job id on a replayer with
+// the overseer plugin and no model source (workflows registered by
+// register): a run that pinned its model version reads it, and every
+// answer, back from its history.
+func replayWithoutRegistry(t *testing.T, c client.Client, id string, register func(sdkworker.WorkflowRegistry)) {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var history historypb.History
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		history.Events = append(history.Events, ev)
+	}
+	plugin, err := overseer.NewPlugin(overseer.Options{})
+	require.NoError(t, err)
+	replayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{Plugins: []sdkworker.Plugin{plugin}})
+	require.NoError(t, err)
+	register(replayer)
+	require.NoError(t, replayer.ReplayWorkflowHistory(nil, &history), "the history of %s replays clean", id)
 }
 
 // Models promoted with `overseer model promote` reach the jobs started
@@ -101,19 +123,7 @@ func TestE2EModelRegistryPromotesAndRunsKeepTheirPinnedModel(t *testing.T) {
 
 	// The long job's history replays on a worker without any registry:
 	// the pinned version and every answer are read back, never recomputed.
-	it := c.GetWorkflowHistory(context.Background(), long.GetID(), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var history historypb.History
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
-		history.Events = append(history.Events, ev)
-	}
-	plugin, err := overseer.NewPlugin(overseer.Options{})
-	require.NoError(t, err)
-	replayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{Plugins: []sdkworker.Plugin{plugin}})
-	require.NoError(t, err)
-	workflows.Register(replayer)
-	require.NoError(t, replayer.ReplayWorkflowHistory(nil, &history))
+	replayWithoutRegistry(t, c, long.GetID(), workflows.Register)
 
 	// Rollback returns to A for new jobs (a rollback past the first model
 	// is refused: TestE2EModelCommandsRefuseBadInputInOneSentence, on a
