@@ -1,7 +1,6 @@
 package overseer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -376,6 +375,68 @@ func (r *run) decideInWorkflow(ctx workflow.Context, in AssessInput) (AssessOutp
 // reportOf reads the PhaseReport a phase result carries. A JSON result is
 // decoded only when it mentions the report field; any other encoding is
 // decoded by the workflow's own data converter.
+// reportKey is ReportCarrier's JSON key.
+const reportKey = "overseer_report"
+
+// topLevelField returns the value of the member name of the JSON object
+// data, when it is one of the object's own members (not a nested one's).
+// It reads data only up to the end of that value and does not validate the
+// rest: the workflow's own decoding does.
+func topLevelField(data []byte, name string) ([]byte, bool) {
+	depth, keyStart, valueStart := 0, -1, -1
+	expectKey, inString, escaped := false, false, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if keyStart >= 0 && string(data[keyStart:i]) == name {
+					j := i + 1
+					for j < len(data) && isJSONSpace(data[j]) {
+						j++
+					}
+					if j < len(data) && data[j] == ':' {
+						valueStart, i = j+1, j
+					}
+				}
+				keyStart = -1
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+			if depth == 1 && expectKey {
+				keyStart = i + 1
+			}
+			expectKey = false
+		case '{', '[':
+			depth++
+			expectKey = depth == 1 && c == '{'
+		case '}', ']':
+			depth--
+			if depth == 0 && valueStart >= 0 {
+				return data[valueStart:i], true
+			}
+		case ',':
+			if depth == 1 {
+				if valueStart >= 0 {
+					return data[valueStart:i], true
+				}
+				expectKey = true
+			}
+		}
+	}
+	return nil, false
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 func reportOf(ctx workflow.Context, raw converter.RawValue, f workflow.Future) *PhaseReport {
 	var c ReportCarrier
 	p := raw.Payload()
@@ -383,7 +444,10 @@ func reportOf(ctx workflow.Context, raw converter.RawValue, f workflow.Future) *
 		return nil
 	}
 	if string(p.GetMetadata()[converter.MetadataEncoding]) == converter.MetadataEncodingJSON {
-		if !bytes.Contains(p.GetData(), []byte(`"overseer_report"`)) || json.Unmarshal(p.GetData(), &c) != nil {
+		// The workflow decodes the whole result itself: read only the
+		// report's own bytes.
+		value, ok := topLevelField(p.GetData(), reportKey)
+		if !ok || json.Unmarshal(value, &c.OverseerReport) != nil {
 			return nil
 		}
 		return c.OverseerReport
