@@ -371,12 +371,11 @@ func (a *Activities) recordRefusal(ctx context.Context, workflowType string, out
 	if a.Client == nil {
 		return ""
 	}
+	// The reason has the figures that matter: figures that do not encode
+	// (an AUROC that could not be measured) or are too large stay out.
 	figures, err := json.Marshal(out.Decision.Figures)
-	if err != nil {
-		return err.Error()
-	}
-	if len(figures) > registry.MaxFiguresBytes {
-		figures = nil // the reason has the figures that matter
+	if err != nil || len(figures) > registry.MaxFiguresBytes {
+		figures = nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, refusalRecordTimeout)
 	defer cancel()
