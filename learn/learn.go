@@ -8,10 +8,20 @@
 // jobs use now (see [Decide]).
 //
 // The workflow only sequences; activities do the work: [Activities.Export]
-// counts the labelled runs, [Activities.Refit] reads them again, decides
-// and promotes. Each round's [Result] carries the running totals of the
-// rounds before it (a Schedule's last completion result, or the Previous
-// of the input).
+// counts the labelled runs and measures the gates on the newest closed
+// jobs ([MeasureRates]: the false-pause rate, succeeded jobs that paused at
+// a gate, and the catch rate, failed jobs that did, against the current
+// model's promise); [Activities.Refit] reads them again, decides, promotes,
+// and records a refused candidate with its figures in the model registry
+// ([registry.RecordRefusal]). Each round's [Result] carries the running
+// totals of the rounds before it (a Schedule's last completion result, or
+// the Previous of the input) and the measured [Rates].
+//
+// A round leaves its result, without its decision's figures, in its memo
+// ([MemoKey]): [LatestRounds] reads the latest round of every type from one
+// visibility listing (the dashboard does). It emits the overseer_learn_*
+// metrics (overseer.MetricLearnPromotions and the others) through the
+// workflow's metrics handler, tagged with the type learned from.
 package learn
 
 import (
