@@ -18,6 +18,7 @@ replace (
 require (
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/corohq/temporal-overseer v0.0.0-00010101000000-000000000000
+	github.com/corohq/temporal-overseer/eval v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/learn v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/ops v0.0.0-00010101000000-000000000000
 	github.com/oauth2-proxy/mockoidc v0.0.0-20261103160011-e06ed0b7cb7f
@@ -33,7 +34,6 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
-	github.com/corohq/temporal-overseer/eval v0.0.0-00010101000000-000000000000 // indirect
 	github.com/facebookgo/clock v0.0.0-20150410010913-600d898af40a // indirect
 	github.com/go-jose/go-jose/v4 v4.1.8 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
