@@ -26,8 +26,15 @@
 // The Models view (/models) shows, per workflow type, the current model of
 // the namespace's model registry with its policy's false-pause promise,
 // who promoted it (overseer learn, with the figures in its note, or a
-// person) and the earlier versions, and the latest promotions and
-// rollbacks ([ModelsBackend]; TemporalBackend queries the registry).
+// person) and the earlier versions, the candidates overseer learn refused
+// (when, the held-out AUROC of candidate and current model, the false
+// pauses with their bound, why), and the latest promotions and rollbacks
+// ([ModelsBackend]; TemporalBackend queries the registry). Beside the
+// promise it shows the false-pause and catch rates the latest learn round
+// measured on the newest closed jobs, with an alert when they break the
+// promise, and the sentence that says how many more labelled runs a
+// deployment needs ([LearnBackend]; TemporalBackend reads the rounds'
+// memos, learn.LatestRounds).
 //
 // Everything is read from Temporal: jobs with ListWorkflow and the
 // overseer's search attributes, details with the overseer.status query

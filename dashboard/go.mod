@@ -8,6 +8,7 @@ replace (
 	github.com/corohq/temporal-overseer => ..
 	github.com/corohq/temporal-overseer/cmd => ../cmd
 	github.com/corohq/temporal-overseer/eval => ../eval
+	github.com/corohq/temporal-overseer/learn => ../learn
 	github.com/corohq/temporal-overseer/ops => ../ops
 	github.com/corohq/temporal-overseer/overseer/jev/jevopenai => ../overseer/jev/jevopenai
 	github.com/corohq/temporal-overseer/testsuite/e2e => ../testsuite/e2e
@@ -17,6 +18,8 @@ replace (
 require (
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/corohq/temporal-overseer v0.0.0-00010101000000-000000000000
+	github.com/corohq/temporal-overseer/eval v0.0.0-00010101000000-000000000000
+	github.com/corohq/temporal-overseer/learn v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/ops v0.0.0-00010101000000-000000000000
 	github.com/oauth2-proxy/mockoidc v0.0.0-20261103160011-e06ed0b7cb7f
 	github.com/stretchr/testify v1.12.1
@@ -31,10 +34,8 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
-	github.com/corohq/temporal-overseer/eval v0.0.0-00010101000000-000000000000 // indirect
 	github.com/facebookgo/clock v0.0.0-20150410010913-600d898af40a // indirect
 	github.com/go-jose/go-jose/v4 v4.1.8 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.2.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
@@ -46,7 +47,6 @@ require (
 	github.com/nexus-rpc/sdk-go v0.7.0 // indirect
 	github.com/robfig/cron v1.2.0 // indirect
 	github.com/stretchr/objx v0.5.3 // indirect
-	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.temporal.io/api v1.64.3 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

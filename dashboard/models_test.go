@@ -2,6 +2,8 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/dashboard"
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/learn"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/registry"
 )
@@ -22,6 +26,15 @@ type modelsBackend struct {
 }
 
 func (b modelsBackend) Models(context.Context) (registry.State, error) { return b.state, nil }
+
+// learnBackend reads learn rounds too.
+type learnBackend struct {
+	modelsBackend
+	rounds []learn.Result
+	err    error
+}
+
+func (b learnBackend) LearnRounds(context.Context) ([]learn.Result, error) { return b.rounds, b.err }
 
 func TestModelsPage(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -61,4 +74,101 @@ func TestModelsPage(t *testing.T) {
 	plain := serve(newBackend())
 	_, body = get(t, plain.Client(), plain.URL+"/models")
 	assert.Contains(t, body, "does not read a model registry")
+}
+
+// The page shows, per workflow type, what the latest learn round measured
+// on closed jobs next to the promise (an alert when the measured false
+// pauses break it), the candidates refused with their figures, and for a
+// type with too few labelled runs how many more it needs.
+func TestModelsPageShowsRoundsAndRefusals(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	promise := overseer.Promise{MaxFalsePause: 0.05, Confidence: 0.95, SucceededRuns: 80, UpperBound: 0.037, FailedRuns: 40, Catches: 22}
+	figures, err := json.Marshal(learn.Figures{Trained: 120, HeldOut: 30, CandidateAUROC: 0.612, CurrentAUROC: 0.744, Current: "learned-b",
+		Promise: &eval.PromiseCheck{Verdict: eval.PromiseAbove, MaxFalsePause: 0.05, Succeeded: 20, FalsePauses: 2, LowerBound: 0.018}})
+	require.NoError(t, err)
+	state := registry.State{
+		Types: []registry.TypeModels{{Type: "CoroJob", Current: "learned-b", Versions: []registry.Version{
+			{Version: "learned-b", PolicyName: "calibrated", Promise: &promise, PromotedAt: t0, By: "overseer learn"},
+		}}},
+		Refusals: []registry.Refusal{
+			{At: t0.Add(time.Hour), Type: "CoroJob", Current: "learned-b", By: "overseer learn",
+				Reason: "refused: no candidate could be fitted on the 120 older runs: a fold without a failed run"},
+			{At: t0.Add(2 * time.Hour), Type: "CoroJob", Version: "learned-c", Current: "learned-b", By: "overseer learn", Figures: figures,
+				Reason: "refused learned-c: it ranks worse: AUROC at 50% on the 30 newest runs 0.612 against the current model learned-b's 0.744"},
+		},
+	}
+	broken := learn.MeasureRates(nil, 0, "learned-b", promise)
+	broken.Jobs, broken.Succeeded, broken.FalsePauses, broken.Failed, broken.Caught = 70, 60, 12, 10, 8
+	broken.Check = &eval.PromiseCheck{Verdict: eval.PromiseBroken, MaxFalsePause: 0.05, Succeeded: 60, FalsePauses: 12, LowerBound: 0.12}
+	broken.Sentence = "on the newest closed 70 jobs, 12 of 60 succeeded jobs paused (20.0%), 8 of 10 failed jobs caught (80.0%): these false pauses BREAK the promise"
+	shipped := overseer.DefaultLearnedPolicy().Promise
+	young := learn.MeasureRates(nil, 0, "learned-mini-swe-v2", shipped)
+	young.Jobs, young.Succeeded, young.FalsePauses, young.Failed, young.Caught = 3, 2, 1, 1, 1
+	young.Sentence = "on the newest closed 3 jobs, 1 of 2 succeeded jobs paused (50.0%), 1 of 1 failed jobs caught (100.0%)"
+	rounds := []learn.Result{
+		{Type: "CoroJob", At: t0.Add(2 * time.Hour), Rounds: 7, Promoted: 1, Refused: 2, Rates: &broken,
+			Readiness: learn.Readiness{Ready: true, Runs: 150, Sentence: "150 labelled runs (100 succeeded, 50 failed, 5 task families): enough to refit"},
+			Sentence:  "round 7 for CoroJob: refused learned-c: it ranks worse"},
+		{Type: "NewJob", At: t0, Rounds: 1, Rates: &young,
+			Readiness: learn.Readiness{Runs: 3, Sentence: "3 labelled runs (2 succeeded, 1 failed, 1 task families): a 5% false-pause promise at 95% confidence takes 59 succeeded runs to train on and 3 task families; needs about 72 more succeeded runs"},
+			Sentence:  "round 1 for NewJob: no candidate: 3 labelled runs …"},
+	}
+	tests := []struct {
+		name    string
+		backend dashboard.Backend
+		want    []string
+		notWant []string
+		order   []string
+	}{{
+		name:    "rounds and refusals",
+		backend: learnBackend{modelsBackend: modelsBackend{fakeBackend: newBackend(), state: state}, rounds: rounds},
+		want: []string{
+			`<section class="panel" data-type="CoroJob">`,
+			`<p data-rates class="form-error" role="alert">False pauses and catches ` + broken.Sentence + `.</p>`,
+			`<p data-readiness>150 labelled runs (100 succeeded, 50 failed, 5 task families): enough to refit.</p>`,
+			`Round 7, 2026-12-01 11:00:00 UTC (1 promoted, 2 refused so far): round 7 for CoroJob: refused learned-c: it ranks worse.`,
+			`<tr data-refusal="learned-c"><td>2026-12-01 11:00:00 UTC</td><td>learned-c</td>`,
+			`<td>0.612 against 0.744 (learned-b), 30 runs</td>`,
+			`<td>above the promise of at most 5.0% false pauses but within sampling error: 2 of 20 succeeded runs paused (10.0%; 95% lower bound 1.8%)</td>`,
+			`<td>refused learned-c: it ranks worse: AUROC at 50% on the 30 newest runs 0.612 against the current model learned-b&#39;s 0.744</td>`,
+			`<tr data-refusal=""><td>2026-12-01 10:00:00 UTC</td><td>none fitted</td>`,
+			`<section class="panel" data-type="NewJob">`,
+			`No model promoted for this type`,
+			`<p data-promise>Promise of learned-mini-swe-v2: ` + shipped.String() + `</p>`,
+			`<p data-rates>False pauses and catches ` + young.Sentence + `.</p>`,
+			`needs about 72 more succeeded runs.</p>`,
+			`Round 1, 2026-12-01 09:00:00 UTC (0 promoted, 0 refused so far).</p>`,
+		},
+		notWant: []string{"round 1 for NewJob: no candidate", "data-learn-error"},
+		order:   []string{`data-refusal="learned-c"`, `data-refusal=""`, `data-type="NewJob"`},
+	}, {
+		name:    "rounds not readable",
+		backend: learnBackend{modelsBackend: modelsBackend{fakeBackend: newBackend(), state: state}, err: errors.New("visibility is down")},
+		want:    []string{`<p class="form-error" role="alert" data-learn-error>Temporal did not list the learn rounds: visibility is down</p>`, `data-refusal="learned-c"`},
+		notWant: []string{"data-rates", `data-type="NewJob"`},
+	}, {
+		name:    "a backend without learn rounds",
+		backend: modelsBackend{fakeBackend: newBackend(), state: state},
+		want:    []string{`data-refusal="learned-c"`, "Current: <b data-current>learned-b</b>"},
+		notWant: []string{"data-rates", "data-learn-error", "Measured on closed jobs"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := dashboard.New(dashboard.Options{Backend: tt.backend})
+			require.NoError(t, err)
+			srv := httptest.NewServer(d)
+			defer srv.Close()
+			code, body := get(t, srv.Client(), srv.URL+"/models")
+			require.Equal(t, http.StatusOK, code, body)
+			for _, w := range tt.want {
+				assert.Contains(t, body, w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotContains(t, body, w)
+			}
+			for i := 1; i < len(tt.order); i++ {
+				assert.Less(t, strings.Index(body, tt.order[i-1]), strings.Index(body, tt.order[i]), "%s before %s", tt.order[i-1], tt.order[i])
+			}
+		})
+	}
 }

@@ -520,6 +520,7 @@ func refusal(err error) string {
 var funcs = template.FuncMap{
 	"pct":         func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
 	"prob":        func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"auc":         func(v float64) string { return fmt.Sprintf("%.3f", v) },
 	"num":         func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"coord":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"pct100":      func(v float64) string { return fmt.Sprintf("%.1f", clamp01(v)*100) },

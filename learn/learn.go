@@ -8,10 +8,20 @@
 // jobs use now (see [Decide]).
 //
 // The workflow only sequences; activities do the work: [Activities.Export]
-// counts the labelled runs, [Activities.Refit] reads them again, decides
-// and promotes. Each round's [Result] carries the running totals of the
-// rounds before it (a Schedule's last completion result, or the Previous
-// of the input).
+// counts the labelled runs and measures the gates on the newest closed
+// jobs ([MeasureRates]: the false-pause rate, succeeded jobs that paused at
+// a gate, and the catch rate, failed jobs that did, against the current
+// model's promise); [Activities.Refit] reads them again, decides, promotes,
+// and records a refused candidate with its figures in the model registry
+// ([registry.RecordRefusal]). Each round's [Result] carries the running
+// totals of the rounds before it (a Schedule's last completion result, or
+// the Previous of the input) and the measured [Rates].
+//
+// A round leaves its result, without its decision's figures, in its memo
+// ([MemoKey]): [LatestRounds] reads the latest round of every type from one
+// visibility listing (the dashboard does). It emits the overseer_learn_*
+// metrics (overseer.MetricLearnPromotions and the others) through the
+// workflow's metrics handler, tagged with the type learned from.
 package learn
 
 import (
@@ -34,10 +44,13 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/registry"
 )
 
-// Names of the workflow, its query and its activities.
+// Names of the workflow, its query, its memo and its activities.
 const (
-	WorkflowName        = "overseer.Learn"
-	QueryName           = "overseer.learn"
+	WorkflowName = "overseer.Learn"
+	QueryName    = "overseer.learn"
+	// MemoKey is the memo field a round leaves its Result in (without its
+	// Decision and Refusals), for whoever lists the rounds (LatestRounds).
+	MemoKey             = "overseer.learn"
 	ExportActivityName  = "overseer.learn.export"
 	RefitActivityName   = "overseer.learn.refit"
 	PromotedBy          = "overseer learn"
@@ -55,6 +68,9 @@ type Input struct {
 	// Where narrows the jobs with a visibility clause ANDed to the type's,
 	// e.g. "TaskQueue = 'agents'".
 	Where string `json:"where,omitempty"`
+	// RateWindow is how many of the newest closed jobs the round measures
+	// the false-pause and catch rates on; default DefaultRateWindow.
+	RateWindow int `json:"rate_window,omitempty"`
 	// Previous is the result of the round before, when the workflow does
 	// not run from a Schedule (overseer learn run).
 	Previous *Result `json:"previous,omitempty"`
@@ -75,6 +91,9 @@ type Result struct {
 	// NewRuns are the jobs closed since the previous round.
 	NewRuns   int       `json:"new_runs"`
 	Readiness Readiness `json:"readiness"`
+	// Rates are the false-pause and catch rates measured on the newest
+	// closed jobs, against the promise of the model current then.
+	Rates *Rates `json:"rates,omitempty"`
 	// Decision is this round's candidate, if one was fitted.
 	Decision *Decision `json:"decision,omitempty"`
 	// Current is the model version jobs of the type use after the round.
@@ -87,11 +106,12 @@ type Result struct {
 
 // ExportInput is the export activity's argument.
 type ExportInput struct {
-	Type    string        `json:"type"`
-	Where   string        `json:"where,omitempty"`
-	Since   time.Time     `json:"since"`
-	Before  time.Time     `json:"before"`
-	Options DecideOptions `json:"options"`
+	Type       string        `json:"type"`
+	Where      string        `json:"where,omitempty"`
+	Since      time.Time     `json:"since"`
+	Before     time.Time     `json:"before"`
+	Options    DecideOptions `json:"options"`
+	RateWindow int           `json:"rate_window,omitempty"`
 }
 
 // ExportOutput is what the export activity found.
@@ -99,6 +119,7 @@ type ExportOutput struct {
 	NewRuns   int             `json:"new_runs"`
 	Readiness Readiness       `json:"readiness"`
 	Labels    eval.GateLabels `json:"gate_labels"`
+	Rates     Rates           `json:"rates"`
 }
 
 // RefitInput is the refit activity's argument.
@@ -115,6 +136,9 @@ type RefitOutput struct {
 	// Promoted is true when the registry took the candidate.
 	Promoted bool   `json:"promoted"`
 	Current  string `json:"current"`
+	// RefusalNotRecorded says why a refusal could not be recorded in the
+	// registry, if it could not.
+	RefusalNotRecorded string `json:"refusal_not_recorded,omitempty"`
 }
 
 // Workflow is one round of learning (see the package doc).
@@ -144,13 +168,17 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var ex ExportOutput
-	if err := workflow.ExecuteActivity(actx, ExportActivityName, ExportInput{Type: in.Type, Where: in.Where, Since: since, Before: res.At, Options: in.options()}).Get(ctx, &ex); err != nil {
+	if err := workflow.ExecuteActivity(actx, ExportActivityName, ExportInput{Type: in.Type, Where: in.Where, Since: since, Before: res.At, Options: in.options(),
+		RateWindow: in.RateWindow}).Get(ctx, &ex); err != nil {
 		return Result{}, err
 	}
 	res.NewRuns, res.Readiness = ex.NewRuns, ex.Readiness
+	if ex.Rates.Sentence != "" { // an export activity older than the rates measures none
+		res.Rates = &ex.Rates
+	}
 	if !ex.Readiness.Ready {
 		res.Sentence = fmt.Sprintf("round %d for %s: no candidate: %s", res.Rounds, in.Type, ex.Readiness.Sentence)
-		return res, nil
+		return res, finish(ctx, res, nil)
 	}
 	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Hour,
@@ -172,7 +200,30 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		}
 	}
 	res.Sentence = fmt.Sprintf("round %d for %s: %s", res.Rounds, in.Type, rf.Decision.Reason)
-	return res, nil
+	if rf.RefusalNotRecorded != "" {
+		res.Sentence += "; the refusal could not be recorded in the model registry: " + rf.RefusalNotRecorded
+	}
+	return res, finish(ctx, res, &rf)
+}
+
+// memoVersion is the GetVersion change of the round's memo: rounds
+// recorded before it left none, and replay without.
+const memoVersion = "overseer.learn.memo"
+
+// finish ends a round: its metrics, and its memo for LatestRounds.
+func finish(ctx workflow.Context, res Result, rf *RefitOutput) error {
+	emitMetrics(ctx, res, rf)
+	if workflow.GetVersion(ctx, memoVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	return workflow.UpsertMemo(ctx, map[string]any{MemoKey: memoOf(res)})
+}
+
+// memoOf is res without what makes it large: the memo stays a few
+// hundred bytes (the registry keeps the figures and refusals).
+func memoOf(res Result) Result {
+	res.Decision, res.Refusals = nil, nil
+	return res
 }
 
 // Activities are the learn workflow's activities.
@@ -228,11 +279,33 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	}
 	out.Labels = eval.UseGateLabels(recs)
 	out.Readiness = Ready(recs, in.Options)
+	out.Rates = a.measure(ctx, recs, in)
 	return out, nil
+}
+
+// promiseReadTimeout bounds reading the current model for the rates: a
+// registry nobody hosts must not hold up a round that needs none.
+const promiseReadTimeout = 10 * time.Second
+
+// measure measures the rates on recs against the current model's promise,
+// or, when the registry does not answer, without one.
+func (a *Activities) measure(ctx context.Context, recs []eval.Record, in ExportInput) Rates {
+	cctx, cancel := context.WithTimeout(ctx, promiseReadTimeout)
+	defer cancel()
+	cur, err := a.current(cctx, in.Type)
+	if err != nil {
+		r := MeasureRates(recs, in.RateWindow, "", overseer.Promise{})
+		r.Sentence += fmt.Sprintf(" (the current model's promise could not be read: %v)", err)
+		return r
+	}
+	return MeasureRates(recs, in.RateWindow, cur.Model.Version, cur.Policy.Promise)
 }
 
 // current is the model jobs of the type use now.
 func (a *Activities) current(ctx context.Context, workflowType string) (Current, error) {
+	if a.Client == nil { // tests with Records
+		return a.fallback(), nil
+	}
 	st, err := registry.Get(ctx, a.Client, registry.Query{Types: []string{workflowType, registry.DefaultType}, CurrentOnly: true, Content: true})
 	if err == nil {
 		if t := st.Resolve(workflowType); t != nil {
@@ -251,10 +324,15 @@ func (a *Activities) current(ctx context.Context, workflowType string) (Current,
 	} else if err != registry.ErrNoRegistry {
 		return Current{}, err
 	}
+	return a.fallback(), nil
+}
+
+// fallback is the current model when the registry has none for the type.
+func (a *Activities) fallback() Current {
 	if a.Judge != nil {
-		return *a.Judge, nil
+		return *a.Judge
 	}
-	return Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}, nil
+	return Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}
 }
 
 // Refit reads the labelled runs again, decides (see [Decide]) and
@@ -275,6 +353,7 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	}
 	out := RefitOutput{Decision: d, Current: cur.Model.Version}
 	if !d.Promote {
+		out.RefusalNotRecorded = a.recordRefusal(ctx, in.Type, out)
 		return out, nil
 	}
 	figures, err := json.Marshal(d.Figures)
@@ -285,10 +364,38 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	if err != nil {
 		out.Decision.Promote = false
 		out.Decision.Reason = fmt.Sprintf("refused %s: the registry refused it: %v", d.Version, err)
+		out.RefusalNotRecorded = a.recordRefusal(ctx, in.Type, out)
 		return out, nil
 	}
 	out.Promoted, out.Current = true, r.Version
 	return out, nil
+}
+
+// refusalRecordTimeout bounds recording a refusal: the round's result
+// carries it in any case.
+const refusalRecordTimeout = time.Minute
+
+// recordRefusal records the refused candidate of out in the registry, for
+// the dashboard; it returns why it could not, or "".
+func (a *Activities) recordRefusal(ctx context.Context, workflowType string, out RefitOutput) string {
+	if a.Client == nil {
+		return ""
+	}
+	// The reason has the figures that matter: figures that do not encode
+	// (an AUROC that could not be measured) or are too large stay out.
+	figures, err := json.Marshal(out.Decision.Figures)
+	if err != nil || len(figures) > registry.MaxFiguresBytes {
+		figures = nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, refusalRecordTimeout)
+	defer cancel()
+	_, err = registry.RecordRefusal(cctx, a.Client, registry.RefusalRequest{Type: workflowType, Version: out.Decision.Version, Current: out.Current,
+		Reason: out.Decision.Reason, Figures: figures, By: PromotedBy})
+	if err != nil {
+		activity.GetLogger(ctx).Warn("learn: the refusal could not be recorded in the model registry", "type", workflowType, "error", err)
+		return err.Error()
+	}
+	return ""
 }
 
 // Register registers the learn workflow and its activities on w (the

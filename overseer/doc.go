@@ -412,8 +412,13 @@
 // Timers (histograms in seconds): overseer_judge_latency and
 // overseer_gate_wait ([MetricGateWait], by action: continue, abort, or
 // expired for a gate its deadline closed). [MetricOpenGates] is a
-// gauge the worker sets from visibility. [MetricHelp] gives each metric's
-// description and [ZeroMetrics] emits every counter at zero up front.
+// gauge the worker sets from visibility. The learn loop (package learn)
+// emits [MetricLearnPromotions], [MetricLearnRefusals] and the gauges
+// [MetricLearnLabelledRuns], [MetricLearnFalsePauseRate],
+// [MetricLearnCatchRate] and [MetricLearnPromisedFalsePause] once per
+// round from its workflow, tagged [MetricTagJobType]. [MetricHelp] gives
+// each metric's description and [ZeroMetrics] emits every counter at zero
+// up front.
 //
 // # Offline: replaying recorded runs
 //

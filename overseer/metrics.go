@@ -48,6 +48,31 @@ const (
 	// code cannot keep a gauge across workers, so the worker package sets it
 	// from visibility (OverseerPaused = true), by workflow type.
 	MetricOpenGates = "overseer_open_gates"
+
+	// The learn loop's (package learn) series, emitted once per round from
+	// the learn workflow's code and tagged MetricTagJobType: the workflow
+	// type learned from (workflow_type is the learn workflow's own).
+	//
+	// MetricLearnPromotions counts rounds that promoted a candidate,
+	// MetricLearnRefusals rounds that refused one.
+	MetricLearnPromotions = "overseer_learn_promotions"
+	MetricLearnRefusals   = "overseer_learn_refusals"
+	// MetricLearnLabelledRuns is a gauge of the labelled runs the last
+	// round found.
+	MetricLearnLabelledRuns = "overseer_learn_labelled_runs"
+	// MetricLearnFalsePauseRate and MetricLearnCatchRate are gauges of the
+	// rates the last round measured on the newest closed jobs: the share of
+	// succeeded jobs that paused at a gate, and of failed jobs.
+	MetricLearnFalsePauseRate = "overseer_learn_false_pause_rate"
+	MetricLearnCatchRate      = "overseer_learn_catch_rate"
+	// MetricLearnPromisedFalsePause is a gauge of the false-pause rate the
+	// current model's policy promises at most: alert when the measured
+	// rate is above it.
+	MetricLearnPromisedFalsePause = "overseer_learn_promised_false_pause"
+
+	// MetricTagJobType tags the learn loop's series with the workflow type
+	// learned from.
+	MetricTagJobType = "job_type"
 )
 
 // MetricHelp returns the one-line description of an overseer metric (the
@@ -66,6 +91,13 @@ var metricHelp = map[string]string{
 	metricExpired:      "Gates closed by their deadline, by the action taken (continue, abort).",
 	metricNotifyFailed: "Gate notifications that failed after all their attempts, by kind (opened, escalated, resumed, aborted, expired).",
 	MetricOpenGates:    "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
+
+	MetricLearnPromotions:         "Learn rounds that promoted a candidate model, by job_type.",
+	MetricLearnRefusals:           "Learn rounds that refused a candidate model, by job_type.",
+	MetricLearnLabelledRuns:       "Labelled runs the last learn round found, by job_type.",
+	MetricLearnFalsePauseRate:     "Share of the newest closed succeeded jobs that paused at a gate, measured by the last learn round, by job_type.",
+	MetricLearnCatchRate:          "Share of the newest closed failed jobs that paused at a gate, measured by the last learn round, by job_type.",
+	MetricLearnPromisedFalsePause: "False-pause rate the current model's policy promises at most, by job_type (absent when it makes no promise).",
 }
 
 // Metric tag names and values.

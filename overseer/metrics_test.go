@@ -190,7 +190,9 @@ func TestZeroMetricsCoversEveryCounterWithoutNone(t *testing.T) {
 	}
 	for _, name := range []string{"overseer_assessments", "overseer_judge_latency", "overseer_judge_tokens",
 		"overseer_judge_errors", "overseer_pauses", "overseer_resumes", overseer.MetricGateWait, overseer.MetricOpenGates,
-		"overseer_gate_escalations", "overseer_gates_expired", "overseer_notifications_failed"} {
+		"overseer_gate_escalations", "overseer_gates_expired", "overseer_notifications_failed",
+		overseer.MetricLearnPromotions, overseer.MetricLearnRefusals, overseer.MetricLearnLabelledRuns, overseer.MetricLearnFalsePauseRate,
+		overseer.MetricLearnCatchRate, overseer.MetricLearnPromisedFalsePause} {
 		assert.NotEmpty(t, overseer.MetricHelp(name), "HELP text of %s", name)
 	}
 }

@@ -62,6 +62,12 @@ func Rollback(ctx context.Context, c client.Client, req RollbackRequest) (Result
 	return update(ctx, c, RollbackName, req)
 }
 
+// RecordRefusal records a refused candidate, starting the registry if it
+// does not run. A refusal of the request wraps ErrRefused.
+func RecordRefusal(ctx context.Context, c client.Client, req RefusalRequest) (Result, error) {
+	return update(ctx, c, RefusalName, req)
+}
+
 func update(ctx context.Context, c client.Client, name string, arg any) (Result, error) {
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       WorkflowID,

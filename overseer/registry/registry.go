@@ -3,17 +3,20 @@
 // [WorkflowID]) holds, per workflow type and for the default type
 // [DefaultType], the ordered versions promoted (each a learned model, its
 // policy and informational figures, who promoted it, when and why) and
-// which one is current.
+// which one is current, and the latest candidates refused for each type
+// with why and their figures.
 //
 // The [QueryName] query lists them; the validated updates [PromoteName]
-// and [RollbackName] change them, refusing bad input in one sentence. The
+// and [RollbackName] change them, and [RefusalName] records a refused
+// candidate, each refusing bad input in one sentence. The
 // workflow continues as new, carrying its state, every
 // [DefaultMaxUpdates] updates or when the server suggests it, so its
 // history stays bounded.
 //
 // Workers read it through [Source], an [overseer.ModelSource]: a new run
 // pins the current version of its type, and keeps it across promotions.
-// [Promote], [Rollback] and [Get] are the client side (`overseer model`);
+// [Promote], [Rollback] and [Get] are the client side (`overseer model`),
+// [RecordRefusal] the one overseer learn uses when it refuses a candidate;
 // [NewWorker] hosts the workflow. The package needs nothing beyond the
 // Temporal SDK.
 package registry
@@ -48,6 +51,10 @@ const (
 	// RollbackName is the update that makes a type's previous model
 	// current again ([RollbackRequest]).
 	RollbackName = "overseer.model.rollback"
+	// RefusalName is the update that records a candidate refused for a
+	// type ([RefusalRequest]): overseer learn sends it, the dashboard shows
+	// the refusals.
+	RefusalName = "overseer.model.refusal"
 	// DefaultType is the entry of every workflow type without its own.
 	DefaultType = "*"
 )
@@ -62,8 +69,12 @@ const (
 	MaxVersions = 50
 	// MaxEvents is how many promotions and rollbacks the log keeps.
 	MaxEvents = 200
-	// MaxNoteBytes bounds a note.
+	// MaxNoteBytes bounds a note (and a refusal's reason).
 	MaxNoteBytes = 4096
+	// MaxRefusals is how many refusals a type keeps: the latest.
+	MaxRefusals = 20
+	// MaxFiguresBytes bounds a refusal's figures.
+	MaxFiguresBytes = 16 << 10
 )
 
 // Version is one promoted model with its policy.
@@ -119,12 +130,30 @@ type Event struct {
 	Note string `json:"note,omitempty"`
 }
 
+// Refusal is a candidate model that was not promoted for a type, and why.
+type Refusal struct {
+	At   time.Time `json:"at"`
+	Type string    `json:"type"`
+	// Version is the candidate's version; empty when none could be fitted.
+	Version string `json:"version,omitempty"`
+	// Current is the version the candidate was measured against.
+	Current string `json:"current,omitempty"`
+	// Reason says why, in one sentence with the figures.
+	Reason string `json:"reason"`
+	// Figures are what the refusal was based on (informational JSON).
+	Figures json.RawMessage `json:"figures,omitempty"`
+	By      string          `json:"by"`
+}
+
 // State is the registry's content, carried across continue-as-new.
 type State struct {
 	// Types are sorted by name.
 	Types []TypeModels `json:"types"`
 	// Events are the latest promotions and rollbacks, oldest first.
 	Events []Event `json:"events,omitempty"`
+	// Refusals are the latest refused candidates, oldest first, at most
+	// MaxRefusals per type.
+	Refusals []Refusal `json:"refusals,omitempty"`
 	// Updates counts every update ever applied.
 	Updates int `json:"updates"`
 }
@@ -160,11 +189,12 @@ type Input struct {
 
 // Query selects what the QueryName query answers.
 type Query struct {
-	// Types, if set, keeps only these types.
+	// Types, if set, keeps only these types (versions and refusals).
 	Types []string `json:"types,omitempty"`
-	// Version, if set, keeps only this version.
+	// Version, if set, keeps only this version (and refusals of a
+	// candidate of that version).
 	Version string `json:"version,omitempty"`
-	// CurrentOnly keeps only each type's current version.
+	// CurrentOnly keeps only each type's current version, and no refusals.
 	CurrentOnly bool `json:"current_only,omitempty"`
 	// Content includes the model and policy files.
 	Content bool `json:"content,omitempty"`
@@ -193,7 +223,22 @@ type RollbackRequest struct {
 	Note string `json:"note,omitempty"`
 }
 
-// Result is what a promotion or rollback did.
+// RefusalRequest is the argument of the RefusalName update.
+type RefusalRequest struct {
+	// Type is the workflow type; if not set, DefaultType.
+	Type string `json:"type,omitempty"`
+	// Version is the refused candidate's version, if one was fitted;
+	// Current the version it was measured against.
+	Version string `json:"version,omitempty"`
+	Current string `json:"current,omitempty"`
+	// Reason says why, in one sentence (at most MaxNoteBytes).
+	Reason string `json:"reason"`
+	// Figures are informational JSON (at most MaxFiguresBytes).
+	Figures json.RawMessage `json:"figures,omitempty"`
+	By      string          `json:"by"`
+}
+
+// Result is what a promotion, rollback or recorded refusal did.
 type Result struct {
 	Type    string    `json:"type"`
 	Version string    `json:"version"`
@@ -237,6 +282,18 @@ func Workflow(ctx workflow.Context, in Input) error {
 		workflow.UpdateHandlerOptions{
 			Validator:   func(ctx workflow.Context, req RollbackRequest) error { _, _, err := r.checkRollback(req); return err },
 			Description: "Make the model that was current before a type's current one current again.",
+		}); err != nil {
+		return err
+	}
+	// A new handler adds no command: histories recorded before it replay.
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, RefusalName,
+		func(ctx workflow.Context, req RefusalRequest) (Result, error) {
+			updates++
+			return r.refuse(workflow.Now(ctx), req)
+		},
+		workflow.UpdateHandlerOptions{
+			Validator:   func(ctx workflow.Context, req RefusalRequest) error { _, err := r.checkRefusal(req); return err },
+			Description: "Record a candidate model refused for a workflow type, with why and its figures.",
 		}); err != nil {
 		return err
 	}
@@ -403,6 +460,56 @@ func (r *registry) rollback(now time.Time, req RollbackRequest) (Result, error) 
 	return Result{Type: t.Type, Version: prev.Version, From: from, At: now}, nil
 }
 
+// checkRefusal validates a refusal and returns the entry it adds.
+func (r *registry) checkRefusal(req RefusalRequest) (Refusal, error) {
+	if strings.TrimSpace(req.By) == "" {
+		return Refusal{}, errors.New("say who refused the candidate (by)")
+	}
+	reason := strings.TrimSpace(req.Reason)
+	if reason == "" {
+		return Refusal{}, errors.New("say why the candidate was refused (reason)")
+	}
+	if len(reason) > MaxNoteBytes {
+		return Refusal{}, fmt.Errorf("the reason is %d bytes; keep it to %d", len(reason), MaxNoteBytes)
+	}
+	f := Refusal{Type: typeName(req.Type), Version: strings.TrimSpace(req.Version), Current: strings.TrimSpace(req.Current), Reason: reason, By: strings.TrimSpace(req.By)}
+	if len(req.Figures) > 0 {
+		if !json.Valid(req.Figures) {
+			return Refusal{}, errors.New("the figures are not JSON")
+		}
+		var err error
+		if f.Figures, err = compact(req.Figures); err != nil {
+			return Refusal{}, err
+		}
+		if len(f.Figures) > MaxFiguresBytes {
+			return Refusal{}, fmt.Errorf("the figures are %d bytes; keep them to %d", len(f.Figures), MaxFiguresBytes)
+		}
+	}
+	return f, nil
+}
+
+// refuse records a refusal, keeping the type's latest MaxRefusals.
+func (r *registry) refuse(now time.Time, req RefusalRequest) (Result, error) {
+	f, err := r.checkRefusal(req)
+	if err != nil {
+		return Result{}, err
+	}
+	f.At = now
+	r.state.Updates++
+	r.state.Refusals = append(r.state.Refusals, f)
+	n := 0
+	for _, x := range r.state.Refusals {
+		if x.Type == f.Type {
+			n++
+		}
+	}
+	if n > MaxRefusals {
+		i := slices.IndexFunc(r.state.Refusals, func(x Refusal) bool { return x.Type == f.Type })
+		r.state.Refusals = slices.Delete(r.state.Refusals, i, i+1)
+	}
+	return Result{Type: f.Type, Version: f.Version, From: f.Current, At: now}, nil
+}
+
 // view is the state filtered by q; it shares nothing with the state.
 func (r *registry) view(q Query) State {
 	out := State{Types: []TypeModels{}, Events: slices.Clone(r.state.Events), Updates: r.state.Updates}
@@ -424,6 +531,12 @@ func (r *registry) view(q Query) State {
 			continue
 		}
 		out.Types = append(out.Types, vt)
+	}
+	for _, f := range r.state.Refusals {
+		if q.CurrentOnly || (len(q.Types) > 0 && !slices.Contains(q.Types, f.Type)) || (q.Version != "" && f.Version != q.Version) {
+			continue
+		}
+		out.Refusals = append(out.Refusals, f)
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package registry_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,4 +244,64 @@ func TestRegistryContinuesAsNewWithItsState(t *testing.T) {
 	assert.Equal(t, "model-a", st.Types[0].Versions[0].Previous)
 	require.NoError(t, back.rejected)
 	assert.Equal(t, "model-b", back.result.Version)
+}
+
+func TestRegistryRecordsRefusalsBoundedPerTypeAndRefusesBadOnes(t *testing.T) {
+	r := newRegEnv(t)
+	refusal := func(typ, version string) registry.RefusalRequest {
+		return registry.RefusalRequest{Type: typ, Version: version, Current: "model-a", By: "overseer learn",
+			Reason: "refused " + version + ": it ranks worse", Figures: json.RawMessage(`{"candidate_auroc_50": 0.6, "current_auroc_50": 0.7}`)}
+	}
+	bad := []struct {
+		name string
+		req  registry.RefusalRequest
+		want string
+	}{
+		{"no by", registry.RefusalRequest{Reason: "worse"}, "say who refused the candidate (by)"},
+		{"no reason", registry.RefusalRequest{By: "ana", Reason: "  "}, "say why the candidate was refused (reason)"},
+		{"long reason", registry.RefusalRequest{By: "ana", Reason: strings.Repeat("x", registry.MaxNoteBytes+1)}, "the reason is 4097 bytes; keep it to 4096"},
+		{"figures too big", registry.RefusalRequest{By: "ana", Reason: "worse", Figures: json.RawMessage(`"` + strings.Repeat("x", registry.MaxFiguresBytes) + `"`)},
+			"the figures are 16386 bytes; keep them to 16384"},
+	}
+	outs := make([]*outcome, len(bad))
+	var first *outcome
+	var all, job, ofVersion, current registry.State
+	steps := []func(){
+		func() {
+			first = r.update(registry.RefusalName, refusal("CoroJob", "cand-0"))
+			for i, b := range bad {
+				outs[i] = r.update(registry.RefusalName, b.req)
+			}
+		},
+		func() {
+			for i := 1; i <= registry.MaxRefusals; i++ {
+				r.update(registry.RefusalName, refusal("CoroJob", fmt.Sprintf("cand-%d", i)))
+			}
+			r.update(registry.RefusalName, refusal("", "cand-default"))
+		},
+		func() {
+			all = r.query(registry.Query{})
+			job = r.query(registry.Query{Types: []string{"CoroJob"}})
+			ofVersion = r.query(registry.Query{Version: "cand-default"})
+			current = r.query(registry.Query{CurrentOnly: true})
+		},
+	}
+	r.run(registry.Input{}, steps...)
+	require.NoError(t, first.rejected)
+	assert.Equal(t, registry.Result{Type: "CoroJob", Version: "cand-0", From: "model-a", At: first.result.At}, first.result)
+	for i, b := range bad {
+		require.Error(t, outs[i].rejected, b.name)
+		assert.Contains(t, outs[i].rejected.Error(), b.want, b.name)
+	}
+	require.Len(t, all.Refusals, registry.MaxRefusals+1, "the oldest of CoroJob's is dropped, the default type's kept")
+	assert.Equal(t, "cand-1", all.Refusals[0].Version, "oldest first")
+	assert.Equal(t, registry.Refusal{At: all.Refusals[0].At, Type: "CoroJob", Version: "cand-1", Current: "model-a", Reason: "refused cand-1: it ranks worse",
+		Figures: json.RawMessage(`{"candidate_auroc_50":0.6,"current_auroc_50":0.7}`), By: "overseer learn"}, all.Refusals[0])
+	assert.Equal(t, registry.DefaultType, all.Refusals[registry.MaxRefusals].Type)
+	assert.Equal(t, 1+registry.MaxRefusals+1, all.Updates)
+	assert.Empty(t, all.Types, "a refusal promotes nothing")
+	assert.Len(t, job.Refusals, registry.MaxRefusals)
+	require.Len(t, ofVersion.Refusals, 1)
+	assert.Equal(t, "cand-default", ofVersion.Refusals[0].Version)
+	assert.Empty(t, current.Refusals, "the current models only")
 }

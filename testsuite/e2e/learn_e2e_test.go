@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -106,14 +108,48 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	assert.Contains(t, res.Sentence, "round 1 for "+workflows.JobWorkflowName+": no candidate: 3 labelled runs (2 succeeded, 1 failed, ")
 	// Which run is held out as the newest depends on the start order.
 	assert.Regexp(t, `takes 59 succeeded runs to train on and 3 task families; needs about 7[23] more succeeded runs \(5[78] to train on beyond the newest 20% held out\)`, res.Sentence)
+	// The gates measured on the closed jobs: the continued job succeeded (a
+	// false pause), the aborted one failed (a catch).
+	require.NotNil(t, res.Rates)
+	assert.Equal(t, [5]int{3, 2, 1, 1, 1}, [5]int{res.Rates.Jobs, res.Rates.Succeeded, res.Rates.FalsePauses, res.Rates.Failed, res.Rates.Caught})
+	measured := "on the newest closed 3 jobs, 1 of 2 succeeded jobs paused (50.0%), 1 of 1 failed jobs caught (100.0%)"
+	assert.Contains(t, res.Rates.Sentence, measured)
+
+	// The dashboard's Models view shows them and how many more labelled
+	// runs a first promotion needs, read from the round's memo.
+	dash := startDashboard(t, srv)
+	eventually(t, "the Models view to show the round", 30*time.Second, func() bool {
+		return strings.Contains(modelsSection(t, dash, workflows.JobWorkflowName), "<p data-readiness>"+res.Readiness.Sentence+".</p>")
+	})
+	section := modelsSection(t, dash, workflows.JobWorkflowName)
+	assert.Contains(t, section, "False pauses and catches "+measured)
+	assert.Contains(t, section, "Round 1, ")
 
 	// The next round counts on from the first and says it in text.
 	code, out, errOut = overseerCLI(srv, "learn", "run", "--type", workflows.JobWorkflowName, "--where", where, "--task-queue", ltq)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "round 2 for "+workflows.JobWorkflowName+": no candidate: ")
 	assert.Contains(t, out, "rounds 2, promoted 0, refused 0; 0 jobs closed since the round before")
+	assert.Contains(t, out, "false pauses and catches "+measured)
 
 	code, _, errOut = overseerCLI(srv, "learn", "run", "--task-queue", ltq)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "give --type")
+}
+
+// modelsSection is the Models view's section of workflowType, or "".
+func modelsSection(t *testing.T, dashboardURL, workflowType string) string {
+	t.Helper()
+	resp, err := http.Get(dashboardURL + "/models")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	_, section, ok := strings.Cut(string(body), `<section class="panel" data-type="`+workflowType+`">`)
+	if !ok {
+		return ""
+	}
+	section, _, _ = strings.Cut(section, "</section>")
+	return section
 }

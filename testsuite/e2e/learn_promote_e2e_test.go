@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,6 +110,32 @@ func TestE2ELearnPromotesAGoodCandidateAndRefusesAWorseOne(t *testing.T) {
 	st, err = registry.Get(ctx, c, registry.Query{Types: []string{typ}})
 	require.NoError(t, err)
 	assert.Equal(t, first.Decision.Version, st.Type(typ).Current, "the refused candidate was not promoted")
+	// The registry keeps the refusal with its figures, for the dashboard.
+	require.Len(t, st.Refusals, 1)
+	refused := st.Refusals[0]
+	assert.Equal(t, registry.Refusal{At: refused.At, Type: typ, Version: second.Decision.Version, Current: first.Decision.Version,
+		Reason: second.Decision.Reason, Figures: refused.Figures, By: learn.PromotedBy}, refused)
+	var refusedFigures learn.Figures
+	require.NoError(t, json.Unmarshal(refused.Figures, &refusedFigures))
+	assert.Less(t, refusedFigures.CandidateAUROC, refusedFigures.CurrentAUROC)
+	assert.Equal(t, first.Decision.Version, refusedFigures.Current)
+
+	// The Models view shows the refused candidate with its figures, and
+	// the gates the round measured on the closed jobs against the promise
+	// of the model current then (these runs met no gate).
+	require.NotNil(t, second.Rates)
+	assert.Equal(t, first.Decision.Version, second.Rates.Model)
+	assert.Contains(t, second.Rates.Sentence, "0 of 100 succeeded jobs paused (0.0%), 0 of 50 failed jobs caught (0.0%): the promise of model "+first.Decision.Version)
+	dash := startDashboard(t, srv)
+	eventually(t, "the Models view to show the second round", 30*time.Second, func() bool {
+		return strings.Contains(modelsSection(t, dash, typ), "Round 2, ")
+	})
+	section := modelsSection(t, dash, typ)
+	assert.Contains(t, section, "Current: <b data-current>"+first.Decision.Version+"</b>")
+	assert.Contains(t, section, `<tr data-refusal="`+second.Decision.Version+`">`)
+	assert.Contains(t, section, fmt.Sprintf("<td>%.3f against %.3f (%s), 30 runs</td>", refusedFigures.CandidateAUROC, refusedFigures.CurrentAUROC, first.Decision.Version))
+	assert.Contains(t, section, "False pauses and catches "+second.Rates.Sentence)
+	assert.NotContains(t, section, `data-rates class="form-error"`, "no false pause: the promise is not broken")
 
 	// overseer learn status finds the last round by its id.
 	code, out, errOut := overseerCLI(srv, "learn", "status", "--type", typ)

@@ -222,6 +222,9 @@ func printRound(out io.Writer, res learn.Result) {
 	if res.Current != "" {
 		fmt.Fprintf(out, "current model: %s\n", res.Current)
 	}
+	if res.Rates != nil {
+		fmt.Fprintf(out, "false pauses and catches %s\n", res.Rates.Sentence)
+	}
 	if d := res.Decision; d != nil && d.Figures.Labels.Any() {
 		fmt.Fprintln(out, d.Figures.Labels)
 	}
