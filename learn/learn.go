@@ -91,6 +91,9 @@ type Result struct {
 	// NewRuns are the jobs closed since the previous round.
 	NewRuns   int       `json:"new_runs"`
 	Readiness Readiness `json:"readiness"`
+	// Labels are the reviewers' gate decisions among the exported runs,
+	// counted whether or not the round refits.
+	Labels *eval.GateLabels `json:"gate_labels,omitempty"`
 	// Rates are the false-pause and catch rates measured on the newest
 	// closed jobs, against the promise of the model current then.
 	Rates *Rates `json:"rates,omitempty"`
@@ -173,6 +176,9 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		return Result{}, err
 	}
 	res.NewRuns, res.Readiness = ex.NewRuns, ex.Readiness
+	if ex.Labels.Any() {
+		res.Labels = &ex.Labels
+	}
 	if ex.Rates.Sentence != "" { // an export activity older than the rates measures none
 		res.Rates = &ex.Rates
 	}
@@ -219,10 +225,11 @@ func finish(ctx workflow.Context, res Result, rf *RefitOutput) error {
 	return workflow.UpsertMemo(ctx, map[string]any{MemoKey: memoOf(res)})
 }
 
-// memoOf is res without what makes it large: the memo stays a few
+// memoOf is res without what makes it large or what the dashboard does not
+// read (the labels are in the result): the memo stays a few
 // hundred bytes (the registry keeps the figures and refusals).
 func memoOf(res Result) Result {
-	res.Decision, res.Refusals = nil, nil
+	res.Decision, res.Refusals, res.Labels = nil, nil, nil
 	return res
 }
 

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/corohq/temporal-overseer/eval"
 )
 
 // The workflow sequences the activities and keeps the totals: a round with
@@ -34,12 +36,16 @@ func TestWorkflowRounds(t *testing.T) {
 		require.NoError(t, env.GetWorkflowResult(&res))
 		return res
 	}
-	r1 := run(nil, ExportOutput{NewRuns: 4, Readiness: Readiness{Sentence: "4 labelled runs: needs about 70 more succeeded runs"}}, nil)
+	labels := eval.GateLabels{Aborts: 1, Continues: 2, FalsePauses: 1, RunsWithFalsePause: 1}
+	r1 := run(nil, ExportOutput{NewRuns: 4, Readiness: Readiness{Sentence: "4 labelled runs: needs about 70 more succeeded runs"}, Labels: labels}, nil)
 	assert.Equal(t, 1, r1.Rounds)
 	assert.Equal(t, "round 1 for Job: no candidate: 4 labelled runs: needs about 70 more succeeded runs", r1.Sentence)
+	require.NotNil(t, r1.Labels, "a round that does not refit still says what its reviewers decided")
+	assert.Equal(t, labels, *r1.Labels)
 
 	r2 := run(&r1, ExportOutput{Readiness: Readiness{Ready: true}}, &RefitOutput{Decision: Decision{Version: "v2", Reason: "refused v2: it ranks worse: …"}, Current: "v1"})
 	assert.Equal(t, 2, r2.Rounds)
+	assert.Nil(t, r2.Labels, "no reviewer decisions, none to say")
 	assert.Equal(t, 1, r2.Refused)
 	assert.Equal(t, []string{"refused v2: it ranks worse: …"}, r2.Refusals)
 

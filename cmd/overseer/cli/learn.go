@@ -225,8 +225,11 @@ func printRound(out io.Writer, res learn.Result) {
 	if res.Rates != nil {
 		fmt.Fprintf(out, "false pauses and catches %s\n", res.Rates.Sentence)
 	}
-	if d := res.Decision; d != nil && d.Figures.Labels.Any() {
-		fmt.Fprintln(out, d.Figures.Labels)
+	switch {
+	case res.Decision != nil && res.Decision.Figures.Labels.Any():
+		fmt.Fprintln(out, res.Decision.Figures.Labels)
+	case res.Labels != nil:
+		fmt.Fprintln(out, *res.Labels)
 	}
 }
 
