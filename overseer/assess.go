@@ -54,6 +54,9 @@ type AssessOutput struct {
 type assessor struct {
 	judge  jev.Judge
 	models ModelSource
+	// circuit is the judge's, shared with the plugin's runs (see
+	// judgeCircuit).
+	circuit *judgeCircuit
 }
 
 // newAssessor returns the Overseer activity for opts.
@@ -62,7 +65,7 @@ func newAssessor(opts Options) (*assessor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &assessor{judge: o.Judge, models: o.Models}, nil
+	return &assessor{judge: o.Judge, models: o.Models, circuit: newJudgeCircuit()}, nil
 }
 
 // A PureJudge answers from the request alone, in microseconds: no I/O, no
@@ -86,6 +89,11 @@ func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 	if in.Background != nil {
 		if out, err, ok := background.adopt(ctx, *in.Background); ok {
 			return out, err
+		}
+		// The call was lost (the run moved to this worker): ask again,
+		// unless the judge is failing here too.
+		if why, failing := background.failing(a.circuit); failing {
+			return AssessOutput{}, temporal.NewNonRetryableApplicationError(why, JudgeFailingErrorType, nil)
 		}
 	}
 	// The SDK's activity logger: the worker's logger, with the workflow,

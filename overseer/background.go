@@ -101,6 +101,80 @@ type backgroundCalls struct {
 	swept time.Time
 }
 
+// circuitThreshold is how many attempts in a row a judge asked in the
+// background must fail on this worker for its circuit to open.
+const circuitThreshold = 3
+
+// JudgeFailingErrorType is the type of the error a boundary asked in the
+// background is recorded with when the run ended without waiting for its
+// judge, whose circuit was open.
+const JudgeFailingErrorType = "OverseerJudgeFailing"
+
+// judgeCircuit is what this worker process has seen of the judge it asks in
+// the background (one circuit per plugin): how many of its latest attempts
+// failed in a row, timing out or with an error that is retried. At
+// circuitThreshold the circuit opens, and a run's end no longer waits for
+// that judge's calls: a judge that hangs would hold every observed job's
+// end for its whole budget (AssessTotalTimeout) although no phase waits
+// for it. The next answer closes the circuit. Runs keep asking the judge
+// at every boundary meanwhile, which is how it closes. A run reads the
+// circuit only in its end's local activities, so what it decided is in
+// their markers and replays. Fail-open: a boundary not waited for is
+// recorded as not assessed, with the reason.
+type judgeCircuit struct {
+	failed int
+	last   string
+	// open is closed while the circuit is open.
+	open chan struct{}
+}
+
+func newJudgeCircuit() *judgeCircuit { return &judgeCircuit{open: make(chan struct{})} }
+
+// report records the outcome of one attempt of a judge's call. A refusal
+// that is not retried (an invalid answer, a rejected request) ends its
+// call at once, so nothing would wait for it: it leaves the circuit as it
+// is.
+func (b *backgroundCalls) report(c *judgeCircuit, err error) {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.NonRetryable() {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err == nil {
+		if c.failed >= circuitThreshold {
+			c.open = make(chan struct{})
+		}
+		c.failed, c.last = 0, ""
+		return
+	}
+	c.failed++
+	c.last = err.Error()
+	if c.failed == circuitThreshold {
+		close(c.open)
+	}
+}
+
+// failing returns why a run's end must not wait for c's judge, when c is
+// open.
+func (b *backgroundCalls) failing(c *judgeCircuit) (string, bool) {
+	b.mu.Lock()
+	open := c.failed >= circuitThreshold
+	b.mu.Unlock()
+	if !open {
+		return "", false
+	}
+	return b.why(c), true
+}
+
+// why says why a run's end did not wait for a call of c's judge.
+func (b *backgroundCalls) why(c *judgeCircuit) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return fmt.Sprintf("not assessed: the run ended without waiting for the judge, whose last %d attempts on this worker failed (last: %s)",
+		c.failed, clip(c.last, 300))
+}
+
 // backgroundSweep is how often exchange sweeps the calls: a sweep visits
 // every call of the process (under load, hundreds), so not at every
 // boundary.
@@ -110,12 +184,14 @@ type backgroundCall struct {
 	done     chan struct{}
 	answer   backgroundAnswer
 	deadline time.Time
+	// circuit is its judge's: each attempt reports to it.
+	circuit *judgeCircuit
 }
 
 // exchange starts the calls of pending that this process does not run and
 // returns the answers of those that have finished. It runs inside a side
 // effect: never on replay.
-func (b *backgroundCalls) exchange(run BackgroundRef, pending []backgroundPending, judge jev.Judge, cfg runConfig) backgroundAnswers {
+func (b *backgroundCalls) exchange(run BackgroundRef, pending []backgroundPending, judge jev.Judge, circuit *judgeCircuit, cfg runConfig) backgroundAnswers {
 	got := backgroundAnswers{Kind: backgroundKind}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -132,7 +208,7 @@ func (b *backgroundCalls) exchange(run BackgroundRef, pending []backgroundPendin
 		ref.Seq = p.seq
 		c, ok := b.calls[ref]
 		if !ok {
-			b.calls[ref] = startBackground(judge, p.in, cfg)
+			b.calls[ref] = startBackground(judge, circuit, p.in, cfg)
 			continue
 		}
 		select {
@@ -151,12 +227,22 @@ func (b *backgroundCalls) exchange(run BackgroundRef, pending []backgroundPendin
 func (b *backgroundCalls) adopt(ctx context.Context, ref BackgroundRef) (AssessOutput, error, bool) {
 	b.mu.Lock()
 	c, ok := b.calls[ref]
+	var open <-chan struct{}
+	if ok {
+		open = c.circuit.open
+	}
 	b.mu.Unlock()
 	if !ok {
 		return AssessOutput{}, nil, false
 	}
 	select {
 	case <-c.done:
+	case <-open:
+		select {
+		case <-c.done: // it answered all the same
+		default:
+			return AssessOutput{}, temporal.NewNonRetryableApplicationError(b.why(c.circuit), JudgeFailingErrorType, nil), true
+		}
 	case <-ctx.Done():
 		return AssessOutput{}, ctx.Err(), true // retried by the activity, which adopts it again
 	}
@@ -179,19 +265,19 @@ func (b *backgroundCalls) adopt(ctx context.Context, ref BackgroundRef) (AssessO
 // policy: attempts of at most AssessTimeout each, 1 s then 2 s apart, all
 // within totalAssessTimeout; answers that are invalid or rejected are not
 // retried.
-func startBackground(judge jev.Judge, in AssessInput, cfg runConfig) *backgroundCall {
+func startBackground(judge jev.Judge, circuit *judgeCircuit, in AssessInput, cfg runConfig) *backgroundCall {
 	total := cfg.totalAssessTimeout()
-	c := &backgroundCall{done: make(chan struct{}), deadline: time.Now().Add(total)}
+	c := &backgroundCall{done: make(chan struct{}), deadline: time.Now().Add(total), circuit: circuit}
 	go func() {
 		defer close(c.done)
 		ctx, cancel := context.WithDeadline(context.Background(), c.deadline)
 		defer cancel()
-		c.answer = callJudge(ctx, judge, in, cfg.AssessTimeout)
+		c.answer = callJudge(ctx, judge, in, cfg.AssessTimeout, circuit)
 	}()
 	return c
 }
 
-func callJudge(ctx context.Context, judge jev.Judge, in AssessInput, attempt time.Duration) (a backgroundAnswer) {
+func callJudge(ctx context.Context, judge jev.Judge, in AssessInput, attempt time.Duration, circuit *judgeCircuit) (a backgroundAnswer) {
 	defer func() {
 		if p := recover(); p != nil {
 			a = backgroundAnswer{Error: fmt.Sprintf("overseer.assess: judge panicked: %v", p)}
@@ -203,6 +289,7 @@ func callJudge(ctx context.Context, judge jev.Judge, in AssessInput, attempt tim
 		out, err := decide(actx, judge, in)
 		timedOut := actx.Err() != nil
 		cancel()
+		background.report(circuit, err)
 		if err == nil {
 			return backgroundAnswer{Output: &out}
 		}
@@ -263,7 +350,7 @@ func (r *run) assessInBackground(ctx workflow.Context, rec Assessment, in Assess
 	pending, run := append([]backgroundPending(nil), r.background...), r.ref(ctx)
 	var got backgroundAnswers
 	err := workflow.SideEffect(ctx, func(workflow.Context) any {
-		return background.exchange(run, pending, r.judge, r.cfg)
+		return background.exchange(run, pending, r.judge, r.circuit, r.cfg)
 	}).Get(&got)
 	if err != nil {
 		r.logger.Warn("overseer: read the recorded background answers", "error", err.Error())

@@ -319,8 +319,18 @@
 // overseer_assessments with outcome error. The rule reads only the run's
 // own state, so it replays deterministically; runs recorded before it
 // replay with the wait (workflow.GetVersion, recorded only when the rule
-// applies). A judge that answers, however slowly, keeps the wait: the
-// last boundary is recorded.
+// applies). A judge asked in the background ([PlacementBackground]) is
+// also not waited for when it hangs: each plugin keeps a circuit of what
+// its worker has seen of the judge, opened by 3 attempts in a row that
+// timed out or failed with an error that is retried (refusals that are not
+// retried end their call at once and leave it as it is) and closed by the
+// next answer. While it is open, the run's end does not wait for the
+// judge's calls: each is recorded as a failed assessment of error type
+// [JudgeFailingErrorType] ("not assessed: the run ended without waiting
+// for the judge, whose last 3 attempts on this worker failed (last: …)").
+// The circuit is read in the end's local activities, so their markers keep
+// what was decided. A judge that answers, however slowly, keeps the wait:
+// the last boundary is recorded.
 //
 // # Where the judge runs, and what it costs in history
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -182,4 +183,39 @@ func TestRunRecordedBeforeTheRuleStillWaits(t *testing.T) {
 	last := bySeq(h.status(t))[len(endWaitPhases)]
 	assert.Empty(t, last.Error)
 	assert.NotNil(t, last.Verdict, "the old behaviour: the last boundary was waited for")
+}
+
+func TestObserveRunDoesNotWaitForAHangingJudge(t *testing.T) {
+	// Every call hangs: no answer, no error, until its attempt times out.
+	// The run ends without waiting for the judge's budget (an hour): by
+	// then its attempts on this worker have failed three times in a row.
+	var asked atomic.Int32
+	judge := jev.JudgeFunc(func(ctx context.Context, req jev.Request) (*jev.Response, error) {
+		asked.Add(1)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	h := newAutoHarness(t, overseer.Options{Mode: overseer.ModeObserve, Judge: judge,
+		AssessTimeout: 50 * time.Millisecond, AssessTotalTimeout: time.Hour})
+	h.env.RegisterActivityWithOptions(h.rec.phase, activity.RegisterOptions{Name: "review"})
+	h.env.SetTestTimeout(30 * time.Second) // a run that waited for the hanging judge fails here
+	h.env.ExecuteWorkflow(phasesWorkflow, endWaitPhases)
+	require.NoError(t, h.env.GetWorkflowError(), "a hanging judge never fails the job")
+	assert.Len(t, h.rec.Calls(), len(endWaitPhases), "no phase was held back by the judge")
+	assert.GreaterOrEqual(t, int(asked.Load()), len(endWaitPhases), "every boundary asked the judge")
+
+	s := h.status(t)
+	assert.Equal(t, len(endWaitPhases), s.Counters.Assessments, "every boundary is recorded")
+	assert.Equal(t, len(endWaitPhases), s.Counters.Failures)
+	notWaited := 0
+	for _, a := range s.Assessments {
+		assert.Nil(t, a.Verdict, "boundary %d: not assessed is never a verdict", a.Seq)
+		assert.True(t, strings.HasPrefix(a.Error, "not assessed: the run ended without waiting for the judge") ||
+			strings.Contains(a.Error, "context deadline exceeded"), "boundary %d: %s", a.Seq, a.Error)
+		if strings.Contains(a.Error, "attempts on this worker failed") {
+			assert.Contains(t, a.Error, "(last: overseer.assess: judge: context deadline exceeded)")
+			notWaited++
+		}
+	}
+	assert.Positive(t, notWaited, "the boundaries still in flight at the end were not waited for: %+v", s.Assessments)
 }

@@ -37,6 +37,9 @@ var headerConverter = converter.GetDefaultDataConverter()
 type workerInterceptor struct {
 	interceptor.WorkerInterceptorBase
 	opts Options
+	// circuit is the judge's on this worker, for the runs that ask it in
+	// the background.
+	circuit *judgeCircuit
 }
 
 var (
@@ -54,7 +57,7 @@ func NewWorkerInterceptor(opts Options) (interceptor.WorkerInterceptor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workerInterceptor{opts: o}, nil
+	return &workerInterceptor{opts: o, circuit: newJudgeCircuit()}, nil
 }
 
 func (w *workerInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
@@ -62,7 +65,7 @@ func (w *workerInterceptor) InterceptActivity(_ context.Context, next intercepto
 }
 
 func (w *workerInterceptor) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &workflowInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, opts: w.opts}
+	return &workflowInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, opts: w.opts, circuit: w.circuit}
 }
 
 // activityInbound makes the process note readable with ProcessNote.
@@ -82,7 +85,8 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 
 type workflowInbound struct {
 	interceptor.WorkflowInboundInterceptorBase
-	opts Options
+	opts    Options
+	circuit *judgeCircuit
 	// run is nil until ExecuteWorkflow decides the run is overseen.
 	run *run
 }
@@ -128,7 +132,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		return nil, fmt.Errorf("overseer: read pinned configuration: %w", err)
 	}
 	r := newRun(ctx, wfType, cfg, i.opts.Judge)
-	r.models = i.opts.Models
+	r.models, r.circuit = i.opts.Models, i.circuit
 	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
 	if err := registerStatusQuery(ctx, r.status); err != nil {
 		return nil, err
@@ -299,6 +303,12 @@ func describeError(err error) string {
 	var act *temporal.ActivityError
 	if errors.As(err, &act) && errors.Unwrap(act) != nil {
 		err = errors.Unwrap(act)
+	}
+	// An application error's own message, without the SDK's "(type: …,
+	// retryable: …)".
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Message() != "" {
+		return app.Message()
 	}
 	return err.Error()
 }

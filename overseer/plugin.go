@@ -23,6 +23,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.circuit = wi.(*workerInterceptor).circuit
 	return temporal.NewSimplePlugin(temporal.SimplePluginOptions{
 		Name:               pluginName,
 		WorkerInterceptors: []interceptor.WorkerInterceptor{wi},

@@ -32,6 +32,8 @@ type run struct {
 	judge jev.Judge
 	// models finds the model of the run's pinned version (cfg.ModelVersion).
 	models ModelSource
+	// circuit is the judge's on this worker (judgeCircuit).
+	circuit *judgeCircuit
 
 	st   Status
 	traj Trajectory
