@@ -208,6 +208,11 @@ type VariantResult struct {
 	// job's start to its last phase's completion, as the server recorded
 	// them: how the phases were paced, whatever the run did after them.
 	PhasesDoneMS Stat `json:"phases_done_ms"`
+	// BoundaryMS is, in the jobs of TrivialLatencyMS, the median time from
+	// a phase's completion to the next phase's scheduling, as the server
+	// recorded them: what the workflow does at a boundary, without the
+	// task queue's dispatch of the phases (where the 2 s stalls are).
+	BoundaryMS Stat `json:"boundary_ms"`
 	// ThroughputJobsPerS is how many trivial jobs per second Concurrency
 	// jobs at once complete; CPUPerBoundaryUS is the bench process' CPU
 	// time (workers and client; the server is another process) per phase
@@ -287,7 +292,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 		}
 	}
 	res := &Result{Phases: o.Phases, PhaseDuration: o.PhaseDuration, Rounds: o.Rounds, Concurrency: o.Concurrency, HangBudget: o.HangBudget, Settings: o.Settings}
-	type samples struct{ latency, paced, trivial, throughput, cpu []float64 }
+	type samples struct{ latency, paced, trivial, boundary, throughput, cpu []float64 }
 	got := map[string]*samples{}
 	hist := map[string]historyStats{}
 	policy := overseer.DefaultLearnedPolicy()
@@ -318,6 +323,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 			s.latency = append(s.latency, ms(m.latency))
 			s.paced = append(s.paced, ms(m.paced))
 			s.trivial = append(s.trivial, ms(m.trivial))
+			s.boundary = append(s.boundary, ms(m.boundary))
 			s.throughput = append(s.throughput, float64(o.Concurrency)/m.batchWall.Seconds())
 			s.cpu = append(s.cpu, float64(m.batchCPU.Microseconds())/float64(o.Concurrency*o.Phases))
 			fmt.Fprintf(o.Progress, "round %d/%d  %-26s latency %7.1f ms (phases done %7.1f)  trivial %6.1f ms  %6.1f jobs/s  %5.0f µs CPU/boundary\n",
@@ -328,7 +334,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 		s, h := got[v.Name], hist[v.Name]
 		res.Variants = append(res.Variants, VariantResult{
 			Name: v.Name, Description: v.Description,
-			LatencyMS: statOf(s.latency), PhasesDoneMS: statOf(s.paced), TrivialLatencyMS: statOf(s.trivial),
+			LatencyMS: statOf(s.latency), PhasesDoneMS: statOf(s.paced), TrivialLatencyMS: statOf(s.trivial), BoundaryMS: statOf(s.boundary),
 			ThroughputJobsPerS: statOf(s.throughput), CPUPerBoundaryUS: statOf(s.cpu),
 			EventsPerBoundary: float64(h.events) / float64(o.Phases), BytesPerBoundary: float64(h.bytes) / float64(o.Phases),
 			Events: h.events, LargestEventBytes: h.largest, JudgeActivities: h.judgeActivities, HeldPhases: h.heldPhases,
@@ -425,7 +431,10 @@ type job struct {
 // measurement is one variant's measurements in one round.
 type measurement struct {
 	latency, paced, trivial, batchWall, batchCPU time.Duration
-	history                                      historyStats
+	// boundary is the trivial job's median phase completion → next phase
+	// scheduled.
+	boundary time.Duration
+	history  historyStats
 }
 
 // measure runs one round of a variant: a warm-up job, one job with phases
@@ -450,9 +459,15 @@ func measure(ctx context.Context, j job, o Options, withHistory bool) (measureme
 	if withHistory {
 		m.history = h
 	}
-	if m.trivial, _, err = j.run(ctx, "trivial", trivial); err != nil {
+	var trivialID string
+	if m.trivial, trivialID, err = j.run(ctx, "trivial", trivial); err != nil {
 		return m, err
 	}
+	th, err := historyOf(ctx, j.c, trivialID)
+	if err != nil {
+		return m, fmt.Errorf("history: %w", err)
+	}
+	m.boundary = th.boundary
 	m.batchWall, m.batchCPU, err = j.batch(ctx, o.Concurrency, trivial)
 	return m, err
 }
@@ -522,14 +537,16 @@ type historyStats struct {
 	// phases scheduled only after the previous boundary's judge activity
 	// closed: phases the judge held back.
 	judgeActivities, heldPhases int
-	// maxBoundary is the longest phase completion → next phase scheduled.
-	maxBoundary time.Duration
+	// maxBoundary is the longest phase completion → next phase scheduled;
+	// boundary the median.
+	maxBoundary, boundary time.Duration
 }
 
 func historyOf(ctx context.Context, c client.Client, id string) (historyStats, error) {
 	var (
 		h                  historyStats
 		started, lastPhase time.Time
+		gaps               []time.Duration
 		phases             = map[int64]bool{} // scheduled event ids of phase activities
 		judges             = map[int64]bool{} // scheduled event ids of open judge activities
 	)
@@ -555,6 +572,7 @@ func historyOf(ctx context.Context, c client.Client, id string) (historyStats, e
 				if !lastPhase.IsZero() {
 					gap = at.Sub(lastPhase)
 					h.maxBoundary = max(h.maxBoundary, gap)
+					gaps = append(gaps, gap)
 				}
 				if h.judgeActivities > 0 && len(judges) == 0 || gap > heldGap {
 					h.heldPhases++ // every judge activity had closed before this phase was scheduled, or it came late
@@ -569,6 +587,10 @@ func historyOf(ctx context.Context, c client.Client, id string) (historyStats, e
 		default:
 			delete(judges, closedActivity(e))
 		}
+	}
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		h.boundary = gaps[len(gaps)/2]
 	}
 	return h, nil
 }

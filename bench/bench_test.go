@@ -80,6 +80,10 @@ func TestBenchCounts(t *testing.T) {
 	assert.Zero(t, act.HeldPhases, "which holds no phase back either")
 	manage, _ := res.Variant(bench.VariantManage)
 	assert.Zero(t, manage.JudgeActivities, "the learned judge answers in workflow code")
+	for _, v := range res.Variants {
+		assert.Equal(t, 1, v.BoundaryMS.N, "%s: one trivial job's median boundary per round", v.Name)
+		assert.Positive(t, v.BoundaryMS.Median, "%s: read from its history", v.Name)
+	}
 
 	require.NotEmpty(t, res.RequestSizes)
 	first, last := res.RequestSizes[0], res.RequestSizes[len(res.RequestSizes)-1]

@@ -18,6 +18,9 @@ type Ratios struct {
 	// AddedMSPerBoundary is the median latency over the bare job's, per
 	// phase boundary, with trivial phases.
 	AddedMSPerBoundary float64 `json:"added_ms_per_boundary"`
+	// BoundaryOverBareMS is the median boundary's time (VariantResult.
+	// BoundaryMS) over the bare job's.
+	BoundaryOverBareMS float64 `json:"boundary_over_bare_ms"`
 	// CPUVsBare and CPUVsHandwritten divide median CPU per boundary.
 	CPUVsBare        float64 `json:"cpu_vs_bare"`
 	CPUVsHandwritten float64 `json:"cpu_vs_handwritten"`
@@ -39,6 +42,7 @@ func (r *Result) Ratios(name string) Ratios {
 	if hasBare {
 		q.LatencyVsBare = div(v.LatencyMS.Median, bare.LatencyMS.Median)
 		q.AddedMSPerBoundary = (v.TrivialLatencyMS.Median - bare.TrivialLatencyMS.Median) / float64(r.Phases)
+		q.BoundaryOverBareMS = v.BoundaryMS.Median - bare.BoundaryMS.Median
 		q.CPUVsBare = div(v.CPUPerBoundaryUS.Median, bare.CPUPerBoundaryUS.Median)
 		q.EventsOverBare = v.EventsPerBoundary - bare.EventsPerBoundary
 	}
@@ -61,11 +65,12 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintf(w, "overseer bench: %d phases per job (%v each for latency, trivial for throughput), %d rounds interleaved, %d jobs at once; took %v\n\n",
 		r.Phases, r.PhaseDuration, r.Rounds, r.Concurrency, r.Took.Round(1e9))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant\tlatency ms\t÷ bare\t÷ hand\tphases done ms\t+ms/boundary\tjobs/s\tCPU µs/boundary\t÷ bare\t÷ hand\tevents/boundary\tbytes/boundary\tlargest event B\tmax boundary ms\t")
+	fmt.Fprintln(tw, "variant\tlatency ms\t÷ bare\t÷ hand\tphases done ms\t+ms/boundary\tboundary ms\t+ms\tjobs/s\tCPU µs/boundary\t÷ bare\t÷ hand\tevents/boundary\tbytes/boundary\tlargest event B\tmax boundary ms\t")
 	for _, v := range r.Variants {
 		q := r.Ratios(v.Name)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%d\t%.1f\t\n", v.Name,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%d\t%.1f\t\n", v.Name,
 			span(v.LatencyMS, "%.0f"), ratio(q.LatencyVsBare), ratio(q.LatencyVsHandwritten), span(v.PhasesDoneMS, "%.0f"), q.AddedMSPerBoundary,
+			span(v.BoundaryMS, "%.2f"), q.BoundaryOverBareMS,
 			span(v.ThroughputJobsPerS, "%.1f"), span(v.CPUPerBoundaryUS, "%.0f"), ratio(q.CPUVsBare), ratio(q.CPUVsHandwritten),
 			v.EventsPerBoundary, v.BytesPerBoundary, v.LargestEventBytes, v.MaxBoundaryMS)
 	}
@@ -78,6 +83,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintln(w, "\nlatency ms, jobs/s and CPU: median [min–max] over the rounds; ÷: ratio of medians; ÷ hand: over the hand-written job that asks the judge the same way")
 	fmt.Fprintln(w, "(hand-written/background for the judges in the background, hand-written otherwise); +ms/boundary: trivial-phase job latency over the bare job's, per boundary.")
 	fmt.Fprintln(w, "phases done: from the job's start to its last phase's completion, by the server's clock. CPU: this process (the variant's worker and the client), not the server.")
+	fmt.Fprintln(w, "boundary ms: in the trivial-phase job, the median time from a phase's completion to the next phase's scheduling, by the server's clock (no task-queue dispatch in it); +ms: over the bare job's.")
 	fmt.Fprintln(w, "max boundary: the longest time from a phase's completion to the next phase's scheduling, in the latency job of the first round.")
 	if hang, ok := r.Variant(VariantObserveHang); ok {
 		if healthy, ok := r.Variant(VariantObserveRemote); ok {
