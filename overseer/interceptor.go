@@ -151,24 +151,16 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	}
 	inbox := signalChannels(ctx)
 	r.loop = true
-	var (
-		result any
-		wfErr  error
-		done   bool
-	)
 	// See loop.go: the workflow's code runs on its own coroutine, this one
 	// oversees its phases and receives the run's signals (until the run is
 	// cancelled, as the first structure's listener did).
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		result, wfErr = i.Next.ExecuteWorkflow(ctx, in)
-		done = true
-	})
+	code := i.startCode(ctx, in)
 	// Waiting on a disconnected context lets the user's code handle its own
 	// cancellation before we return.
 	wait, _ := workflow.NewDisconnectedContext(ctx)
 	signalled := func() bool { return ctx.Err() == nil && inbox.pending() }
 	for {
-		_ = workflow.Await(wait, func() bool { return done || r.aborted != nil || signalled() || r.hasReadyTask() })
+		_ = workflow.Await(wait, func() bool { return code.done || r.aborted != nil || signalled() || r.hasReadyTask() })
 		if signalled() {
 			inbox.drain(ctx, r)
 		}
@@ -176,11 +168,28 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 			break
 		}
 		r.advance()
-		if done {
+		if code.done {
 			break
 		}
 	}
-	return r.finishRun(wait, result, wfErr)
+	return r.finishRun(wait, code.result, code.err)
+}
+
+// workflowCode is the workflow's own code, run on a coroutine of its own so
+// that an abort at a gate can end the run wherever that code is blocked.
+type workflowCode struct {
+	result any
+	err    error
+	done   bool
+}
+
+func (i *workflowInbound) startCode(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) *workflowCode {
+	c := &workflowCode{}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		c.result, c.err = i.Next.ExecuteWorkflow(ctx, in)
+		c.done = true
+	})
+	return c
 }
 
 // The versions of versionChangeID: 1 is the first structure of an overseen
@@ -194,18 +203,10 @@ func (i *workflowInbound) executeV1(ctx workflow.Context, in *interceptor.Execut
 	if err := r.listen(ctx); err != nil {
 		return nil, err
 	}
-	var (
-		result any
-		wfErr  error
-		done   bool
-	)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		result, wfErr = i.Next.ExecuteWorkflow(ctx, in)
-		done = true
-	})
+	code := i.startCode(ctx, in)
 	wait, _ := workflow.NewDisconnectedContext(ctx)
-	_ = workflow.Await(wait, func() bool { return done || r.aborted != nil })
-	return r.finishRun(wait, result, wfErr)
+	_ = workflow.Await(wait, func() bool { return code.done || r.aborted != nil })
+	return r.finishRun(wait, code.result, code.err)
 }
 
 // finishRun ends a run whose workflow code has returned (or that a gate
