@@ -87,8 +87,9 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintln(w, "max boundary: the longest time from a phase's completion to the next phase's scheduling, in the latency job of the first round.")
 	if hang, ok := r.Variant(VariantObserveHang); ok {
 		if healthy, ok := r.Variant(VariantObserveRemote); ok {
-			fmt.Fprintf(w, "\nhanging judge vs the same remote judge healthy, observe mode: phases done ÷ %.3f, job latency ÷ %.3f (the run waits at its end for the last assessment, at most its %v budget); phases held back by the judge: %d of %d\n",
-				div(hang.PhasesDoneMS.Median, healthy.PhasesDoneMS.Median), div(hang.LatencyMS.Median, healthy.LatencyMS.Median), r.HangBudget, hang.HeldPhases, r.Phases)
+			fmt.Fprintf(w, "\nhanging judge vs the same remote judge healthy, observe mode: phases done ÷ %.3f, job latency ÷ %.3f, trivial job ÷ %.3f (its %v budget is not waited for once the judge's circuit is open); phases held back by the judge: %d of %d\n",
+				div(hang.PhasesDoneMS.Median, healthy.PhasesDoneMS.Median), div(hang.LatencyMS.Median, healthy.LatencyMS.Median),
+				div(hang.TrivialLatencyMS.Median, healthy.TrivialLatencyMS.Median), r.HangBudget, hang.HeldPhases, r.Phases)
 		}
 	}
 	if len(r.RequestSizes) > 0 {

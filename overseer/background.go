@@ -57,6 +57,10 @@ const backgroundKind = "overseer.background/v1"
 type backgroundAnswers struct {
 	Kind    string             `json:"kind"`
 	Answers []backgroundAnswer `json:"answers,omitempty"`
+	// Failing is set at a run's end (runStructureV2) when the judge's
+	// circuit on this worker is open: why the run does not wait for the
+	// calls still in flight.
+	Failing string `json:"failing,omitempty"`
 }
 
 // backgroundAnswer is one finished call: its output, or its error with the
@@ -388,9 +392,57 @@ func (r *run) land(ctx workflow.Context, seq int, out *AssessOutput, err error) 
 	r.finish(ctx, rec, o, err)
 }
 
+// collect returns, at a run's end, the answers of the calls of pending
+// that have finished and, when circuit is open, why not to wait for the
+// others. It runs inside a side effect: never on replay.
+func (b *backgroundCalls) collect(run BackgroundRef, pending []backgroundPending, circuit *judgeCircuit) backgroundAnswers {
+	got := backgroundAnswers{Kind: backgroundKind}
+	b.mu.Lock()
+	for _, p := range pending {
+		ref := run
+		ref.Seq = p.seq
+		c, ok := b.calls[ref]
+		if !ok {
+			continue
+		}
+		select {
+		case <-c.done:
+			got.Answers = append(got.Answers, c.answer)
+			got.Answers[len(got.Answers)-1].Seq = p.seq
+			delete(b.calls, ref)
+		default:
+		}
+	}
+	open := circuit.failed >= circuitThreshold
+	b.mu.Unlock()
+	if open && len(got.Answers) < len(pending) {
+		got.Failing = b.why(circuit)
+	}
+	return got
+}
+
 // awaitBackground starts, at the run's end, a local activity for each
 // background call still in flight; each lands its answer when it closes.
-func (r *run) awaitBackground(ctx workflow.Context) {
+// A run of runStructureV2 first records, in one side effect, the answers
+// that came meanwhile and whether the judge's circuit is open: then it
+// returns why, starts nothing, and the run does not wait.
+func (r *run) awaitBackground(ctx workflow.Context) (failing string) {
+	if r.loop && len(r.background) > 0 {
+		pending, run := append([]backgroundPending(nil), r.background...), r.ref(ctx)
+		var got backgroundAnswers
+		err := workflow.SideEffect(ctx, func(workflow.Context) any {
+			return background.collect(run, pending, r.circuit)
+		}).Get(&got)
+		if err != nil {
+			r.logger.Warn("overseer: read the recorded background answers", "error", err.Error())
+		}
+		for _, a := range got.Answers {
+			r.land(ctx, a.Seq, a.Output, a.err())
+		}
+		if got.Failing != "" {
+			return got.Failing
+		}
+	}
 	run := r.ref(ctx)
 	for _, p := range r.background {
 		in := p.in
@@ -409,4 +461,5 @@ func (r *run) awaitBackground(ctx workflow.Context) {
 			r.land(ctx, seq, &out, nil)
 		})
 	}
+	return ""
 }

@@ -37,7 +37,9 @@ func TestBackgroundJudgeHoldsNoPhase(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowError())
 
 	assert.Zero(t, seen.activities, "no regular activity")
-	assert.GreaterOrEqual(t, seen.localActivities, 1, "the run's end waits for the last boundary in a local activity")
+	// The run's end records the answers that came meanwhile in one side
+	// effect and waits in a local activity for each other one (how many
+	// depends on the judge's timing); every boundary is recorded below.
 	assert.EqualValues(t, len(endWaitPhases), asked.Load(), "the judge is asked once per boundary: the local activities adopt the calls in flight")
 	s := h.status(t)
 	recs := bySeq(s)

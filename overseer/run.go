@@ -273,7 +273,10 @@ func (r *run) judgeFailing() bool { return r.failedInARow >= failingJudgeStreak 
 // the end of a job by its whole budget. With a judge in workflow code
 // nothing is ever in flight here.
 func (r *run) awaitAssessments(ctx workflow.Context) {
-	r.awaitBackground(ctx)
+	if why := r.awaitBackground(ctx); why != "" {
+		r.notAssessed(ctx, why)
+		return
+	}
 	r.await(ctx, func() bool { return r.inFlight == 0 || r.judgeFailing() })
 	if r.inFlight == 0 {
 		return
@@ -282,8 +285,13 @@ func (r *run) awaitAssessments(ctx workflow.Context) {
 		r.await(ctx, func() bool { return r.inFlight == 0 })
 		return
 	}
+	r.notAssessed(ctx, fmt.Sprintf("not assessed: the run ended without waiting for the judge, whose last %d assessments failed", r.failedInARow))
+}
+
+// notAssessed records every assessment still in flight as not assessed,
+// for reason, at the run's end, which does not wait for them.
+func (r *run) notAssessed(ctx workflow.Context, reason string) {
 	r.abandoned = true
-	reason := fmt.Sprintf("not assessed: the run ended without waiting for the judge, whose last %d assessments failed", r.failedInARow)
 	now := workflow.Now(ctx)
 	for _, a := range r.pending {
 		a.At, a.Error = now, reason
@@ -293,7 +301,7 @@ func (r *run) awaitAssessments(ctx workflow.Context) {
 		r.record(a)
 		workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagMode: string(r.cfg.Mode), tagOutcome: outcomeError}).Counter(metricAssessments).Inc(1)
 	}
-	r.logger.Warn("overseer: run ends without waiting for a failing judge", "not_assessed", len(r.pending), "failed_in_a_row", r.failedInARow)
+	r.logger.Warn("overseer: run ends without waiting for a failing judge", "not_assessed", len(r.pending), "reason", reason)
 	r.pending = nil
 }
 
