@@ -172,12 +172,18 @@ func countOf(counts []Count, name string) int {
 	return 0
 }
 
+// window appends v to s and keeps its last limit elements. A full window
+// shifts in place, allocating nothing: every copy kept elsewhere is a deep
+// one (Trajectory.clone, run.status).
 func window[T any](s []T, v T, limit int) []T {
-	s = append(s, v)
-	if len(s) > limit {
-		s = append(s[:0:0], s[len(s)-limit:]...)
+	if limit <= 0 {
+		return s[:0]
 	}
-	return s
+	if len(s) < limit {
+		return append(s, v)
+	}
+	s = s[:copy(s, s[len(s)-limit+1:])]
+	return append(s, v)
 }
 
 // setLane records a lane change.

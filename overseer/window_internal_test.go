@@ -1,0 +1,39 @@
+package overseer
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestWindowKeepsTheLastElements(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		s     []int
+		limit int
+		want  []int
+	}{
+		{"room left", []int{1, 2}, 4, []int{1, 2, 9}},
+		{"full: the oldest goes", []int{1, 2, 3}, 3, []int{2, 3, 9}},
+		{"over a lower limit", []int{1, 2, 3, 4, 5}, 3, []int{4, 5, 9}},
+		{"limit of one", []int{1}, 1, []int{9}},
+		{"no window", []int{1, 2}, 0, []int{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, window(tc.s, 9, tc.limit))
+		})
+	}
+}
+
+func TestAFullTrajectoryShiftsWithoutTouchingItsClones(t *testing.T) {
+	var tr Trajectory
+	for i := range maxRecentPhases {
+		tr.recordPhase(PhaseRun{Phase: "code", Turns: i}, nil)
+	}
+	before := tr.clone()
+	tr.recordPhase(PhaseRun{Phase: "test", Turns: 100}, nil)
+	assert.Len(t, tr.RecentPhases, maxRecentPhases)
+	assert.Equal(t, "test", tr.RecentPhases[maxRecentPhases-1].Phase)
+	assert.Equal(t, 0, before.RecentPhases[0].Turns, "a clone taken before keeps its phases")
+	assert.Equal(t, "code", before.RecentPhases[maxRecentPhases-1].Phase)
+}
