@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func BenchmarkReplayBoundary(b *testing.B) {
 	const phases = 20
 	names := []string{VariantBare, VariantHandwritten, VariantHandwrittenBackground, VariantObserve, VariantManage, VariantManageLocal, VariantObserveRemote}
 	if v := os.Getenv("BENCH_VARIANTS"); v != "" {
-		names = splitList(v)
+		names = strings.Split(v, ",")
 	}
 	histories := map[string]*historypb.History{}
 	byName := map[string]variant{}
@@ -72,20 +73,6 @@ func BenchmarkReplayBoundary(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*phases)/1000, "µs/boundary")
 		})
 	}
-}
-
-func splitList(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ',' {
-			if i > start {
-				out = append(out, s[start:i])
-			}
-			start = i + 1
-		}
-	}
-	return out
 }
 
 func fetchHistory(b *testing.B, c client.Client, id string) *historypb.History {

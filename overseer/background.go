@@ -134,6 +134,9 @@ type judgeCircuit struct {
 
 func newJudgeCircuit() *judgeCircuit { return &judgeCircuit{open: make(chan struct{})} }
 
+// isOpen says the circuit is open. backgroundCalls.mu is held.
+func (c *judgeCircuit) isOpen() bool { return c.failed >= circuitThreshold }
+
 // report records the outcome of one attempt of a judge's call. A refusal
 // that is not retried (an invalid answer, a rejected request) ends its
 // call at once, so nothing would wait for it: it leaves the circuit as it
@@ -146,7 +149,7 @@ func (b *backgroundCalls) report(c *judgeCircuit, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err == nil {
-		if c.failed >= circuitThreshold {
+		if c.isOpen() {
 			c.open = make(chan struct{})
 		}
 		c.failed, c.last = 0, ""
@@ -163,7 +166,7 @@ func (b *backgroundCalls) report(c *judgeCircuit, err error) {
 // open.
 func (b *backgroundCalls) failing(c *judgeCircuit) (string, bool) {
 	b.mu.Lock()
-	open := c.failed >= circuitThreshold
+	open := c.isOpen()
 	b.mu.Unlock()
 	if !open {
 		return "", false
@@ -207,23 +210,41 @@ func (b *backgroundCalls) exchange(run BackgroundRef, pending []backgroundPendin
 			}
 		}
 	}
+	var started []backgroundPending // asked before this boundary
+	for _, p := range pending {
+		ref := run
+		ref.Seq = p.seq
+		if _, ok := b.calls[ref]; ok {
+			started = append(started, p)
+		} else {
+			b.calls[ref] = startBackground(judge, circuit, p.in, cfg)
+		}
+	}
+	got.Answers = b.takeFinished(run, started)
+	return got
+}
+
+// takeFinished returns the answers of the calls of pending that have
+// finished, and forgets those calls. b.mu is held.
+func (b *backgroundCalls) takeFinished(run BackgroundRef, pending []backgroundPending) []backgroundAnswer {
+	var answers []backgroundAnswer
 	for _, p := range pending {
 		ref := run
 		ref.Seq = p.seq
 		c, ok := b.calls[ref]
 		if !ok {
-			b.calls[ref] = startBackground(judge, circuit, p.in, cfg)
 			continue
 		}
 		select {
 		case <-c.done:
-			got.Answers = append(got.Answers, c.answer)
-			got.Answers[len(got.Answers)-1].Seq = p.seq
+			a := c.answer
+			a.Seq = p.seq
+			answers = append(answers, a)
 			delete(b.calls, ref)
 		default:
 		}
 	}
-	return got
+	return answers
 }
 
 // adopt waits for the call ref names, if this process runs it: ok is false
@@ -398,22 +419,8 @@ func (r *run) land(ctx workflow.Context, seq int, out *AssessOutput, err error) 
 func (b *backgroundCalls) collect(run BackgroundRef, pending []backgroundPending, circuit *judgeCircuit) backgroundAnswers {
 	got := backgroundAnswers{Kind: backgroundKind}
 	b.mu.Lock()
-	for _, p := range pending {
-		ref := run
-		ref.Seq = p.seq
-		c, ok := b.calls[ref]
-		if !ok {
-			continue
-		}
-		select {
-		case <-c.done:
-			got.Answers = append(got.Answers, c.answer)
-			got.Answers[len(got.Answers)-1].Seq = p.seq
-			delete(b.calls, ref)
-		default:
-		}
-	}
-	open := circuit.failed >= circuitThreshold
+	got.Answers = b.takeFinished(run, pending)
+	open := circuit.isOpen()
 	b.mu.Unlock()
 	if open && len(got.Answers) < len(pending) {
 		got.Failing = b.why(circuit)
