@@ -249,6 +249,15 @@ func oneArg(args []string, what string) (string, error) {
 }
 
 // noArgs rejects positional arguments.
+// parseNoArgs parses a command's flags and refuses any positional argument.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	return noArgs(pos)
+}
+
 func noArgs(args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, args[0])

@@ -124,11 +124,8 @@ func (*Dashboard) Run(ctx context.Context, args []string, out io.Writer) error {
 	var df dashboardFlags
 	df.register(fs, DefaultDashboardListen)
 	verbose := fs.Bool("v", false, "log at debug level")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	log := serverLogger(*verbose)

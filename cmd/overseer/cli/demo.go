@@ -57,11 +57,8 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	reviewDelay := fs.Duration("review-delay", time.Second, "how long the demo reviewer looks at a paused job before resuming it")
 	retryDelay := fs.Duration("retry-delay", 2*time.Second, "how long a job waits before re-running a failed phase")
 	deadline := fs.Duration("deadline", 5*time.Minute, "give up after this long")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, *deadline)

@@ -83,11 +83,8 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a promoted model must keep, in (0,1)")
 	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
 	asJSON := fs.Bool("json", false, "print as JSON")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	in, err := learnInput(*typ, *where, *budget)
@@ -175,11 +172,8 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
 	wait := fs.Duration("wait", 30*time.Minute, "how long to wait for the round")
 	asJSON := fs.Bool("json", false, "print the round's result as JSON")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	in, err := learnInput(*typ, *where, *budget)
@@ -239,11 +233,8 @@ func learnStatus(ctx context.Context, args []string, out io.Writer) error {
 	conn.register(fs)
 	typ := fs.String("type", "", "workflow type (default: every scheduled type)")
 	asJSON := fs.Bool("json", false, "print as JSON")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	c, err := conn.dial(ctx)

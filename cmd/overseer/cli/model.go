@@ -79,11 +79,8 @@ func modelList(ctx context.Context, args []string, out io.Writer) error {
 	conn.register(fs)
 	typ := fs.String("type", "", "only this workflow type (* is the default type)")
 	asJSON := fs.Bool("json", false, "print as JSON")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	r, err := dialRegistry(ctx, &conn)
@@ -232,11 +229,8 @@ func modelPromote(ctx context.Context, args []string, out io.Writer) error {
 	by := fs.String("by", "", "who promotes the model (required)")
 	note := fs.String("note", "", "why, kept with the promotion")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*by) == "" {
@@ -291,11 +285,8 @@ func modelRollback(ctx context.Context, args []string, out io.Writer) error {
 	by := fs.String("by", "", "who rolls the model back (required)")
 	note := fs.String("note", "", "why, kept with the rollback")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*by) == "" {

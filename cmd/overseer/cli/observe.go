@@ -30,11 +30,8 @@ func (*Observe) Run(ctx context.Context, args []string, out io.Writer) error {
 	no := fs.Float64("no", 0.2, "probabilities at or below this are NO")
 	yes := fs.Float64("yes", 0.8, "probabilities at or above this are YES")
 	asJSON := fs.Bool("json", false, "print the decision as JSON")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	if *snapPath == "" {

@@ -281,11 +281,8 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	paused := fs.Bool("paused", false, "the queue of open gates of running jobs, oldest first: phase, reason, wait, deadline, who may open it")
 	limit := fs.Int("limit", 50, "at most this many jobs")
 	asJSON := fs.Bool("json", false, "print as JSON")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	query, err := ops.ListQuery(*status, *paused)

@@ -212,11 +212,8 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	var wf workerFlags
 	wf.register(fs)
 	metrics := fs.String("metrics", "", "serve Prometheus metrics on this host:port at /metrics, e.g. 127.0.0.1:9090 (default: none)")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	cfg := conn.config()
@@ -281,11 +278,8 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	metrics := fs.String("metrics", "127.0.0.1:9090", "serve the worker's Prometheus metrics on this host:port at /metrics (empty: none)")
 	port := fs.Int("port", 7233, "the dev server's gRPC port on 127.0.0.1 (0: any free port)")
 	uiPort := fs.Int("ui-port", 8233, "the Temporal Web UI's port (0: any free port)")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	if *port < 0 || *port > 65535 || *uiPort < 0 || *uiPort > 65535 {

@@ -281,11 +281,8 @@ func (*Start) Run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&spec.StartedBy, "by", "", "who starts the job, recorded for the four-eyes rule (the starter may not resume its own gates)")
 	fs.StringVar(&spec.GateDeadline, "gate-deadline", "", "this job's gate deadline, e.g. 24h:escalate,72h:abort or none (default: the worker's)")
 	attach := fs.Bool("attach", false, "if a job with this --id is already running, follow it instead of refusing (the new spec is not applied)")
-	pos, err := parse(fs, args)
+	err := parseNoArgs(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
 		return err
 	}
 	if *specPath != "" {
