@@ -112,6 +112,13 @@ func TestLoadAndGateBurst(t *testing.T) {
 		assert.Equal(t, 1, v.BatchS.N, v.Name)
 		assert.Equal(t, 1, v.CPUS.N, v.Name)
 	}
+	bare, _ := res.Variant(bench.VariantBare)
+	assert.Zero(t, bare.BatchVsBare.N, "bare is not paired with itself")
+	manage, _ := res.Variant(bench.VariantManageLocal)
+	assert.Equal(t, 1, manage.BatchVsBare.N, "one round, one paired ratio")
+	assert.InDelta(t, manage.BatchS.Median/bare.BatchS.Median, manage.BatchVsBare.Median, 1e-9)
+	assert.InDelta(t, manage.CPUS.Median/bare.CPUS.Median, manage.CPUVsBare.Median, 1e-9)
+	assert.Zero(t, manage.BatchVsBaseline.N, "its hand-written baseline did not run")
 	require.NotNil(t, res.GateBurst)
 	assert.Equal(t, 3, res.GateBurst.NextPhaseMS.N, "every job paused, was resumed and went on to its next phase")
 	assert.Equal(t, 3, res.GateBurst.ResumeMS.N)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"text/tabwriter"
@@ -63,6 +64,15 @@ type LoadVariantResult struct {
 	Baseline         string `json:"baseline,omitempty"`
 	// JobsPerS is Jobs over BatchS.
 	JobsPerS Stat `json:"jobs_per_s"`
+	// BatchVsBare, CPUVsBare, BatchVsBaseline and CPUVsBaseline are the
+	// ratios of each round's batch to the bare job's and to the
+	// Baseline's batch of the same round. Pairing by round takes out
+	// what drifts over a run (a dev server slows as its database fills),
+	// which ratios of medians over all rounds keep.
+	BatchVsBare     Stat `json:"batch_vs_bare,omitzero"`
+	CPUVsBare       Stat `json:"cpu_vs_bare,omitzero"`
+	BatchVsBaseline Stat `json:"batch_vs_baseline,omitzero"`
+	CPUVsBaseline   Stat `json:"cpu_vs_baseline,omitzero"`
 	// With LoadOptions.PGDSN, per job of the batch: rows the Temporal
 	// databases wrote (inserted, updated, deleted), their commits and the
 	// WAL bytes of the server, over the batch and the pgSettle after it.
@@ -144,6 +154,9 @@ func RunLoad(ctx context.Context, c client.Client, opts LoadOptions) (*LoadResul
 				w.Stop()
 				return nil, fmt.Errorf("bench: %s: %w", v.Name, err)
 			}
+			// Every batch starts from a collected heap, so that one does
+			// not pay for the garbage of the batches before it.
+			runtime.GC()
 			stopProfile, err := startProfile(o.ProfileDir, fmt.Sprintf("%s-r%d.pprof", slug(v.Name), round))
 			if err != nil {
 				w.Stop()
@@ -196,8 +209,15 @@ func RunLoad(ctx context.Context, c client.Client, opts LoadOptions) (*LoadResul
 		for i, x := range s.wall {
 			rate[i] = float64(o.Jobs) / x
 		}
-		res.Variants = append(res.Variants, LoadVariantResult{Name: v.Name, BatchS: statOf(s.wall), CPUS: statOf(s.cpu), CPUPerBoundaryUS: statOf(per),
-			Baseline: v.baselineName(), JobsPerS: statOf(rate), RowsPerJob: statOf(s.rows), CommitsPerJob: statOf(s.commits), WALBytesPerJob: statOf(s.wal)})
+		lv := LoadVariantResult{Name: v.Name, BatchS: statOf(s.wall), CPUS: statOf(s.cpu), CPUPerBoundaryUS: statOf(per),
+			Baseline: v.baselineName(), JobsPerS: statOf(rate), RowsPerJob: statOf(s.rows), CommitsPerJob: statOf(s.commits), WALBytesPerJob: statOf(s.wal)}
+		if bare := got[VariantBare]; bare != nil && v.Name != VariantBare {
+			lv.BatchVsBare, lv.CPUVsBare = pairedStat(s.wall, bare.wall), pairedStat(s.cpu, bare.cpu)
+		}
+		if base := got[lv.Baseline]; base != nil && lv.Baseline != "" {
+			lv.BatchVsBaseline, lv.CPUVsBaseline = pairedStat(s.wall, base.wall), pairedStat(s.cpu, base.cpu)
+		}
+		res.Variants = append(res.Variants, lv)
 	}
 	if o.GateBurst > 0 {
 		g, err := RunGateBurst(ctx, c, GateBurstOptions{Jobs: o.GateBurst, Progress: o.Progress})
@@ -208,6 +228,15 @@ func RunLoad(ctx context.Context, c client.Client, opts LoadOptions) (*LoadResul
 	}
 	res.Took = time.Since(start)
 	return res, nil
+}
+
+// pairedStat is the spread of xs[i]/base[i], round by round.
+func pairedStat(xs, base []float64) Stat {
+	ratios := make([]float64, 0, len(xs))
+	for i := range min(len(xs), len(base)) {
+		ratios = append(ratios, div(xs[i], base[i]))
+	}
+	return statOf(ratios)
 }
 
 func startProfile(dir, name string) (func(), error) {
@@ -226,6 +255,17 @@ func startProfile(dir, name string) (func(), error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// pairedCell prints a paired ratio as median [min–max], or "–" without one.
+func pairedCell(s Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	if s.N == 1 {
+		return fmt.Sprintf("%.3f", s.Median)
+	}
+	return fmt.Sprintf("%.3f [%.2f–%.2f]", s.Median, s.Min, s.Max)
 }
 
 // WriteLoadJSON writes a load run as indented JSON.
@@ -247,24 +287,21 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 	fmt.Fprintln(tw, head)
 	bare, hasBare := r.Variant(VariantBare)
 	for _, v := range r.Variants {
-		ratio := func(of func(LoadVariantResult) float64, base LoadVariantResult, ok bool) string {
-			if !ok {
-				return "–"
-			}
-			return fmt.Sprintf("%.3f", div(of(v), of(base)))
-		}
-		hand, hasHand := r.Variant(v.Baseline)
-		wall := func(x LoadVariantResult) float64 { return x.BatchS.Median }
-		cpu := func(x LoadVariantResult) float64 { return x.CPUS.Median }
 		fmt.Fprintf(tw, "%s\t%.2f [%.2f–%.2f]\t%.1f\t%s\t%s\t%.2f [%.2f–%.2f]\t%s\t%s\t%.0f\t", v.Name,
-			v.BatchS.Median, v.BatchS.Min, v.BatchS.Max, v.JobsPerS.Median, ratio(wall, bare, hasBare), ratio(wall, hand, hasHand && v.Baseline != ""),
-			v.CPUS.Median, v.CPUS.Min, v.CPUS.Max, ratio(cpu, bare, hasBare), ratio(cpu, hand, hasHand && v.Baseline != ""),
+			v.BatchS.Median, v.BatchS.Min, v.BatchS.Max, v.JobsPerS.Median, pairedCell(v.BatchVsBare), pairedCell(v.BatchVsBaseline),
+			v.CPUS.Median, v.CPUS.Min, v.CPUS.Max, pairedCell(v.CPUVsBare), pairedCell(v.CPUVsBaseline),
 			v.CPUPerBoundaryUS.Median)
 		if r.PG {
+			ratio := func(of func(LoadVariantResult) float64) string {
+				if !hasBare {
+					return "–"
+				}
+				return fmt.Sprintf("%.3f", div(of(v), of(bare)))
+			}
 			rows := func(x LoadVariantResult) float64 { return x.RowsPerJob.Median }
 			wal := func(x LoadVariantResult) float64 { return x.WALBytesPerJob.Median }
-			fmt.Fprintf(tw, "%.1f\t%s\t%.1f\t%.1f\t%s\t", v.RowsPerJob.Median, ratio(rows, bare, hasBare), v.CommitsPerJob.Median,
-				v.WALBytesPerJob.Median/1024, ratio(wal, bare, hasBare))
+			fmt.Fprintf(tw, "%.1f\t%s\t%.1f\t%.1f\t%s\t", v.RowsPerJob.Median, ratio(rows), v.CommitsPerJob.Median,
+				v.WALBytesPerJob.Median/1024, ratio(wal))
 		}
 		fmt.Fprintln(tw)
 	}

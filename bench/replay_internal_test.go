@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
@@ -71,6 +72,10 @@ func BenchmarkReplayBoundary(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*phases)/1000, "µs/boundary")
+			// What the server stores and every worker without the run
+			// cached reads back: the history's events and encoded bytes.
+			b.ReportMetric(float64(len(histories[name].Events))/phases, "events/boundary")
+			b.ReportMetric(float64(proto.Size(histories[name]))/phases, "history-B/boundary")
 		})
 	}
 }
