@@ -159,27 +159,62 @@ func ZeroMetrics(h client.MetricsHandler) {
 	}
 }
 
-// metricAssessment records one assessment: its outcome, and the judge's
-// latency and tokens or its error.
-func metricAssessment(ctx workflow.Context, mode Mode, a Assessment, err error) {
+// assessmentMeters are a run's handles on the series it records at every
+// boundary, made at its first assessment: tagging a handler anew at each
+// boundary allocated a map and a handler each time. The SDK's handlers
+// stay replay-aware once tagged, so the handles emit nothing on replay.
+type assessmentMeters struct {
+	m             client.MetricsHandler
+	mode          string
+	outcomes      map[assessmentSeries]client.MetricsCounter
+	latency       client.MetricsTimer
+	input, output client.MetricsCounter
+}
+
+// assessmentSeries is one series of metricAssessments.
+type assessmentSeries struct{ band, outcome string }
+
+func newAssessmentMeters(ctx workflow.Context, mode Mode) *assessmentMeters {
 	m := workflow.GetMetricsHandler(ctx)
+	return &assessmentMeters{
+		m:        m,
+		mode:     string(mode),
+		outcomes: map[assessmentSeries]client.MetricsCounter{},
+		latency:  m.Timer(metricJudgeLatency),
+		input:    m.WithTags(map[string]string{tagKind: "input"}).Counter(metricJudgeTokens),
+		output:   m.WithTags(map[string]string{tagKind: "output"}).Counter(metricJudgeTokens),
+	}
+}
+
+// record records one assessment: its outcome, and the judge's latency and
+// tokens or its error.
+func (a *assessmentMeters) record(rec Assessment, err error) {
 	// A failed assessment has no band: its series carries none rather
 	// than a made-up value.
-	tags := map[string]string{tagMode: string(mode), tagOutcome: outcomeError}
-	if a.Verdict != nil {
-		tags[tagBand], tags[tagOutcome] = string(a.Verdict.Band), outcomeOK
-		if a.Verdict.Flagged {
-			tags[tagOutcome] = outcomeFlagged
+	series := assessmentSeries{outcome: outcomeError}
+	if rec.Verdict != nil {
+		series = assessmentSeries{band: string(rec.Verdict.Band), outcome: outcomeOK}
+		if rec.Verdict.Flagged {
+			series.outcome = outcomeFlagged
 		}
 	}
-	m.WithTags(tags).Counter(metricAssessments).Inc(1)
+	c, ok := a.outcomes[series]
+	if !ok {
+		tags := map[string]string{tagMode: a.mode, tagOutcome: series.outcome}
+		if series.band != "" {
+			tags[tagBand] = series.band
+		}
+		c = a.m.WithTags(tags).Counter(metricAssessments)
+		a.outcomes[series] = c
+	}
+	c.Inc(1)
 	if err != nil {
-		m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(metricJudgeErrors).Inc(1)
+		a.m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(metricJudgeErrors).Inc(1)
 		return
 	}
-	m.Timer(metricJudgeLatency).Record(a.Latency)
-	m.WithTags(map[string]string{tagKind: "input"}).Counter(metricJudgeTokens).Inc(a.Usage.InputTokens)
-	m.WithTags(map[string]string{tagKind: "output"}).Counter(metricJudgeTokens).Inc(a.Usage.OutputTokens)
+	a.latency.Record(rec.Latency)
+	a.input.Inc(rec.Usage.InputTokens)
+	a.output.Inc(rec.Usage.OutputTokens)
 }
 
 func judgeErrorKind(err error) string {

@@ -57,8 +57,9 @@ type run struct {
 	aborted *Gate
 	// userDetails are the workflow's own current details, put back when
 	// the last gate closes; detailsSet says the gates replaced them.
-	userDetails string
-	detailsSet  bool
+	userDetails      string
+	detailsSet       bool
+	assessmentMeters *assessmentMeters
 	// sa is what was last upserted, to skip redundant upserts.
 	sa *searchAttributes
 	// loop is set for runs of runStructureV2: the run's own coroutine
@@ -200,6 +201,14 @@ func (r *run) endAssess(ctx workflow.Context, call *judgeCall) string {
 // or the error. In manage mode a flagged answer (or too many failures)
 // leaves the process note and returns why the job must pause; otherwise it
 // returns "".
+// meters are the run's assessmentMeters.
+func (r *run) meters(ctx workflow.Context) *assessmentMeters {
+	if r.assessmentMeters == nil {
+		r.assessmentMeters = newAssessmentMeters(ctx, r.cfg.Mode)
+	}
+	return r.assessmentMeters
+}
+
 func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err error) string {
 	seq, phase := rec.Seq, rec.Phase
 	if err != nil {
@@ -214,7 +223,7 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err
 		r.st.Counters.Failures++
 		r.st.Counters.ConsecutiveFailures++
 		r.record(rec)
-		metricAssessment(ctx, r.cfg.Mode, rec, err)
+		r.meters(ctx).record(rec, err)
 		r.logger.Warn("overseer: assessment failed", "phase", phase, "error", rec.Error)
 		max := r.cfg.Policy.MaxConsecutiveFailures
 		if r.cfg.Mode == ModeManage && max > 0 && r.st.Counters.ConsecutiveFailures >= max && ctx.Err() == nil {
@@ -229,12 +238,12 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err
 	v := r.cfg.Policy.Evaluate(out.Answers)
 	rec.Answers, rec.Verdict, rec.Model, rec.Usage, rec.Latency = &out.Answers, &v, out.Model, out.Usage, out.Latency
 	r.record(rec)
-	metricAssessment(ctx, r.cfg.Mode, rec, nil)
+	r.meters(ctx).record(rec, nil)
 	if seq > r.applied {
 		r.applied = seq
 		r.st.Band, r.st.OnObjective, r.st.Assessed, r.st.Basis = v.Band, v.OnObjective, true, out.Answers.Basis
 	}
-	r.logger.Info("overseer: phase assessed", "phase", phase, "band", string(v.Band), "on_objective", v.OnObjective, "flagged", v.Flagged)
+	r.logger.Debug("overseer: phase assessed", "phase", phase, "band", string(v.Band), "on_objective", v.OnObjective, "flagged", v.Flagged)
 	if !v.Flagged {
 		r.upsertSearchAttributes(ctx)
 		return ""

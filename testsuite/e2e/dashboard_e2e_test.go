@@ -334,7 +334,7 @@ next:
 func TestMetricsAfterDemoJobs(t *testing.T) {
 	srv := e2eServer(t)
 	c := srv.Client()
-	core, logs := observer.New(zap.InfoLevel)
+	core, logs := observer.New(zap.DebugLevel) // the routine "phase assessed" line is at Debug
 	tq, metricsURL := meteredWorker(t, srv, worker.Config{Judge: tokenJudge(), Logger: zap.New(core)})
 
 	looping := startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping}, "")
