@@ -197,10 +197,6 @@ func (r *run) endAssess(ctx workflow.Context, call *judgeCall) string {
 	return r.finish(ctx, call.rec, out, err)
 }
 
-// finish records an assessment's outcome: the answer held to the policy,
-// or the error. In manage mode a flagged answer (or too many failures)
-// leaves the process note and returns why the job must pause; otherwise it
-// returns "".
 // meters are the run's assessmentMeters.
 func (r *run) meters(ctx workflow.Context) *assessmentMeters {
 	if r.assessmentMeters == nil {
@@ -209,6 +205,10 @@ func (r *run) meters(ctx workflow.Context) *assessmentMeters {
 	return r.assessmentMeters
 }
 
+// finish records an assessment's outcome: the answer held to the policy,
+// or the error. In manage mode a flagged answer (or too many failures)
+// leaves the process note and returns why the job must pause; otherwise it
+// returns "".
 func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err error) string {
 	seq, phase := rec.Seq, rec.Phase
 	if err != nil {
