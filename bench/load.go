@@ -319,7 +319,7 @@ func WriteLoadTable(w io.Writer, r *LoadResult) error {
 	}
 	if r.PG {
 		fmt.Fprintf(w, "database: per job of the batch, rows inserted+updated+deleted in the temporal* databases (pg_stat_database), commits, and the server's WAL bytes,\n"+
-			"over the batch and %v after it (background writes of the server included)\n", pgSettle)
+			"over the batch and %v after it (background writes of the server included); their ÷ bare: the ratio of the medians\n", pgSettle)
 	}
 	_, err := fmt.Fprintln(w, "\nmedian [min–max] over the rounds. ÷ bare, ÷ hand: the median [min–max] of each round's ratio to the bare job and to the hand-written\n"+
 		"job that asks the judge the same way, run in the same round (the order turns every round, so a server that slows over the run cancels out).\n"+

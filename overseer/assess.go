@@ -55,17 +55,18 @@ type assessor struct {
 	judge  jev.Judge
 	models ModelSource
 	// circuit is the judge's, shared with the plugin's runs (see
-	// judgeCircuit).
+	// judgeCircuit); nil on a worker whose interceptor it does not share
+	// (RegisterActivities), where nothing reports to one.
 	circuit *judgeCircuit
 }
 
-// newAssessor returns the Overseer activity for opts.
-func newAssessor(opts Options) (*assessor, error) {
+// newAssessor returns the Overseer activity for opts, reading circuit.
+func newAssessor(opts Options, circuit *judgeCircuit) (*assessor, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &assessor{judge: o.Judge, models: o.Models, circuit: newJudgeCircuit()}, nil
+	return &assessor{judge: o.Judge, models: o.Models, circuit: circuit}, nil
 }
 
 // A PureJudge answers from the request alone, in microseconds: no I/O, no

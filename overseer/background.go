@@ -122,8 +122,9 @@ const JudgeFailingErrorType = "OverseerJudgeFailing"
 // end for its whole budget (AssessTotalTimeout) although no phase waits
 // for it. The next answer closes the circuit. Runs keep asking the judge
 // at every boundary meanwhile, which is how it closes. A run reads the
-// circuit only in its end's local activities, so what it decided is in
-// their markers and replays. Fail-open: a boundary not waited for is
+// circuit only at its end, in the end's side effect (collect) and its
+// local activities (adopt), so what it decided is in their markers and
+// replays. Fail-open: a boundary not waited for is
 // recorded as not assessed, with the reason.
 type judgeCircuit struct {
 	failed int
@@ -134,8 +135,9 @@ type judgeCircuit struct {
 
 func newJudgeCircuit() *judgeCircuit { return &judgeCircuit{open: make(chan struct{})} }
 
-// isOpen says the circuit is open. backgroundCalls.mu is held.
-func (c *judgeCircuit) isOpen() bool { return c.failed >= circuitThreshold }
+// isOpen says the circuit is open; a nil circuit, which nothing reports
+// to, never is. backgroundCalls.mu is held.
+func (c *judgeCircuit) isOpen() bool { return c != nil && c.failed >= circuitThreshold }
 
 // report records the outcome of one attempt of a judge's call. A refusal
 // that is not retried (an invalid answer, a rejected request) ends its
@@ -166,18 +168,17 @@ func (b *backgroundCalls) report(c *judgeCircuit, err error) {
 // open.
 func (b *backgroundCalls) failing(c *judgeCircuit) (string, bool) {
 	b.mu.Lock()
-	open := c.isOpen()
-	b.mu.Unlock()
-	if !open {
+	defer b.mu.Unlock()
+	if !c.isOpen() {
 		return "", false
 	}
-	return b.why(c), true
+	return c.why(), true
 }
 
 // why says why a run's end did not wait for a call of c's judge.
-func (b *backgroundCalls) why(c *judgeCircuit) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// backgroundCalls.mu is held, so that the count and the last error are
+// read together.
+func (c *judgeCircuit) why() string {
 	return fmt.Sprintf("not assessed: the run ended without waiting for the judge, whose last %d attempts on this worker failed (last: %s)",
 		c.failed, clip(c.last, 300))
 }
@@ -210,17 +211,20 @@ func (b *backgroundCalls) exchange(run BackgroundRef, pending []backgroundPendin
 			}
 		}
 	}
-	var started []backgroundPending // asked before this boundary
 	for _, p := range pending {
 		ref := run
 		ref.Seq = p.seq
-		if _, ok := b.calls[ref]; ok {
-			started = append(started, p)
-		} else {
+		c, ok := b.calls[ref]
+		if !ok {
+			// Asked at this boundary: never taken in the exchange that
+			// started it.
 			b.calls[ref] = startBackground(judge, circuit, p.in, cfg)
+			continue
+		}
+		if a, ok := b.take(ref, c); ok {
+			got.Answers = append(got.Answers, a)
 		}
 	}
-	got.Answers = b.takeFinished(run, started)
 	return got
 }
 
@@ -231,20 +235,27 @@ func (b *backgroundCalls) takeFinished(run BackgroundRef, pending []backgroundPe
 	for _, p := range pending {
 		ref := run
 		ref.Seq = p.seq
-		c, ok := b.calls[ref]
-		if !ok {
-			continue
-		}
-		select {
-		case <-c.done:
-			a := c.answer
-			a.Seq = p.seq
-			answers = append(answers, a)
-			delete(b.calls, ref)
-		default:
+		if c, ok := b.calls[ref]; ok {
+			if a, ok := b.take(ref, c); ok {
+				answers = append(answers, a)
+			}
 		}
 	}
 	return answers
+}
+
+// take returns the answer of c, the call ref names, and forgets it, if it
+// has finished. b.mu is held.
+func (b *backgroundCalls) take(ref BackgroundRef, c *backgroundCall) (backgroundAnswer, bool) {
+	select {
+	case <-c.done:
+		a := c.answer
+		a.Seq = ref.Seq
+		delete(b.calls, ref)
+		return a, true
+	default:
+		return backgroundAnswer{}, false
+	}
 }
 
 // adopt waits for the call ref names, if this process runs it: ok is false
@@ -266,7 +277,10 @@ func (b *backgroundCalls) adopt(ctx context.Context, ref BackgroundRef) (AssessO
 		select {
 		case <-c.done: // it answered all the same
 		default:
-			return AssessOutput{}, temporal.NewNonRetryableApplicationError(b.why(c.circuit), JudgeFailingErrorType, nil), true
+			b.mu.Lock()
+			why := c.circuit.why()
+			b.mu.Unlock()
+			return AssessOutput{}, temporal.NewNonRetryableApplicationError(why, JudgeFailingErrorType, nil), true
 		}
 	case <-ctx.Done():
 		return AssessOutput{}, ctx.Err(), true // retried by the activity, which adopts it again
@@ -372,10 +386,12 @@ func (r *run) assessInBackground(ctx workflow.Context, rec Assessment, in Assess
 	r.inFlight++
 	r.pending = append(r.pending, rec)
 	r.background = append(r.background, backgroundPending{seq: rec.Seq, in: in})
-	pending, run := append([]backgroundPending(nil), r.background...), r.ref(ctx)
+	// SideEffect runs the function inline, or not at all on replay:
+	// r.background needs no copy.
+	run := r.ref(ctx)
 	var got backgroundAnswers
 	err := workflow.SideEffect(ctx, func(workflow.Context) any {
-		return background.exchange(run, pending, r.judge, r.circuit, r.cfg)
+		return background.exchange(run, r.background, r.judge, r.circuit, r.cfg)
 	}).Get(&got)
 	if err != nil {
 		r.logger.Warn("overseer: read the recorded background answers", "error", err.Error())
@@ -419,11 +435,10 @@ func (r *run) land(ctx workflow.Context, seq int, out *AssessOutput, err error) 
 func (b *backgroundCalls) collect(run BackgroundRef, pending []backgroundPending, circuit *judgeCircuit) backgroundAnswers {
 	got := backgroundAnswers{Kind: backgroundKind}
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	got.Answers = b.takeFinished(run, pending)
-	open := circuit.isOpen()
-	b.mu.Unlock()
-	if open && len(got.Answers) < len(pending) {
-		got.Failing = b.why(circuit)
+	if len(got.Answers) < len(pending) && circuit.isOpen() {
+		got.Failing = circuit.why()
 	}
 	return got
 }
@@ -435,10 +450,10 @@ func (b *backgroundCalls) collect(run BackgroundRef, pending []backgroundPending
 // returns why, starts nothing, and the run does not wait.
 func (r *run) awaitBackground(ctx workflow.Context) (failing string) {
 	if r.loop && len(r.background) > 0 {
-		pending, run := append([]backgroundPending(nil), r.background...), r.ref(ctx)
+		run := r.ref(ctx)
 		var got backgroundAnswers
 		err := workflow.SideEffect(ctx, func(workflow.Context) any {
-			return background.collect(run, pending, r.circuit)
+			return background.collect(run, r.background, r.circuit)
 		}).Get(&got)
 		if err != nil {
 			r.logger.Warn("overseer: read the recorded background answers", "error", err.Error())

@@ -325,11 +325,12 @@
 // timed out or failed with an error that is retried (refusals that are not
 // retried end their call at once and leave it as it is) and closed by the
 // next answer. While it is open, the run's end does not wait for the
-// judge's calls: each is recorded as a failed assessment of error type
-// [JudgeFailingErrorType] ("not assessed: the run ended without waiting
-// for the judge, whose last 3 attempts on this worker failed (last: …)").
-// The circuit is read in the end's local activities, so their markers keep
-// what was decided. A judge that answers, however slowly, keeps the wait:
+// judge's calls: each is recorded as a failed assessment with the reason
+// ("not assessed: the run ended without waiting for the judge, whose last
+// 3 attempts on this worker failed (last: …)"). The circuit is read at the
+// run's end, in its side effect and, for a circuit that opens while the
+// end waits, in its local activities (which then fail with error type
+// [JudgeFailingErrorType]), so their markers keep what was decided. A judge that answers, however slowly, keeps the wait:
 // the last boundary is recorded.
 //
 // # Where the judge runs, and what it costs in history

@@ -198,16 +198,7 @@ func (a *assessmentMeters) record(rec Assessment, err error) {
 			series.outcome = outcomeFlagged
 		}
 	}
-	c, ok := a.outcomes[series]
-	if !ok {
-		tags := map[string]string{tagMode: a.mode, tagOutcome: series.outcome}
-		if series.band != "" {
-			tags[tagBand] = series.band
-		}
-		c = a.m.WithTags(tags).Counter(metricAssessments)
-		a.outcomes[series] = c
-	}
-	c.Inc(1)
+	a.assessments(series).Inc(1)
 	if err != nil {
 		a.m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(metricJudgeErrors).Inc(1)
 		return
@@ -215,6 +206,22 @@ func (a *assessmentMeters) record(rec Assessment, err error) {
 	a.latency.Record(rec.Latency)
 	a.input.Inc(rec.Usage.InputTokens)
 	a.output.Inc(rec.Usage.OutputTokens)
+}
+
+// assessments is the counter of one series of metricAssessments. A
+// verdict's series carries its band, the abstained one's ("") included; a
+// failed assessment's carries none.
+func (a *assessmentMeters) assessments(series assessmentSeries) client.MetricsCounter {
+	c, ok := a.outcomes[series]
+	if !ok {
+		tags := map[string]string{tagMode: a.mode, tagOutcome: series.outcome}
+		if series.outcome != outcomeError {
+			tags[tagBand] = series.band
+		}
+		c = a.m.WithTags(tags).Counter(metricAssessments)
+		a.outcomes[series] = c
+	}
+	return c
 }
 
 func judgeErrorKind(err error) string {

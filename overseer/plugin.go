@@ -19,11 +19,10 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := newAssessor(opts)
+	a, err := newAssessor(opts, wi.(*workerInterceptor).circuit)
 	if err != nil {
 		return nil, err
 	}
-	a.circuit = wi.(*workerInterceptor).circuit
 	return temporal.NewSimplePlugin(temporal.SimplePluginOptions{
 		Name:               pluginName,
 		WorkerInterceptors: []interceptor.WorkerInterceptor{wi},
@@ -39,7 +38,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 // notify) on a worker that uses the bare interceptor from
 // NewWorkerInterceptor.
 func RegisterActivities(r worker.ActivityRegistry, opts Options) error {
-	a, err := newAssessor(opts)
+	a, err := newAssessor(opts, nil)
 	if err != nil {
 		return fmt.Errorf("overseer: register activities: %w", err)
 	}

@@ -308,7 +308,7 @@ func (r *run) notAssessed(ctx workflow.Context, reason string) {
 		r.st.Counters.Failures++
 		r.st.Counters.ConsecutiveFailures++
 		r.record(a)
-		workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagMode: string(r.cfg.Mode), tagOutcome: outcomeError}).Counter(metricAssessments).Inc(1)
+		r.meters(ctx).assessments(assessmentSeries{outcome: outcomeError}).Inc(1)
 	}
 	r.logger.Warn("overseer: run ends without waiting for a failing judge", "not_assessed", len(r.pending), "reason", reason)
 	r.pending = nil
@@ -391,9 +391,6 @@ func (r *run) decideInWorkflow(ctx workflow.Context, in AssessInput) (AssessOutp
 	return *rec.Output, nil
 }
 
-// reportOf reads the PhaseReport a phase result carries. A JSON result is
-// decoded only when it mentions the report field; any other encoding is
-// decoded by the workflow's own data converter.
 // reportKey is ReportCarrier's JSON key.
 const reportKey = "overseer_report"
 
@@ -456,6 +453,9 @@ func topLevelField(data []byte, name string) ([]byte, bool) {
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// reportOf reads the PhaseReport a phase result carries: of a JSON
+// result, only the top-level overseer_report member (topLevelField); any
+// other encoding is decoded by the workflow's own data converter.
 func reportOf(ctx workflow.Context, raw converter.RawValue, f workflow.Future) *PhaseReport {
 	var c ReportCarrier
 	p := raw.Payload()
