@@ -31,8 +31,8 @@
 // pauses with their bound, why), and the latest promotions and rollbacks
 // ([ModelsBackend]; TemporalBackend queries the registry). Beside the
 // promise it shows the false-pause and catch rates the latest learn round
-// measured on the newest closed jobs, with an alert when they break the
-// promise, and the sentence that says how many more labelled runs a
+// measured on the newest closed jobs, with an alert when they are above
+// the promise or break it, and the sentence that says how many more labelled runs a
 // deployment needs ([LearnBackend]; TemporalBackend reads the rounds'
 // memos, learn.LatestRounds).
 //

@@ -301,9 +301,7 @@ func (a *Activities) measure(ctx context.Context, recs []eval.Record, in ExportI
 	defer cancel()
 	cur, err := a.current(cctx, in.Type)
 	if err != nil {
-		r := MeasureRates(recs, in.RateWindow, "", overseer.Promise{})
-		r.Sentence += fmt.Sprintf(" (the current model's promise could not be read: %v)", err)
-		return r
+		return measureRates(recs, in.RateWindow, "", overseer.Promise{}, err)
 	}
 	return MeasureRates(recs, in.RateWindow, cur.Model.Version, cur.Policy.Promise)
 }
@@ -385,9 +383,6 @@ const refusalRecordTimeout = time.Minute
 // recordRefusal records the refused candidate of out in the registry, for
 // the dashboard; it returns why it could not, or "".
 func (a *Activities) recordRefusal(ctx context.Context, workflowType string, out RefitOutput) string {
-	if a.Client == nil {
-		return ""
-	}
 	// The reason has the figures that matter: figures that do not encode
 	// (an AUROC that could not be measured) or are too large stay out.
 	figures, err := json.Marshal(out.Decision.Figures)

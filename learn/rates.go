@@ -65,6 +65,13 @@ func share(k, n int) float64 {
 // first — and checks the false-pause rate against promise, the promise of
 // model, the version current for the type.
 func MeasureRates(records []eval.Record, window int, model string, promise overseer.Promise) Rates {
+	return measureRates(records, window, model, promise, nil)
+}
+
+// measureRates is MeasureRates; unread, when not nil, is why the current
+// model's promise could not be read, which the sentence then says instead
+// of saying there is none.
+func measureRates(records []eval.Record, window int, model string, promise overseer.Promise, unread error) Rates {
 	if window <= 0 {
 		window = DefaultRateWindow
 	}
@@ -90,12 +97,12 @@ func MeasureRates(records []eval.Record, window int, model string, promise overs
 		c := eval.CheckPromise(eval.PolicyRates{Succeeded: r.Succeeded, FalsePauses: r.FalsePauses}, p.MaxFalsePause)
 		r.Check = &c
 	}
-	r.Sentence = r.say()
+	r.Sentence = r.say(unread)
 	return r
 }
 
 // say is the Sentence of r.
-func (r Rates) say() string {
+func (r Rates) say(unread error) string {
 	if r.Jobs == 0 {
 		return "no closed jobs to measure the gates on"
 	}
@@ -118,7 +125,10 @@ func (r Rates) say() string {
 	if r.Model != "" {
 		model = "model " + r.Model
 	}
-	if r.Check == nil {
+	switch {
+	case unread != nil:
+		return fmt.Sprintf("%s; the current model's promise could not be read: %v", s, unread)
+	case r.Check == nil:
 		return s + "; " + model + "'s policy makes no false-pause promise to hold them to"
 	}
 	c := *r.Check

@@ -16,12 +16,15 @@ import (
 // LatestRounds lists.
 const MaxRoundsListed = 500
 
+// RoundsQuery is the visibility query of the completed learn rounds.
+const RoundsQuery = "WorkflowType = '" + WorkflowName + "' AND ExecutionStatus = 'Completed'"
+
 // LatestRounds is the latest completed round of each workflow type, sorted
 // by type, as the rounds left it in their memo (MemoKey): one visibility
 // listing of the newest MaxRoundsListed completed rounds, no history read.
 // Rounds recorded before the learn workflow left a memo are skipped.
 func LatestRounds(ctx context.Context, c client.Client) ([]Result, error) {
-	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Completed'", WorkflowName)
+	q := RoundsQuery
 	latest := map[string]Result{}
 	var token []byte
 	for listed := 0; listed < MaxRoundsListed; {

@@ -247,11 +247,11 @@ type Result struct {
 }
 
 // ErrRefused is wrapped by every refusal of the registry's validators on
-// the client side ([Promote], [Rollback]).
+// the client side ([Promote], [Rollback], [RecordRefusal]).
 var ErrRefused = errors.New("model registry refused")
 
-// Workflow is the registry workflow. Start it with [Promote] or [Rollback]
-// (update-with-start), which need no other setup.
+// Workflow is the registry workflow. Start it with [Promote], [Rollback]
+// or [RecordRefusal] (update-with-start), which need no other setup.
 func Workflow(ctx workflow.Context, in Input) error {
 	r := &registry{state: in.State}
 	maxUpdates := in.MaxUpdates
@@ -474,12 +474,9 @@ func (r *registry) checkRefusal(req RefusalRequest) (Refusal, error) {
 	}
 	f := Refusal{Type: typeName(req.Type), Version: strings.TrimSpace(req.Version), Current: strings.TrimSpace(req.Current), Reason: reason, By: strings.TrimSpace(req.By)}
 	if len(req.Figures) > 0 {
-		if !json.Valid(req.Figures) {
-			return Refusal{}, errors.New("the figures are not JSON")
-		}
 		var err error
 		if f.Figures, err = compact(req.Figures); err != nil {
-			return Refusal{}, err
+			return Refusal{}, errors.New("the figures are not JSON")
 		}
 		if len(f.Figures) > MaxFiguresBytes {
 			return Refusal{}, fmt.Errorf("the figures are %d bytes; keep them to %d", len(f.Figures), MaxFiguresBytes)
