@@ -51,11 +51,7 @@ func (b *Bench) Run(ctx context.Context, args []string, out io.Writer) error {
 	gateBurst := fs.Int("gate-burst", 0, "load mode: after the rounds, pause this many jobs in manage mode at once and resume them all (gate open → resume → next phase p50/p99)")
 	describe := fs.String("settings", "", "describe the server at --address for the report (e.g. \"make cluster: Temporal 1.29.1, 4 history shards, PostgreSQL 15\")")
 	profileDir := fs.String("profile-dir", "", "load mode: write a CPU profile of each variant's batch to this directory (<variant>-r<round>.pprof)")
-	rest, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	opts := bench.Options{Phases: *phases, PhaseDuration: *phaseDuration, Rounds: *rounds, Concurrency: *concurrency,

@@ -248,19 +248,14 @@ func oneArg(args []string, what string) (string, error) {
 	}
 }
 
-// noArgs rejects positional arguments.
 // parseNoArgs parses a command's flags and refuses any positional argument.
 func parseNoArgs(fs *flag.FlagSet, args []string) error {
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	return noArgs(pos)
-}
-
-func noArgs(args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, args[0])
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, pos[0])
 	}
 	return nil
 }

@@ -90,11 +90,7 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	scoring.register(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	plotDir := fs.String("plot", "", "write roc.svg and calibration.svg into this directory")
-	rest, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	records, err := runs.load()
@@ -197,11 +193,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	version := fs.String("version", "", "model version (default: learned- and a hash of the weights)")
 	featureSet := fs.String("features", "rates", "features to select from: rates (no cumulative sizes; safe for jobs of any length), all, or a comma-separated list")
 	asJSON := fs.Bool("json", false, "print the cross-validated report as JSON")
-	rest, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *modelOut == "" {
@@ -368,11 +360,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	budget := fs.Float64("max-false-pause", 0.05, "largest share of succeeded runs the policy may pause, in (0,1)")
 	policyOut := fs.String("out", "", "write the policy file here")
 	asJSON := fs.Bool("json", false, "print the calibration as JSON")
-	rest, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if err := checkBudget(*budget); err != nil {

@@ -33,11 +33,7 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 	labels := fs.String("labels", "", "JSON file mapping a job id to succeeded, failed or blocked; overrides the outcome of the close status")
 	outPath := fs.String("out", "", "write the records here (default: standard output)")
 	limit := fs.Int("limit", 0, "export at most this many workflows (default: all)")
-	rest, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(rest); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *limit < 0 {
@@ -45,9 +41,11 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	opts := ops.ExportOptions{Query: *query, Limit: *limit}
 	if *labels != "" {
-		if opts.Labels, err = ops.ReadLabels(*labels); err != nil {
+		labelled, err := ops.ReadLabels(*labels)
+		if err != nil {
 			return err
 		}
+		opts.Labels = labelled
 	}
 	c, err := conn.dial(ctx)
 	if err != nil {

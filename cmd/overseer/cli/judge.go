@@ -98,11 +98,7 @@ func (*JudgeCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	readTimeout := fs.Duration("read-timeout", 10*time.Second, "bound of reading one request")
 	writeTimeout := fs.Duration("write-timeout", 0, "bound of one request from its headers to the end of the answer (default: 35s)")
 	verbose := fs.Bool("v", false, "log one line per decision (status, model, latency; never a header or a body)")
-	pos, err := parse(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	if err := noArgs(pos); err != nil {
+	if err := parseNoArgs(fs, args[1:]); err != nil {
 		return err
 	}
 	jc, err := jf.config()
