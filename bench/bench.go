@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/corohq/temporal-overseer/overseer"
@@ -129,6 +130,7 @@ const (
 	VariantBare                  = "bare"
 	VariantHandwritten           = "hand-written"
 	VariantHandwrittenBackground = "hand-written/background"
+	VariantHandwrittenListening  = "hand-written/listening"
 	VariantObserve               = "observe"
 	VariantManage                = "manage"
 	VariantManageSA              = "manage+search-attributes"
@@ -147,6 +149,8 @@ func variants(o Options) []variant {
 	return []variant{
 		{Name: VariantBare, Description: "the job with no plugin"},
 		{Name: VariantHandwritten, Description: "a local activity asks the same judge after each phase; a signal resumes a flagged job", workflow: HandwrittenWorkflowName},
+		{Name: VariantHandwrittenListening, Description: "the hand-written job with a second coroutine that listens for signals while phases run, as the plugin's run does",
+			workflow: HandwrittenListeningWorkflowName, baseline: VariantHandwritten},
 		{Name: VariantHandwrittenBackground, Description: "observe by hand, the judge asked in the background like the plugin's (goroutine, side effect at the next boundary, local activity at the end)",
 			workflow: HandwrittenBackgroundWorkflowName},
 		{Name: VariantObserve, Description: "plugin defaults, observe mode (the learned judge in workflow code)", plugin: plugin(overseer.Options{Mode: overseer.ModeObserve})},
@@ -350,10 +354,10 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 
 func (v variant) baselineName() string {
 	switch {
-	case v.workflow != "" || v.plugin == nil:
-		return ""
 	case v.baseline != "":
 		return v.baseline
+	case v.workflow != "" || v.plugin == nil:
+		return ""
 	}
 	return VariantHandwritten
 }
@@ -368,6 +372,23 @@ func (w benchWorker) Stop() {
 	w.Worker.Stop()
 	if w.stopServer != nil {
 		w.stopServer()
+	}
+}
+
+// registerWorkflow registers the variant's workflow, on a worker or a
+// replayer.
+func registerWorkflow(r interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}, v variant) {
+	switch v.workflow {
+	case HandwrittenWorkflowName:
+		r.RegisterWorkflowWithOptions(HandwrittenJob, workflowOptions(HandwrittenWorkflowName))
+	case HandwrittenListeningWorkflowName:
+		r.RegisterWorkflowWithOptions(HandwrittenListeningJob, workflowOptions(HandwrittenListeningWorkflowName))
+	case HandwrittenBackgroundWorkflowName:
+		r.RegisterWorkflowWithOptions(HandwrittenBackgroundJob, workflowOptions(HandwrittenBackgroundWorkflowName))
+	default:
+		r.RegisterWorkflowWithOptions(Job, workflowOptions(JobWorkflowName))
 	}
 }
 
@@ -395,20 +416,17 @@ func newWorker(ctx context.Context, c client.Client, queue string, v variant) (b
 	bw.Worker = w
 	w.RegisterActivityWithOptions(Phase, activity.RegisterOptions{Name: PhaseActivityName})
 	switch v.workflow {
-	case HandwrittenWorkflowName:
+	case HandwrittenWorkflowName, HandwrittenListeningWorkflowName:
 		if err := overseer.RegisterActivities(w, overseer.Options{}); err != nil {
 			return bw, err
 		}
-		w.RegisterWorkflowWithOptions(HandwrittenJob, workflowOptions(HandwrittenWorkflowName))
 	case HandwrittenBackgroundWorkflowName:
 		handCalls.mu.Lock()
 		handCalls.judge = remoteJudge{judge: &overseer.LearnedJudge{}}
 		handCalls.mu.Unlock()
 		w.RegisterActivityWithOptions(handCalls.await, activity.RegisterOptions{Name: AwaitActivityName})
-		w.RegisterWorkflowWithOptions(HandwrittenBackgroundJob, workflowOptions(HandwrittenBackgroundWorkflowName))
-	default:
-		w.RegisterWorkflowWithOptions(Job, workflowOptions(JobWorkflowName))
 	}
+	registerWorkflow(w, v)
 	if err := w.Start(); err != nil && bw.stopServer != nil {
 		bw.stopServer()
 		return bw, err

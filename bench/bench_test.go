@@ -43,7 +43,7 @@ func TestBenchCounts(t *testing.T) {
 	res, err := bench.Run(context.Background(), srv.Client(), bench.Options{
 		Phases: phases, PhaseDuration: time.Millisecond, Rounds: 1, Concurrency: 2, LongPhases: 400,
 		HangBudget: 500 * time.Millisecond,
-		Variants: []string{bench.VariantBare, bench.VariantHandwritten, bench.VariantHandwrittenBackground, bench.VariantObserve, bench.VariantManage,
+		Variants: []string{bench.VariantBare, bench.VariantHandwritten, bench.VariantHandwrittenListening, bench.VariantHandwrittenBackground, bench.VariantObserve, bench.VariantManage,
 			bench.VariantManageLocal, bench.VariantObserveRemote, bench.VariantObserveHTTP, bench.VariantObserveActivity, bench.VariantObserveHang},
 	})
 	require.NoError(t, err)
@@ -60,6 +60,9 @@ func TestBenchCounts(t *testing.T) {
 		assert.Equal(t, bare+phases+3, events(name), "%s: one event per boundary, three per run", name)
 	}
 	assert.Equal(t, bare+phases, events(bench.VariantHandwritten), "the hand-written job: one local-activity marker per boundary")
+	assert.Equal(t, events(bench.VariantHandwritten), events(bench.VariantHandwrittenListening), "a listening coroutine writes no event")
+	listening, _ := res.Variant(bench.VariantHandwrittenListening)
+	assert.Equal(t, bench.VariantHandwritten, listening.Baseline, "the listening job is measured against the hand-written job")
 
 	// A judge that is not pure answers in the background in observe mode:
 	// one side-effect marker per boundary, three events per run and a

@@ -23,6 +23,9 @@
 //   - hand-written: [HandwrittenJob], the honest baseline — a local
 //     activity asks the same judge after each phase and a selector waits
 //     for a resume signal when the policy flags the answer;
+//   - hand-written/listening: [HandwrittenListeningJob], the hand-written
+//     job with a second coroutine that listens for signals while phases
+//     run, as the plugin's run does: what that coroutine alone costs;
 //   - observe, manage: the plugin with its defaults (the learned judge,
 //     which is pure, answers in workflow code);
 //   - manage+search-attributes: manage mode that also upserts the

@@ -38,7 +38,7 @@ func BenchmarkReplayBoundary(b *testing.B) {
 	}
 	defer func() { _ = srv.Stop() }()
 	const phases = 20
-	names := []string{VariantBare, VariantHandwritten, VariantHandwrittenBackground, VariantObserve, VariantManage, VariantManageLocal, VariantObserveRemote}
+	names := []string{VariantBare, VariantHandwritten, VariantHandwrittenListening, VariantHandwrittenBackground, VariantObserve, VariantManage, VariantManageLocal, VariantObserveRemote}
 	if v := os.Getenv("BENCH_VARIANTS"); v != "" {
 		names = strings.Split(v, ",")
 	}
@@ -106,13 +106,6 @@ func replayerFor(b *testing.B, v variant) sdkworker.WorkflowReplayer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	switch v.workflow {
-	case HandwrittenWorkflowName:
-		r.RegisterWorkflowWithOptions(HandwrittenJob, workflowOptions(HandwrittenWorkflowName))
-	case HandwrittenBackgroundWorkflowName:
-		r.RegisterWorkflowWithOptions(HandwrittenBackgroundJob, workflowOptions(HandwrittenBackgroundWorkflowName))
-	default:
-		r.RegisterWorkflowWithOptions(Job, workflowOptions(JobWorkflowName))
-	}
+	registerWorkflow(r, v)
 	return r
 }

@@ -18,7 +18,10 @@ import (
 const (
 	JobWorkflowName         = "bench.job"
 	HandwrittenWorkflowName = "bench.handwritten-job"
-	PhaseActivityName       = "bench.phase"
+	// HandwrittenListeningWorkflowName is HandwrittenJob with a second
+	// coroutine that listens for signals while its phases run.
+	HandwrittenListeningWorkflowName = "bench.handwritten-listening-job"
+	PhaseActivityName                = "bench.phase"
 	// HandwrittenResumeSignal resumes a hand-written job paused by its judge.
 	HandwrittenResumeSignal = "bench.resume"
 )
@@ -131,6 +134,22 @@ func HandwrittenJob(ctx workflow.Context, in HandwrittenInput) (int, error) {
 		}
 	}
 	return in.Done, nil
+}
+
+// HandwrittenListeningJob is [HandwrittenJob] that also listens, on a
+// coroutine of its own, for the in-phase advice signal while its phases
+// run, as a hand-written job must to show a running phase's advice (the
+// plugin's run receives its signals on a second coroutine too, see the
+// overseer's loop.go). It does nothing else: it measures what that one
+// coroutine costs a boundary, which the SDK resumes at every step of every
+// workflow task.
+func HandwrittenListeningJob(ctx workflow.Context, in HandwrittenInput) (int, error) {
+	advice := workflow.GetSignalChannel(ctx, overseer.InPhaseSignalName)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for advice.Receive(ctx, nil) {
+		}
+	})
+	return HandwrittenJob(ctx, in)
 }
 
 func workflowOptions(name string) workflow.RegisterOptions {
