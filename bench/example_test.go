@@ -15,6 +15,7 @@ func ExampleVariants() {
 	// Output:
 	// bare
 	// hand-written
+	// hand-written/listening
 	// hand-written/background
 	// observe
 	// manage
