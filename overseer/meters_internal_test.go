@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 )
 
 // tagsHandler records each series' tags and count, as "name{k=v,…}".
@@ -49,6 +50,8 @@ func (h *tagsHandler) Timer(string) client.MetricsTimer          { return client
 // The handles a run keeps tag each series as tagging at every boundary
 // did: a verdict's series carries its band, the abstained one's empty band
 // included; a failed assessment's carries none; counts add up per series.
+// A boundary not waited for because the judge's circuit is open is an
+// error outcome but not a judge error, whichever way the run's end met it.
 func TestAssessmentMetersTagEachSeries(t *testing.T) {
 	h := &tagsHandler{counts: map[string]int64{}}
 	a := &assessmentMeters{m: h, mode: string(ModeManage), outcomes: map[assessmentSeries]client.MetricsCounter{},
@@ -60,12 +63,13 @@ func TestAssessmentMetersTagEachSeries(t *testing.T) {
 		a.record(Assessment{Verdict: v, Latency: time.Millisecond}, nil)
 	}
 	a.record(Assessment{}, assertError("judge down"))
-	a.assessments(assessmentSeries{outcome: outcomeError}).Inc(1)
+	a.assessments(assessmentSeries{outcome: outcomeError}).Inc(1) // as notAssessed counts
+	a.record(Assessment{}, temporal.NewNonRetryableApplicationError("judge failing", JudgeFailingErrorType, nil))
 	assert.Equal(t, map[string]int64{
 		"overseer_assessments{band=on_track,mode=manage,outcome=ok}":       2,
 		"overseer_assessments{band=,mode=manage,outcome=ok}":               1,
 		"overseer_assessments{band=off_track,mode=manage,outcome=flagged}": 1,
-		"overseer_assessments{mode=manage,outcome=error}":                  2,
+		"overseer_assessments{mode=manage,outcome=error}":                  3,
 		"overseer_judge_errors{kind=error}":                                1,
 		"in{}":                                                             0,
 		"out{}":                                                            0,

@@ -25,7 +25,10 @@ const (
 	// (input, output).
 	metricJudgeTokens = "overseer_judge_tokens"
 	// metricJudgeErrors counts failed assessments (after retries), tagged
-	// kind (invalid_answer, rejected, invalid_request, timeout, error).
+	// kind (invalid_answer, rejected, invalid_request, timeout, error). A
+	// boundary a run ends without waiting for, because the judge's circuit
+	// is open (JudgeFailingErrorType), is not one: the failures that opened
+	// the circuit were counted already.
 	metricJudgeErrors = "overseer_judge_errors"
 	// metricPauses counts gates opened, tagged cause (verdict,
 	// judge_failures).
@@ -200,7 +203,10 @@ func (a *assessmentMeters) record(rec Assessment, err error) {
 	}
 	a.assessments(series).Inc(1)
 	if err != nil {
-		a.m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(metricJudgeErrors).Inc(1)
+		var app *temporal.ApplicationError
+		if !errors.As(err, &app) || app.Type() != JudgeFailingErrorType {
+			a.m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(metricJudgeErrors).Inc(1)
+		}
 		return
 	}
 	a.latency.Record(rec.Latency)
