@@ -57,9 +57,10 @@
 // # Under load
 //
 // [RunLoad] (`overseer bench --load N`) starts N trivial jobs at once per
-// variant (10 phases each by default; bare, hand-written, the judge in a
-// local activity, hand-written/background and the remote judge in the
-// background unless --variants says otherwise), interleaved over 3 rounds,
+// variant (10 phases each by default; bare, hand-written,
+// hand-written/listening, the judge in a local activity,
+// hand-written/background and the remote judge in the background unless
+// --variants says otherwise), interleaved over 3 rounds,
 // and reports the batch's wall time, jobs per second and this process' CPU
 // time (getrusage), with --profile-dir a CPU profile of every batch. Given
 // the PostgreSQL server behind the Temporal server (--pg-dsn, or

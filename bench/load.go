@@ -47,9 +47,11 @@ type LoadOptions struct {
 
 // LoadVariants are the variants the load mode runs by default: the bare
 // job, each judge placement that waits nowhere but at the run's end or
-// waits like the hand-written job, and their hand-written baselines.
+// waits like the hand-written job, their hand-written baselines, and the
+// hand-written job with the second coroutine manage mode's run has (what
+// that coroutine alone costs under load).
 func LoadVariants() []string {
-	return []string{VariantBare, VariantHandwritten, VariantManageLocal, VariantHandwrittenBackground, VariantObserveRemote}
+	return []string{VariantBare, VariantHandwritten, VariantHandwrittenListening, VariantManageLocal, VariantHandwrittenBackground, VariantObserveRemote}
 }
 
 // LoadVariantResult is one variant under load.
