@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/corohq/temporal-overseer/overseer"
@@ -377,9 +376,7 @@ func (w benchWorker) Stop() {
 
 // registerWorkflow registers the variant's workflow, on a worker or a
 // replayer.
-func registerWorkflow(r interface {
-	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
-}, v variant) {
+func registerWorkflow(r sdkworker.WorkflowRegistry, v variant) {
 	switch v.workflow {
 	case HandwrittenWorkflowName:
 		r.RegisterWorkflowWithOptions(HandwrittenJob, workflowOptions(HandwrittenWorkflowName))
