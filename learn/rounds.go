@@ -24,11 +24,10 @@ const RoundsQuery = "WorkflowType = '" + WorkflowName + "' AND ExecutionStatus =
 // listing of the newest MaxRoundsListed completed rounds, no history read.
 // Rounds recorded before the learn workflow left a memo are skipped.
 func LatestRounds(ctx context.Context, c client.Client) ([]Result, error) {
-	q := RoundsQuery
 	latest := map[string]Result{}
 	var token []byte
 	for listed := 0; listed < MaxRoundsListed; {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: 100, NextPageToken: token})
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: RoundsQuery, PageSize: 100, NextPageToken: token})
 		if err != nil {
 			return nil, fmt.Errorf("list the learn rounds: %w", err)
 		}

@@ -203,9 +203,8 @@ func (a *assessmentMeters) record(rec Assessment, err error) {
 	}
 	a.assessments(series).Inc(1)
 	if err != nil {
-		var app *temporal.ApplicationError
-		if !errors.As(err, &app) || app.Type() != JudgeFailingErrorType {
-			a.m.WithTags(map[string]string{tagKind: judgeErrorKind(err)}).Counter(metricJudgeErrors).Inc(1)
+		if kind := judgeErrorKind(err); kind != "" {
+			a.m.WithTags(map[string]string{tagKind: kind}).Counter(metricJudgeErrors).Inc(1)
 		}
 		return
 	}
@@ -230,11 +229,16 @@ func (a *assessmentMeters) assessments(series assessmentSeries) client.MetricsCo
 	return c
 }
 
+// judgeErrorKind is the kind of metricJudgeErrors err counts as, or "" for
+// a boundary not waited for because the judge's circuit is open, which is
+// not one.
 func judgeErrorKind(err error) string {
 	var app *temporal.ApplicationError
 	var timeout *temporal.TimeoutError
 	if errors.As(err, &app) {
 		switch app.Type() {
+		case JudgeFailingErrorType:
+			return ""
 		case InvalidAnswerErrorType:
 			return errorKindInvalidAnswer
 		case RejectedErrorType:

@@ -57,8 +57,9 @@ type run struct {
 	aborted *Gate
 	// userDetails are the workflow's own current details, put back when
 	// the last gate closes; detailsSet says the gates replaced them.
-	userDetails      string
-	detailsSet       bool
+	userDetails string
+	detailsSet  bool
+	// assessmentMeters are made at the first assessment (meters).
 	assessmentMeters *assessmentMeters
 	// sa is what was last upserted, to skip redundant upserts.
 	sa *searchAttributes

@@ -137,10 +137,9 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 
 // lastRound is the latest completed round for typ, or nil.
 func lastRound(ctx context.Context, c client.Client, typ string) (*learn.Result, error) {
-	q := learn.RoundsQuery
 	var token []byte
 	for page := 0; page < 10; page++ {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: 50, NextPageToken: token})
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: learn.RoundsQuery, PageSize: 50, NextPageToken: token})
 		if err != nil {
 			return nil, fmt.Errorf("list the learn rounds: %w", err)
 		}
