@@ -216,7 +216,7 @@ func RunLoad(ctx context.Context, c client.Client, opts LoadOptions) (*LoadResul
 		if bare := got[VariantBare]; bare != nil && v.Name != VariantBare {
 			lv.BatchVsBare, lv.CPUVsBare = pairedStat(s.wall, bare.wall), pairedStat(s.cpu, bare.cpu)
 		}
-		if base := got[lv.Baseline]; base != nil && lv.Baseline != "" {
+		if base := got[lv.Baseline]; base != nil {
 			lv.BatchVsBaseline, lv.CPUVsBaseline = pairedStat(s.wall, base.wall), pairedStat(s.cpu, base.cpu)
 		}
 		res.Variants = append(res.Variants, lv)

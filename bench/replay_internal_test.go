@@ -40,7 +40,7 @@ func BenchmarkReplayBoundary(b *testing.B) {
 	const phases = 20
 	names := []string{VariantBare, VariantHandwritten, VariantHandwrittenListening, VariantHandwrittenBackground, VariantObserve, VariantManage, VariantManageLocal, VariantObserveRemote}
 	if v := os.Getenv("BENCH_VARIANTS"); v != "" {
-		names = strings.Split(v, ",")
+		names = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 	}
 	histories := map[string]*historypb.History{}
 	byName := map[string]variant{}
@@ -48,7 +48,10 @@ func BenchmarkReplayBoundary(b *testing.B) {
 		byName[v.Name] = v
 	}
 	for _, name := range names {
-		v := byName[name]
+		v, ok := byName[name]
+		if !ok {
+			b.Fatalf("BENCH_VARIANTS: unknown variant %q: use some of %v", name, Variants())
+		}
 		queue := fmt.Sprintf("replay-%d-%s", time.Now().UnixNano(), slug(name))
 		w, err := newWorker(ctx, srv.Client(), queue, v)
 		if err != nil {

@@ -110,7 +110,7 @@ func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 		log.Warn("overseer judge failed", "workflow_type", in.WorkflowType, "phase", in.Phase, "latency", out.Latency, "error", err)
 		return AssessOutput{}, err
 	}
-	log.Info("overseer assessed phase", "workflow_type", in.WorkflowType, "phase", in.Phase, "on_objective", out.Answers.OnObjective,
+	log.Debug("overseer assessed phase", "workflow_type", in.WorkflowType, "phase", in.Phase, "on_objective", out.Answers.OnObjective,
 		"breach", out.Answers.Breach, "severity", out.Answers.Severity, "latency", out.Latency)
 	return out, nil
 }

@@ -63,7 +63,7 @@ func TestAssessmentMetersTagEachSeries(t *testing.T) {
 		a.record(Assessment{Verdict: v, Latency: time.Millisecond}, nil)
 	}
 	a.record(Assessment{}, assertError("judge down"))
-	a.assessments(assessmentSeries{outcome: outcomeError}).Inc(1) // as notAssessed counts
+	a.record(Assessment{}, notWaitedFor) // as notAssessed records
 	a.record(Assessment{}, temporal.NewNonRetryableApplicationError("judge failing", JudgeFailingErrorType, nil))
 	assert.Equal(t, map[string]int64{
 		"overseer_assessments{band=on_track,mode=manage,outcome=ok}":       2,

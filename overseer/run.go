@@ -298,6 +298,10 @@ func (r *run) awaitAssessments(ctx workflow.Context) {
 	r.notAssessed(ctx, fmt.Sprintf("not assessed: the run ended without waiting for the judge, whose last %d assessments failed", r.failedInARow))
 }
 
+// notWaitedFor is what a boundary the run's end did not wait for counts
+// as: an error outcome, and no judge error (judgeErrorKind).
+var notWaitedFor = temporal.NewNonRetryableApplicationError("not waited for", JudgeFailingErrorType, nil)
+
 // notAssessed records every assessment still in flight as not assessed,
 // for reason, at the run's end, which does not wait for them.
 func (r *run) notAssessed(ctx workflow.Context, reason string) {
@@ -309,7 +313,7 @@ func (r *run) notAssessed(ctx workflow.Context, reason string) {
 		r.st.Counters.Failures++
 		r.st.Counters.ConsecutiveFailures++
 		r.record(a)
-		r.meters(ctx).assessments(assessmentSeries{outcome: outcomeError}).Inc(1)
+		r.meters(ctx).record(a, notWaitedFor)
 	}
 	r.logger.Warn("overseer: run ends without waiting for a failing judge", "not_assessed", len(r.pending), "reason", reason)
 	r.pending = nil

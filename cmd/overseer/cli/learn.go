@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,31 +136,37 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// lastRound is the latest completed round for typ, or nil.
-func lastRound(ctx context.Context, c client.Client, typ string) (*learn.Result, error) {
+// lastRounds is the latest completed round of each of types that has one,
+// from one listing of the rounds, newest first. It reads each round's
+// result, not its memo (learn.LatestRounds), because a new round needs
+// its predecessor's refusals, which the memo leaves out.
+func lastRounds(ctx context.Context, c client.Client, types []string) (map[string]*learn.Result, error) {
+	found := map[string]*learn.Result{}
+	wanted := func(t string) bool { _, done := found[t]; return !done && slices.Contains(types, t) }
 	var token []byte
-	for page := 0; page < 10; page++ {
+	for page := 0; page < 10 && len(found) < len(types); page++ {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: learn.RoundsQuery, PageSize: 50, NextPageToken: token})
 		if err != nil {
 			return nil, fmt.Errorf("list the learn rounds: %w", err)
 		}
 		for _, e := range resp.Executions {
-			if !strings.HasPrefix(e.GetExecution().GetWorkflowId(), learnScheduleID(typ)+"-") {
+			id := e.GetExecution().GetWorkflowId()
+			if !slices.ContainsFunc(types, func(t string) bool { return wanted(t) && strings.HasPrefix(id, learnScheduleID(t)+"-") }) {
 				continue
 			}
 			var res learn.Result
-			if err := c.GetWorkflow(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()).Get(ctx, &res); err != nil {
-				return nil, fmt.Errorf("read learn round %s: %w", e.GetExecution().GetWorkflowId(), err)
+			if err := c.GetWorkflow(ctx, id, e.GetExecution().GetRunId()).Get(ctx, &res); err != nil {
+				return nil, fmt.Errorf("read learn round %s: %w", id, err)
 			}
-			if res.Type == typ {
-				return &res, nil
+			if wanted(res.Type) {
+				found[res.Type] = &res
 			}
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			break
 		}
 	}
-	return nil, nil
+	return found, nil
 }
 
 func learnRun(ctx context.Context, args []string, out io.Writer) error {
@@ -186,9 +193,11 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, *wait)
 	defer cancel()
-	if in.Previous, err = lastRound(wctx, c, *typ); err != nil {
+	last, err := lastRounds(wctx, c, []string{*typ})
+	if err != nil {
 		return err
 	}
+	in.Previous = last[*typ]
 	id := fmt.Sprintf("%s-run-%d", learnScheduleID(*typ), time.Now().UnixNano())
 	run, err := c.ExecuteWorkflow(wctx, client.StartWorkflowOptions{ID: id, TaskQueue: conn.taskQueue}, learn.WorkflowName, in)
 	if err != nil {
@@ -267,6 +276,10 @@ func learnStatus(ctx context.Context, args []string, out io.Writer) error {
 		Next     *time.Time    `json:"next_round,omitempty"`
 		Last     *learn.Result `json:"last_round,omitempty"`
 	}
+	last, err := lastRounds(sctx, c, types)
+	if err != nil {
+		return err
+	}
 	var all []typeStatus
 	for _, t := range types {
 		ts := typeStatus{Type: t}
@@ -276,9 +289,7 @@ func learnStatus(ctx context.Context, args []string, out io.Writer) error {
 				ts.Next = &n[0]
 			}
 		}
-		if ts.Last, err = lastRound(sctx, c, t); err != nil {
-			return err
-		}
+		ts.Last = last[t]
 		all = append(all, ts)
 	}
 	if *asJSON {
