@@ -203,6 +203,7 @@ func TestJobPage(t *testing.T) {
 		"<h3>spec</h3>", "<h3>plan</h3>", "<h3>code</h3>", "judge failed", "judge timed out", // the timeline per phase
 		"obligation[2] — “The phase made progress.”", "1.8 ≈ Review", "P(the agent is blocked) 0.10", // answers
 		"Trajectory digest", "The next phase will receive:", "the gate opened", // digest, note, pause
+		"3 phases · 4 assessments (1 failed) · 1 flagged · 1 pause · 0 resumes", // the counters, in words
 		"In-phase supervision", "<b>REQUEST_VERIFICATION</b>", "CURRENT_VERIFICATION_REQUIRED", // in-phase advice
 		"http://127.0.0.1:8233/namespaces/default/workflows/job-paused/r1/history",
 		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;",

@@ -533,7 +533,14 @@ var funcs = template.FuncMap{
 	"hasP":        func(a *overseer.Assessment) bool { return a != nil && hasP(*a) },
 	"pausedBadge": func() badge { return pausedBadge },
 	"plus":        func(a, b float64) float64 { return a + b },
-	"half":        func(a float64) float64 { return a / 2 },
+	// count says n things: "1 pause", "2 pauses".
+	"count": func(n int, thing string) string {
+		if n == 1 {
+			return "1 " + thing
+		}
+		return fmt.Sprintf("%d %ss", n, thing)
+	},
+	"half": func(a float64) float64 { return a / 2 },
 	"severity": func(v float64) string {
 		labels := []string{"Cosmetic", "Worth a look", "Review", "Stop"}
 		i := min(max(int(v+0.5), 0), len(labels)-1)
