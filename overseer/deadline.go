@@ -160,8 +160,21 @@ func (r *run) deadline(ctx workflow.Context) GateDeadline {
 	return d
 }
 
+// deadlineChangeID versions the final deadline's timer: runs recorded
+// before it count the final deadline from when the escalation was
+// processed, which drifts by any outage at the first deadline.
+const deadlineChangeID = "temporal-overseer/deadline-from-opening"
+
+// lateAfter is how late a deadline must act to be recorded as late: less
+// is a workflow task's ordinary latency, more means no worker ran the
+// workflow at the deadline.
+const lateAfter = time.Second
+
 // awaitGate tells that the gate opened and waits until it is closed,
-// taking the deadline's actions on the way. It returns the context's error if the run is cancelled.
+// taking the deadline's actions on the way. Both deadlines count from the
+// gate's opening: one that passed while no worker ran the workflow acts as
+// soon as one does, and records how late it acted. It returns the
+// context's error if the run is cancelled.
 func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 	closed := func() bool { return r.openGate(g.ID) < 0 }
 	d := r.deadline(ctx)
@@ -173,24 +186,42 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 	if d.IsZero() {
 		return workflow.Await(ctx, closed)
 	}
+	// The gate opened in this workflow task, so the first timer already
+	// counts from the opening.
 	ok, err := workflow.AwaitWithTimeout(ctx, d.After, closed)
 	if err != nil || ok {
 		return err
 	}
 	if d.Action != DeadlineEscalate {
-		r.expire(ctx, g, rule(d.After, d.Action), d.Action)
+		r.expire(ctx, g, rule(d.After, d.Action), d.Action, late(ctx, g, d.After))
 		return nil
 	}
 	r.escalate(ctx, g, d)
 	if d.FinalAfter == 0 {
 		return workflow.Await(ctx, closed)
 	}
-	ok, err = workflow.AwaitWithTimeout(ctx, d.FinalAfter-d.After, closed)
-	if err != nil || ok {
-		return err
+	wait := d.FinalAfter - d.After
+	if workflow.GetVersion(ctx, deadlineChangeID, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		wait = g.PausedAt.Add(d.FinalAfter).Sub(workflow.Now(ctx))
 	}
-	r.expire(ctx, g, rule(d.FinalAfter, d.FinalAction), d.FinalAction)
+	if wait > 0 {
+		ok, err = workflow.AwaitWithTimeout(ctx, wait, closed)
+		if err != nil || ok {
+			return err
+		}
+	}
+	r.expire(ctx, g, rule(d.FinalAfter, d.FinalAction), d.FinalAction, late(ctx, g, d.FinalAfter))
 	return nil
+}
+
+// late is how long after the deadline at after (from the gate's opening) it
+// is now, to a tenth of a second, or 0 when that is less than lateAfter.
+func late(ctx workflow.Context, g *Gate, after time.Duration) time.Duration {
+	l := workflow.Now(ctx).Sub(g.PausedAt.Add(after))
+	if l < lateAfter {
+		return 0
+	}
+	return l.Round(100 * time.Millisecond)
 }
 
 // setDeadline records when the gate's next deadline acts.
@@ -204,7 +235,7 @@ func (r *run) setDeadline(ctx workflow.Context, g *Gate, at *time.Time) {
 // the escalation audience; the gate stays open.
 func (r *run) escalate(ctx workflow.Context, g *Gate, d GateDeadline) {
 	now := workflow.Now(ctx)
-	g.EscalatedAt, g.EscalatedBy = &now, rule(d.After, d.Action)
+	g.EscalatedAt, g.EscalatedBy, g.EscalatedLate = &now, rule(d.After, d.Action), late(ctx, g, d.After)
 	var next *time.Time
 	if d.FinalAfter != 0 {
 		at := g.PausedAt.Add(d.FinalAfter)
@@ -213,20 +244,21 @@ func (r *run) escalate(ctx workflow.Context, g *Gate, d GateDeadline) {
 	r.st.Counters.Escalations++
 	metricEscalation(ctx)
 	r.setDeadline(ctx, g, next)
-	r.logger.Warn("overseer: gate escalated", "gate", g.ID, "phase", g.Phase, "rule", g.EscalatedBy)
+	r.logger.Warn("overseer: gate escalated", "gate", g.ID, "phase", g.Phase, "rule", g.EscalatedBy, "late", g.EscalatedLate)
 	r.notify(ctx, GateEscalated, *g)
 }
 
 // expire closes an open gate nobody resumed by its deadline with the
 // deadline's action: continue lets the phase's result through, abort ends
-// the job (and closes every other open gate with it).
-func (r *run) expire(ctx workflow.Context, g *Gate, by string, action DeadlineAction) {
+// the job (and closes every other open gate with it). lateBy is how late
+// the deadline acted.
+func (r *run) expire(ctx workflow.Context, g *Gate, by string, action DeadlineAction, lateBy time.Duration) {
 	i := r.openGate(g.ID)
 	if i < 0 {
 		return
 	}
 	now := workflow.Now(ctx)
-	g.ResumedAt, g.Action, g.Expired, g.ExpiredBy, g.Deadline = &now, Action(action), true, by, nil
+	g.ResumedAt, g.Action, g.Expired, g.ExpiredBy, g.ExpiredLate, g.Deadline = &now, Action(action), true, by, lateBy, nil
 	r.open = slices.Delete(r.open, i, i+1)
 	closed := []*Gate{g}
 	if g.Action == ActionAbort {
@@ -246,6 +278,6 @@ func (r *run) expire(ctx workflow.Context, g *Gate, by string, action DeadlineAc
 		r.recordGate(*c)
 	}
 	r.syncGates(ctx)
-	r.logger.Warn("overseer: gate expired", "gate", g.ID, "phase", g.Phase, "rule", by, "action", string(g.Action))
+	r.logger.Warn("overseer: gate expired", "gate", g.ID, "phase", g.Phase, "rule", by, "action", string(g.Action), "late", lateBy)
 	r.notify(ctx, GateExpired, *g)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -69,6 +70,12 @@ func (n *inbox) event(kind overseer.GateEventKind) overseer.GateEvent {
 // deadlineHarness is newHarness with a metrics capture.
 func deadlineHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) (*harness, *capture) {
 	t.Helper()
+	return deadlineHarnessWith(t, opts, nil, steps...)
+}
+
+// deadlineHarnessWith is deadlineHarness with worker interceptors.
+func deadlineHarnessWith(t *testing.T, opts overseer.Options, interceptors []interceptor.WorkerInterceptor, steps ...jev.Step) (*harness, *capture) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	m := newCapture()
 	s.SetMetricsHandler(m)
@@ -77,7 +84,7 @@ func deadlineHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) (*h
 	opts.Judge, opts.Placement = judge, overseer.PlacementLocalActivity
 	plugin, err := overseer.NewPlugin(opts)
 	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}, Interceptors: interceptors})
 	rec := &recorder{}
 	env.RegisterWorkflow(phasesWorkflow)
 	for _, p := range testPhases {
@@ -160,6 +167,104 @@ func TestGateEscalatesAtItsDeadlineThenExpiresWithAbort(t *testing.T) {
 	require.Len(t, m.timers["overseer_gate_wait{action=expired}"], 1)
 	assert.Equal(t, 72*time.Hour, m.timers["overseer_gate_wait{action=expired}"][0])
 	assert.Zero(t, m.counts["overseer_resumes{action=abort}"])
+}
+
+// outage models a worker outage on the test clock, which fires timers
+// exactly: from the workflow time at on, the workflow sees every event lag
+// later, as when the server fired a timer at its time but no worker ran the
+// workflow task until lag later.
+type outage struct {
+	interceptor.WorkerInterceptorBase
+	at  time.Time
+	lag time.Duration
+}
+
+func (o *outage) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &outageInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, o: o}
+}
+
+type outageInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	o *outage
+}
+
+func (i *outageInbound) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&outageClock{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, o: i.o})
+}
+
+type outageClock struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	o *outage
+}
+
+func (c *outageClock) Now(ctx workflow.Context) time.Time {
+	t := c.Next.Now(ctx)
+	if !t.Before(c.o.at) {
+		t = t.Add(c.o.lag)
+	}
+	return t
+}
+
+func TestGateDeadlinesCountFromTheOpeningAcrossAnOutage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule string
+		// The outage begins that long after the gate's opening and makes the
+		// workflow lag by lag.
+		outageAt, lag time.Duration
+		// Zero escalatedAt: no escalation.
+		escalatedAt, escalatedLate time.Duration
+		expiredAt, expiredLate     time.Duration
+	}{
+		{name: "no outage", rule: "4s:escalate,8s:abort",
+			escalatedAt: 4 * time.Second, expiredAt: 8 * time.Second},
+		{name: "an outage past both deadlines acts on both at once", rule: "4s:escalate,8s:abort", outageAt: 4 * time.Second, lag: 5 * time.Second,
+			escalatedAt: 9 * time.Second, escalatedLate: 5 * time.Second, expiredAt: 9 * time.Second, expiredLate: time.Second},
+		{name: "an outage at the first deadline leaves the final one on time", rule: "4s:escalate,12s:abort", outageAt: 4 * time.Second, lag: 5 * time.Second,
+			escalatedAt: 9 * time.Second, escalatedLate: 5 * time.Second, expiredAt: 12 * time.Second},
+		{name: "an outage at the final deadline", rule: "4s:escalate,8s:abort", outageAt: 8 * time.Second, lag: 3 * time.Second,
+			escalatedAt: 4 * time.Second, expiredAt: 11 * time.Second, expiredLate: 3 * time.Second},
+		{name: "an outage at a single deadline", rule: "4s:abort", outageAt: 4 * time.Second, lag: 5100 * time.Millisecond,
+			expiredAt: 9100 * time.Millisecond, expiredLate: 5100 * time.Millisecond},
+		{name: "a workflow task's latency is not lateness", rule: "4s:abort", outageAt: 4 * time.Second, lag: 300 * time.Millisecond,
+			expiredAt: 4300 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := overseer.ParseGateDeadline(tc.rule)
+			require.NoError(t, err)
+			// The phases and the judge take no time on the test clock: the
+			// gate opens when the run starts.
+			start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+			o := &outage{at: start.Add(tc.outageAt), lag: tc.lag}
+			if tc.lag == 0 {
+				o.at = start.Add(1000 * time.Hour)
+			}
+			n := &inbox{}
+			h, _ := deadlineHarnessWith(t, overseer.Options{Mode: overseer.ModeManage, GateDeadline: d, Notifier: n},
+				[]interceptor.WorkerInterceptor{o}, onTrack(), flagged(), onTrack())
+			h.env.SetStartTime(start)
+			h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+			require.True(t, h.env.IsWorkflowCompleted())
+			assert.Equal(t, overseer.AbortedErrorType, overseer.ErrorType(h.env.GetWorkflowError()))
+
+			s := h.status(t)
+			require.Len(t, s.Gates, 1)
+			g := s.Gates[0]
+			require.Equal(t, start, g.PausedAt)
+			if tc.escalatedAt == 0 {
+				assert.Nil(t, g.EscalatedAt)
+			} else if assert.NotNil(t, g.EscalatedAt) {
+				assert.Equal(t, tc.escalatedAt, g.EscalatedAt.Sub(g.PausedAt), "escalated")
+			}
+			assert.Equal(t, tc.escalatedLate, g.EscalatedLate, "escalated late")
+			assert.True(t, g.Expired)
+			require.NotNil(t, g.ResumedAt)
+			assert.Equal(t, tc.expiredAt, g.ResumedAt.Sub(g.PausedAt), "expired")
+			assert.Equal(t, tc.expiredLate, g.ExpiredLate, "expired late")
+			assert.Equal(t, 1, s.Counters.Expired)
+			assert.Equal(t, tc.expiredAt, n.event(overseer.GateExpired).Wait, "the expiry's event says how long the gate waited")
+		})
+	}
 }
 
 func TestGateExpiresWithContinueAndTheNextPhaseRuns(t *testing.T) {

@@ -236,13 +236,20 @@
 //	24h:escalate,72h:abort    … and abort at 72 h (both counted from the opening)
 //
 // The deadline is a durable timer in workflow code: it fires on time across
-// worker restarts and is cancelled when a person resumes the gate first. A
-// gate closed by its deadline records Expired, the rule that acted
-// (ExpiredBy, "deadline 72h: abort") and its action; an escalated gate
-// records EscalatedAt and EscalatedBy. An expiry with abort ends the job
-// with [AbortedErrorType], like a person's abort. Expiry is not a person's
-// resume: it does not count judge failures afresh and gives the next phase
-// no reviewer's note. While a gate is open, Gate.Deadline (and
+// worker restarts and is cancelled when a person resumes the gate first.
+// Both rules count from the gate's opening, whatever the outages: a
+// deadline that passed while no worker ran the workflow acts as soon as one
+// does (an escalation and a final deadline both past act in the same
+// workflow task), and the gate records how late it acted (EscalatedLate,
+// ExpiredLate, when a second or more). Runs whose escalation was recorded
+// before this rule count their final deadline from the escalation as they
+// did (workflow.GetVersion, recorded only at an escalation followed by a
+// final deadline). A gate closed by its deadline records Expired, the rule
+// that acted (ExpiredBy, "deadline 72h: abort") and its action; an
+// escalated gate records EscalatedAt and EscalatedBy. An expiry with abort
+// ends the job with [AbortedErrorType], like a person's abort. Expiry is
+// not a person's resume: it does not count judge failures afresh and gives
+// the next phase no reviewer's note. While a gate is open, Gate.Deadline (and
 // Status.GateDeadline for the oldest open gate) says when its next rule
 // acts; the gate's age is the time since PausedAt. Runs pin their type's
 // deadline when they start, so changing a worker's deadlines never changes

@@ -142,12 +142,18 @@ type Gate struct {
 	// ("deadline 24h: escalate").
 	EscalatedAt *time.Time `json:"escalated_at,omitempty"`
 	EscalatedBy string     `json:"escalated_by,omitempty"`
+	// EscalatedLate is how long after its deadline the escalation came,
+	// when that was a second or more: no worker ran the workflow at the
+	// deadline, which acted as soon as one did. 0 means on time.
+	EscalatedLate time.Duration `json:"escalated_late_ns,omitempty"`
 	// Expired says nobody resumed the gate by its deadline: ExpiredBy names
 	// the rule that closed it ("deadline 72h: abort") and Action what it
 	// did. A gate an expiry with abort closed along with another has
 	// ExpiredBy set and Expired false.
 	Expired   bool   `json:"expired,omitempty"`
 	ExpiredBy string `json:"expired_by,omitempty"`
+	// ExpiredLate is, like EscalatedLate, how late the expiry came.
+	ExpiredLate time.Duration `json:"expired_late_ns,omitempty"`
 }
 
 // Outcome says how the gate ended, in one word: open, resumed, aborted,
