@@ -58,16 +58,16 @@ func TestJobPageShowsAnExpiredGateByItsRule(t *testing.T) {
 	st := overseer.Status{
 		Mode: overseer.ModeManage, Phase: "code", Assessed: true, Band: overseer.BandOffTrack, OnObjective: 0.2,
 		Gates: []overseer.Gate{
-			{ID: "code-1", Phase: "code", Reason: "off track", PausedAt: t0, EscalatedAt: &esc, EscalatedBy: "deadline 24h: escalate",
+			{ID: "code-1", Phase: "code", Reason: "off track", PausedAt: t0, EscalatedAt: &esc, EscalatedBy: "deadline 24h: escalate", EscalatedLate: 7 * time.Second,
 				ResumedAt: &closed, Action: overseer.ActionAbort, Expired: true, ExpiredBy: "deadline 72h: abort"},
 		},
 		Counters: overseer.Counters{Pauses: 1, Escalations: 1, Expired: 1},
 	}
 	_, body := gateJob(t, "failed", st)
 	text := pageText(body)
-	assert.Contains(t, text, "expired at 2026-12-03 09:00:00 UTC (deadline 72h: abort): abort, the job was aborted")
+	assert.Contains(t, text, "expired at 2026-12-03 09:00:00 UTC (deadline 72h: abort): abort, the job was aborted", "an expiry on time says nothing more")
 	assert.Contains(t, text, "nobody resumed it in 3d 0h")
-	assert.Contains(t, text, "escalated at 2026-12-01 09:00:00 UTC (deadline 24h: escalate)")
+	assert.Contains(t, text, "escalated at 2026-12-01 09:00:00 UTC (deadline 24h: escalate, 7s late)", "a late escalation says how late")
 	assert.Contains(t, text, "Aborted by the gate's deadline at 2026-12-03 09:00:00 UTC after code (deadline 72h: abort)")
 	assert.Contains(t, body, `data-gate-event="expired" data-gate="code-1"`)
 	assert.Contains(t, body, "expired (deadline 72h: abort): abort</title>", "the chart's gate marker says so too")

@@ -224,6 +224,14 @@ func late(ctx workflow.Context, g *Gate, after time.Duration) time.Duration {
 	return l.Round(100 * time.Millisecond)
 }
 
+// lateText is ", 5.1s late" for a rule that acted late, "" for one on time.
+func lateText(l time.Duration) string {
+	if l <= 0 {
+		return ""
+	}
+	return ", " + l.String() + " late"
+}
+
 // setDeadline records when the gate's next deadline acts.
 func (r *run) setDeadline(ctx workflow.Context, g *Gate, at *time.Time) {
 	g.Deadline = at

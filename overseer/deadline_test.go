@@ -267,6 +267,24 @@ func TestGateDeadlinesCountFromTheOpeningAcrossAnOutage(t *testing.T) {
 	}
 }
 
+// The workflow's current details say how late an escalation came.
+func TestALateEscalationSaysSoInTheDetails(t *testing.T) {
+	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	h, _ := deadlineHarnessWith(t, overseer.Options{
+		Mode:         overseer.ModeManage,
+		GateDeadline: overseer.GateDeadline{After: 4 * time.Second, Action: overseer.DeadlineEscalate, FinalAfter: 12 * time.Second, FinalAction: overseer.DeadlineAbort},
+	}, []interceptor.WorkerInterceptor{&outage{at: start.Add(4 * time.Second), lag: 5 * time.Second}}, onTrack(), flagged(), onTrack())
+	h.env.SetStartTime(start)
+	var details string
+	// 6 s on the test clock is 11 s for the lagging workflow: escalated,
+	// not yet expired.
+	h.env.RegisterDelayedCallback(func() { details = currentDetails(t, h) }, 6*time.Second)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.True(t, h.env.IsWorkflowCompleted())
+	assert.Contains(t, details, "Escalated at 2025-03-01 12:00:09 UTC (deadline 4s: escalate, 5s late).")
+	assert.Contains(t, details, "Deadline: 2025-03-01 12:00:12 UTC.")
+}
+
 func TestGateExpiresWithContinueAndTheNextPhaseRuns(t *testing.T) {
 	n := &inbox{}
 	h, m := deadlineHarness(t, overseer.Options{

@@ -396,7 +396,7 @@ func (r *run) gateDetails(ctx workflow.Context) string {
 	for _, g := range r.open {
 		fmt.Fprintf(&b, "\nGate %s, after phase %s, since %s.\nReason: %s\n", g.ID, g.Phase, g.PausedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.Reason)
 		if g.EscalatedAt != nil {
-			fmt.Fprintf(&b, "Escalated at %s (%s).\n", g.EscalatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.EscalatedBy)
+			fmt.Fprintf(&b, "Escalated at %s (%s%s).\n", g.EscalatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.EscalatedBy, lateText(g.EscalatedLate))
 		}
 		if g.Deadline != nil {
 			fmt.Fprintf(&b, "Deadline: %s.\n", g.Deadline.UTC().Format("2006-01-02 15:04:05 UTC"))

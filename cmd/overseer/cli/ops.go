@@ -140,7 +140,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 	for _, g := range s.Gates {
 		fmt.Fprintf(out, "\nGate %s: paused after %s at %s: %s\n", g.ID, g.Phase, g.PausedAt.Format(time.RFC3339), g.Reason)
 		if g.EscalatedAt != nil {
-			fmt.Fprintf(out, "  escalated at %s (%s)\n", g.EscalatedAt.Format(time.RFC3339), g.EscalatedBy)
+			fmt.Fprintf(out, "  escalated at %s (%s%s)\n", g.EscalatedAt.Format(time.RFC3339), g.EscalatedBy, late(g.EscalatedLate))
 		}
 		switch g.Outcome() {
 		case "open":
@@ -148,7 +148,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 				fmt.Fprintf(out, "  open, waiting %s; deadline %s\n", time.Since(g.PausedAt).Round(time.Second), g.Deadline.Format(time.RFC3339))
 			}
 		case "expired":
-			fmt.Fprintf(out, "  expired at %s (%s): %s\n", g.ResumedAt.Format(time.RFC3339), g.ExpiredBy, g.Action)
+			fmt.Fprintf(out, "  expired at %s (%s%s): %s\n", g.ResumedAt.Format(time.RFC3339), g.ExpiredBy, late(g.ExpiredLate), g.Action)
 		case "cancelled":
 			fmt.Fprintln(out, "  cancelled with the run")
 		default:
@@ -369,4 +369,13 @@ func formatP(a overseer.Answers) string {
 func basisName(basis string) string {
 	name, _, _ := strings.Cut(basis, ":")
 	return name
+}
+
+// late is ", 5.1s late" for a deadline that acted late (no worker ran the
+// job at its time), "" for one on time.
+func late(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return ", " + d.String() + " late"
 }

@@ -62,7 +62,7 @@ func TestStatusTextShowsBasisApprovalDeadlineAndExpiry(t *testing.T) {
 			Verdict: &overseer.Verdict{Band: overseer.BandUnknown}, Model: "m/telemetry"}},
 		Gates: []overseer.Gate{
 			{ID: "code-1", Phase: "code", Reason: "off track", PausedAt: t0, EscalatedAt: &esc, EscalatedBy: "deadline 24h: escalate",
-				Expired: true, ExpiredBy: "deadline 72h: abort", ResumedAt: &closed, Action: overseer.ActionAbort},
+				Expired: true, ExpiredBy: "deadline 72h: abort", ExpiredLate: 5100 * time.Millisecond, ResumedAt: &closed, Action: overseer.ActionAbort},
 			{ID: "test-2", Phase: "test", Reason: "off track", PausedAt: closed, Deadline: &deadline},
 		},
 	}
@@ -73,8 +73,8 @@ func TestStatusTextShowsBasisApprovalDeadlineAndExpiry(t *testing.T) {
 	assert.Regexp(t, `Who may resume\s+alice, group:sre \(not the job's starter\)`, text)
 	assert.Regexp(t, `Gate deadline\s+2026-12-04T10:00:00Z`, text)
 	assert.Regexp(t, `1\s+code\s+Not assessed\s+-\s`, text, "no P where the judge abstained")
-	assert.Contains(t, text, "escalated at 2026-12-01T10:00:00Z (deadline 24h: escalate)")
-	assert.Contains(t, text, "expired at 2026-12-03T10:00:00Z (deadline 72h: abort): abort")
+	assert.Contains(t, text, "escalated at 2026-12-01T10:00:00Z (deadline 24h: escalate)\n", "one on time says nothing more")
+	assert.Contains(t, text, "expired at 2026-12-03T10:00:00Z (deadline 72h: abort, 5.1s late): abort", "an expiry that came late says how late")
 	assert.NotContains(t, text, "abort by  at", "an expiry is not a resume by nobody")
 	assert.Contains(t, text, "deadline 2026-12-04T10:00:00Z")
 }
