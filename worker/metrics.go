@@ -154,6 +154,18 @@ func (h overseerTags) Counter(name string) client.MetricsCounter {
 func (h overseerTags) Gauge(name string) client.MetricsGauge { return h.handler(name).Gauge(name) }
 func (h overseerTags) Timer(name string) client.MetricsTimer { return h.handler(name).Timer(name) }
 
+// The metrics server's timeouts. A scrape has no body and renders in
+// milliseconds, so the read timeout only cuts a client that stalls (it
+// covers the headers and any body it announced); the write timeout is far
+// above a scraper's own (Prometheus: 10 s); an idle keep-alive connection
+// outlives a one-minute scrape interval. Variables, so that a test can
+// shorten them.
+var (
+	metricsReadTimeout  = 10 * time.Second
+	metricsWriteTimeout = 30 * time.Second
+	metricsIdleTimeout  = 2 * time.Minute
+)
+
 // MetricsServer serves /metrics over HTTP.
 type MetricsServer struct {
 	srv  *http.Server
@@ -175,7 +187,8 @@ func ServeMetrics(addr string, m *Metrics, logger *zap.Logger) (*MetricsServer, 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.HTTPHandler())
 	s := &MetricsServer{
-		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: metricsReadTimeout, ReadTimeout: metricsReadTimeout,
+			WriteTimeout: metricsWriteTimeout, IdleTimeout: metricsIdleTimeout},
 		addr: ln.Addr(),
 		done: make(chan error, 1),
 	}

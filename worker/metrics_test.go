@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite/stalltest"
 	"github.com/corohq/temporal-overseer/worker"
 )
 
@@ -51,6 +52,19 @@ func TestMetricsExposition(t *testing.T) {
 	} {
 		assert.Contains(t, string(body), want)
 	}
+	require.NoError(t, m.Shutdown(t.Context()))
+}
+
+// A client that announces a body and stalls is cut by the read timeout,
+// not kept for ever.
+func TestMetricsServerCutsAStalledBody(t *testing.T) {
+	worker.SetMetricsReadTimeout(t, 100*time.Millisecond)
+	m, err := worker.NewMetrics()
+	require.NoError(t, err)
+	srv, err := worker.ServeMetrics("127.0.0.1:0", m, nil)
+	require.NoError(t, err)
+	defer srv.Close()
+	assert.True(t, stalltest.BodyCut(t, srv.Addr().String(), http.MethodGet, "/metrics", 10*time.Second), "the server closed the stalled connection")
 	require.NoError(t, m.Shutdown(t.Context()))
 }
 
