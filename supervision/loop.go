@@ -232,6 +232,11 @@ type loop struct {
 	evidence func() EvidenceSource
 	publish  func(Observation)
 	start    time.Time
+	// tickHandled, set by tests only, is called once per tick taken from
+	// the ticker: when it is dropped for one already pending, or when its
+	// process() has returned. Tests wait on it so that a tick that changed
+	// nothing is known to have been considered.
+	tickHandled func()
 
 	// Guarded by cap.mu.
 	assessments, failures int
@@ -266,6 +271,7 @@ func newLoop(ctx context.Context, l *loop) *loop {
 				select {
 				case l.pending <- struct{}{}:
 				default: // a tick is already pending: keep only that one
+					l.handled()
 				}
 			case <-l.stopTicks:
 				return
@@ -283,12 +289,19 @@ func newLoop(ctx context.Context, l *loop) *loop {
 				return
 			case <-l.pending:
 				l.process()
+				l.handled()
 			case <-l.ctx.Done():
 				return
 			}
 		}
 	}()
 	return l
+}
+
+func (l *loop) handled() {
+	if l.tickHandled != nil {
+		l.tickHandled()
+	}
 }
 
 // complete is called when the worker finished normally: ticks stop, the
