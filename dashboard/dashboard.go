@@ -315,10 +315,24 @@ func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, code int, msg
 	s.render(w, r, code, "error.html", errorPage{page: s.page(r, "Error"), Code: code, Message: msg})
 }
 
+// The timeouts of Serve. A request's headers and body (a form of a few
+// KiB at most) must arrive within readTimeout, so a client that stalls
+// cannot hold connections; a page has writeTimeout from its headers to the
+// end of its answer, well above its Temporal calls (Options.Timeout each;
+// the batch resume, bounded by its size, extends its own). Variables, so
+// that a test can shorten them.
+var (
+	readTimeout  = 10 * time.Second
+	writeTimeout = 2 * time.Minute
+	idleTimeout  = 2 * time.Minute
+)
+
 // Serve serves the dashboard on ln until ctx is done, then shuts down,
-// waiting up to 5 seconds for requests in flight.
+// waiting up to 5 seconds for requests in flight. A request's headers and
+// body must arrive within 10 seconds and its answer be written within 2
+// minutes; an idle connection is closed after 2 minutes.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: readTimeout, ReadTimeout: readTimeout, WriteTimeout: writeTimeout, IdleTimeout: idleTimeout}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

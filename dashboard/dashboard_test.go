@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite/stalltest"
 )
 
 // fakeBackend holds jobs in memory and resumes them like the workflow's
@@ -469,4 +471,52 @@ func TestListShowsEachRunsOwnStatusAfterContinueAsNew(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, n, "the closed run is queried by its run id once, then cached")
+}
+
+// serve runs Serve with h on a free loopback port until the test ends and
+// returns its address.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- dashboard.Serve(ctx, ln, h) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	return ln.Addr().String()
+}
+
+// A POST whose body stalls is cut by Serve's read timeout, not kept for
+// ever.
+func TestServeCutsAStalledBody(t *testing.T) {
+	dashboard.SetReadTimeout(t, 100*time.Millisecond)
+	d, err := dashboard.New(dashboard.Options{Backend: newBackend()})
+	require.NoError(t, err)
+	addr := serve(t, d)
+	assert.True(t, stalltest.BodyCut(t, addr, http.MethodPost, "/job/resume", 10*time.Second), "the server closed the stalled connection")
+}
+
+// A batch resume's answer waits for every resume: it extends Serve's write
+// timeout by its own bound. Here the write timeout is already past when a
+// page is written, so a page fails and the batch's answer arrives.
+func TestBatchResumeOutlivesServesWriteTimeout(t *testing.T) {
+	dashboard.SetWriteTimeout(t, time.Nanosecond)
+	b := waitingBackend()
+	d, err := dashboard.New(dashboard.Options{Backend: b})
+	require.NoError(t, err)
+	addr := serve(t, d)
+	c := jarClient(t, false)
+	// The token from a server without a write timeout: the cookie jar
+	// gives both servers, on 127.0.0.1, the same CSRF cookie.
+	token := pageToken(t, c, newServerFor(t, d).URL+"/waiting", nil)
+
+	_, err = c.Get("http://" + addr + "/waiting")
+	require.Error(t, err, "a page is cut by the write timeout")
+	form := url.Values{"csrf": {token}, "by": {"alice"}, "gate": {gateOf("job-early", "spec-1")}}
+	resp, body := post(t, c, "http://"+addr+"/waiting/resume", form, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `<tr data-result="job-early" data-ok="true">`)
 }

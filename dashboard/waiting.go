@@ -219,8 +219,13 @@ func (s *Server) handleResumeAll(w http.ResponseWriter, r *http.Request) {
 		refuse(refusal(err)) // the same for every gate: say it once, send none
 		return
 	}
-	// Each resume has its own time: a batch of many is not cut short.
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout*time.Duration(1+len(refs)/4))
+	// Each resume has its own time: a batch of many is not cut short, nor is
+	// its answer by Serve's write timeout.
+	bound := s.opts.Timeout * time.Duration(1+len(refs)/4)
+	if d := bound + 30*time.Second; d > writeTimeout {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), bound)
 	defer cancel()
 	results := s.resumeAll(ctx, refs, req)
 	p := s.waitingPage(r)
