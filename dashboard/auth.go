@@ -24,6 +24,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"go.uber.org/zap"
 	"golang.org/x/oauth2"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
 // OIDC turns on sign-in with OpenID Connect: the authorization-code flow
@@ -450,12 +452,10 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request) {
 	a := s.auth
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		msg := e
-		if d := q.Get("error_description"); d != "" {
-			msg += ": " + d
-		}
-		s.log.Info("dashboard: the identity provider refused a sign-in", zap.String("error", msg))
-		s.errorPage(w, r, http.StatusForbidden, "The identity provider refused the sign-in ("+msg+").")
+		// Anyone can send a browser here with any error text: the page
+		// shows none of it, the log a clipped copy of the code.
+		s.log.Info("dashboard: the identity provider refused a sign-in", zap.String("error", jev.Clip(e, 64)))
+		s.errorPage(w, r, http.StatusForbidden, "The identity provider refused the sign-in: sign in again, or ask your administrator for access.")
 		return
 	}
 	var in signIn

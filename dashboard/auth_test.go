@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/corohq/temporal-overseer/dashboard"
 )
@@ -264,10 +267,15 @@ func TestOIDCCallbackRefusals(t *testing.T) {
 	code, body := get(t, c, srv.URL+"/auth/callback?code=x&state=y")
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, body, "This sign-in was not started here")
-	// The provider's refusal is shown.
-	code, body = get(t, c, srv.URL+"/auth/callback?error=access_denied&error_description=nope")
+	// The provider's refusal is one fixed sentence: anyone can send a
+	// browser here with any text.
+	code, body = get(t, c, srv.URL+"/auth/callback?"+url.Values{
+		"error": {"access_denied"}, "error_description": {"Your account is locked: call +1 555 0100 to unlock it"}}.Encode())
 	assert.Equal(t, http.StatusForbidden, code)
-	assert.Contains(t, body, "access_denied: nope")
+	assert.Contains(t, body, "The identity provider refused the sign-in: sign in again, or ask your administrator for access.")
+	for _, chosen := range []string{"access_denied", "locked", "555"} {
+		assert.NotContains(t, body, chosen, "the page shows none of the request's text")
+	}
 
 	// A state that does not match the one this browser started with.
 	resp, err := c.Get(srv.URL + "/auth/login?next=/waiting")
@@ -292,6 +300,24 @@ func TestOIDCCallbackRefusals(t *testing.T) {
 	code, body = get(t, c, srv.URL+"/")
 	assert.Equal(t, http.StatusForbidden, code, body)
 	assert.Contains(t, body, "neither a verified email nor a preferred_username")
+}
+
+// The provider's error code is logged, clipped; its description is not.
+func TestOIDCCallbackLogsTheErrorCodeClipped(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	d, err := dashboard.New(dashboard.Options{Backend: newBackend(), Logger: zap.New(core),
+		OIDC: dashboard.OIDC{IssuerURL: "http://127.0.0.1:1", ClientID: "c", RedirectURL: "http://127.0.0.1:8080/auth/callback"}})
+	require.NoError(t, err)
+	srv := newServerFor(t, d)
+	code, _ := get(t, srv.Client(), srv.URL+"/auth/callback?"+url.Values{
+		"error": {strings.Repeat("e", 500)}, "error_description": {"chosen text"}}.Encode())
+	assert.Equal(t, http.StatusForbidden, code)
+	entries := logs.FilterMessage("dashboard: the identity provider refused a sign-in").All()
+	require.Len(t, entries, 1)
+	logged := fmt.Sprint(entries[0].ContextMap())
+	assert.Contains(t, logged, strings.Repeat("e", 64)+"…")
+	assert.NotContains(t, logged, strings.Repeat("e", 65))
+	assert.NotContains(t, logged, "chosen text")
 }
 
 func TestOIDCNextStaysOnTheDashboard(t *testing.T) {
