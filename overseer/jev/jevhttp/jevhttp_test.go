@@ -25,6 +25,7 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer/jev/jevhttp"
 	"github.com/corohq/temporal-overseer/testsuite/judgetest"
+	"github.com/corohq/temporal-overseer/testsuite/stalltest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -452,6 +453,14 @@ func TestHandler(t *testing.T) {
 	assert.Equal(t, 503, do("GET", jevhttp.ReadyPath, "", "", nil).Code)
 	assert.Equal(t, 200, do("GET", jevhttp.HealthPath, "", "", nil).Code, "still alive while draining")
 	assert.Equal(t, 503, do("POST", jevhttp.DecidePath, "secret", "", body).Code)
+}
+
+// A decide call whose body stalls is cut by the read timeout, not kept
+// for ever.
+func TestServerCutsAStalledBody(t *testing.T) {
+	u := serve(t, overseer.HeuristicJudge{}, jevhttp.ServerOptions{ReadTimeout: 100 * time.Millisecond})
+	addr := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), jevhttp.DecidePath)
+	assert.True(t, stalltest.BodyCut(t, addr, http.MethodPost, jevhttp.DecidePath, 10*time.Second), "the server closed the stalled connection")
 }
 
 func TestServerShutsDownWhenItsContextEnds(t *testing.T) {
