@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/workflow"
@@ -161,23 +163,32 @@ func TestObserveRunWaitsForAHealthyJudge(t *testing.T) {
 
 func TestRunRecordedBeforeTheRuleStillWaits(t *testing.T) {
 	// A history without the end-wait version marker (recorded before the
-	// rule) replays with the wait, even for a failing judge.
+	// rule) replays with the wait, even for a failing judge. The last
+	// boundary's answer comes only once the run's end has read the version,
+	// that is after the end decided whether to wait for it.
 	var started chan struct{}
+	versionRead := make(chan struct{})
 	judge := boundaryJudge(func(ctx context.Context, k int) (*jev.Response, error) {
+		wait := started
+		if k == len(endWaitPhases) {
+			wait = versionRead
+		}
 		select {
-		case <-started:
+		case <-wait:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 		if k < len(endWaitPhases) {
 			return nil, fmt.Errorf("%w: HTTP 401: wrong key", jev.ErrRejected)
 		}
-		time.Sleep(200 * time.Millisecond)
 		return onTrack().Response, nil
 	})
 	h, st := newEndWaitHarness(t, judge)
 	started = st
-	h.env.OnGetVersion("temporal-overseer/end-wait", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	var once sync.Once
+	h.env.OnGetVersion("temporal-overseer/end-wait", workflow.DefaultVersion, 1).
+		Run(func(mock.Arguments) { once.Do(func() { close(versionRead) }) }).
+		Return(workflow.DefaultVersion)
 	h.env.ExecuteWorkflow(phasesWorkflow, endWaitPhases)
 	require.NoError(t, h.env.GetWorkflowError())
 	last := bySeq(h.status(t))[len(endWaitPhases)]
