@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/overseer/jev/jevhttp"
 	"github.com/corohq/temporal-overseer/worker"
 )
@@ -98,6 +99,7 @@ func (*JudgeCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	readTimeout := fs.Duration("read-timeout", 10*time.Second, "bound of reading one request")
 	writeTimeout := fs.Duration("write-timeout", 0, "bound of one request from its headers to the end of the answer (default: 35s)")
 	verbose := fs.Bool("v", false, "log one line per decision (status, model, latency; never a header or a body)")
+	insecure := fs.Bool("insecure", false, "serve without an API key on an address beyond loopback: anyone who reaches it can call the judge (and spend its tokens)")
 	if err := parseNoArgs(fs, args[1:]); err != nil {
 		return err
 	}
@@ -122,6 +124,13 @@ func (*JudgeCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		logger = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(out), zap.InfoLevel))
 	}
 	key := os.Getenv(worker.EnvServeAPIKey)
+	// Without a key, anyone who reaches the address is served: beyond
+	// loopback that takes a key or a flag that says so.
+	anyone := key == "" && !dashboard.IsLoopback(*addr)
+	if anyone && !*insecure {
+		return fmt.Errorf("%w: --listen %s reaches beyond loopback and no API key is set: set $%s, listen on 127.0.0.1, or pass --insecure to serve anyone",
+			ErrUsage, *addr, worker.EnvServeAPIKey)
+	}
 	srv, err := jevhttp.NewServer(judge, jevhttp.ServerOptions{
 		HandlerOptions: jevhttp.HandlerOptions{APIKey: key, MaxRequestBytes: *maxBody, Logger: logger},
 		ReadTimeout:    *readTimeout,
@@ -135,6 +144,9 @@ func (*JudgeCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("cannot listen on %s: %v (choose another address with --listen)", *addr, err)
 	}
 	base := "http://" + ln.Addr().String()
+	if anyone {
+		fmt.Fprintf(out, "Warning: --insecure: no API key, and %s reaches beyond loopback: anyone who reaches it can call the judge\n", *addr)
+	}
 	fmt.Fprintf(out, "Serving the %s over the Jev HTTP protocol\n", jc)
 	fmt.Fprintf(out, "Decide endpoint  POST %s%s\n", base, jevhttp.DecidePath)
 	fmt.Fprintf(out, "Health           GET  %s%s   Readiness  GET  %s%s\n", base, jevhttp.HealthPath, base, jevhttp.ReadyPath)

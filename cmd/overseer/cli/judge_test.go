@@ -63,6 +63,10 @@ func TestJudgeBadConfigIsOneSentence(t *testing.T) {
 		{name: "budget above 30s", args: []string{"judge", "serve", "--judge-budget", "45s"}, want: "judge budget 45s: must be positive and at most 30s"},
 		{name: "bad budget in env", env: map[string]string{worker.EnvJudgeBudget: "soon"}, args: []string{"judge", "serve"}, want: `OVERSEER_JUDGE_BUDGET="soon" is not a duration`},
 		{name: "jev backend calling itself", args: []string{"judge", "serve", "--backend", "jev"}, want: "is this service itself"},
+		{name: "beyond loopback without a key", env: map[string]string{worker.EnvServeAPIKey: ""}, args: []string{"judge", "serve", "--listen", "0.0.0.0:0"},
+			want: "--listen 0.0.0.0:0 reaches beyond loopback and no API key is set: set $OVERSEER_JUDGE_SERVE_API_KEY, listen on 127.0.0.1, or pass --insecure"},
+		{name: "a wildcard address without a key", env: map[string]string{worker.EnvServeAPIKey: ""}, args: []string{"judge", "serve", "--listen", ":0"},
+			want: "reaches beyond loopback and no API key is set"},
 		{name: "worker with an unknown judge", args: []string{"worker", "--judge", "oracle"}, want: `unknown judge "oracle"`},
 		{name: "worker with a bad Jev URL", args: []string{"worker", "--judge", "jev", "--judge-url", "jev:8700"}, want: "is not an absolute http or https URL"},
 		{name: "unknown judge in env", env: map[string]string{worker.EnvJudge: "magic"}, args: []string{"worker"}, want: `unknown judge "magic"`},
@@ -77,6 +81,25 @@ func TestJudgeBadConfigIsOneSentence(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line: %q", stderr)
 		})
 	}
+}
+
+// --insecure serves anyone beyond loopback without a key, and says so in
+// one line; with a key there is nothing to say.
+func TestJudgeServeInsecureBeyondLoopback(t *testing.T) {
+	t.Setenv(worker.EnvServeAPIKey, "")
+	url, out := clitest.ServeJudge(t, "--listen", "0.0.0.0:0", "--insecure")
+	assert.Equal(t, 1, strings.Count(out.String(), "Warning"), out.String())
+	assert.Contains(t, out.String(), "Warning: --insecure: no API key, and 0.0.0.0:0 reaches beyond loopback: anyone who reaches it can call the judge\n")
+	anon, err := jevhttp.New(jevhttp.Options{URL: url})
+	require.NoError(t, err)
+	_, err = anon.Decide(context.Background(), judgetest.BoundaryRequest())
+	require.NoError(t, err, "served without a key")
+
+	t.Setenv(worker.EnvServeAPIKey, "serve-key")
+	_, out = clitest.ServeJudge(t, "--listen", "0.0.0.0:0")
+	assert.NotContains(t, out.String(), "Warning", "a key guards it")
+	_, out = clitest.ServeJudge(t, "--insecure")
+	assert.NotContains(t, out.String(), "Warning", "loopback needs no warning")
 }
 
 func TestJudgeServeRefusesABusyAddress(t *testing.T) {
