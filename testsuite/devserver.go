@@ -200,7 +200,9 @@ func (e *PortInUseError) Error() string {
 // returns once a client is connected. The server keeps an in-memory
 // database: all state is lost on Stop. It runs in its own process group
 // and, on Linux, dies with this process even when this process is killed
-// (SIGKILL included), so it never outlives its owner.
+// (SIGKILL included), so it never outlives its owner. It gets only the
+// variables of this process' environment a server needs (serverEnvNames):
+// no key or secret of this process reaches it.
 //
 // If ctx has no deadline, start-up gives up after about a minute.
 func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, error) {
@@ -266,6 +268,7 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 		// for the error message; the output is in the file).
 		s.cmd.Stdout, s.cmd.Stderr = f, f
 	}
+	s.cmd.Env = serverEnv(os.Environ())
 	s.cmd.SysProcAttr = serverProcAttr()
 	if err := s.start(); err != nil {
 		return nil, fmt.Errorf("starting temporal dev server (%s): %w", exe, err)
@@ -287,6 +290,32 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 		return fail(err)
 	}
 	return s, nil
+}
+
+// serverEnvNames are the variables of this process the server process gets:
+// where programs, home and temporary files are, the locale and time zone,
+// the Go runtime's settings, and Windows' own. Nothing else: the judge's and
+// the webhook's keys, cloud credentials and the Temporal CLI's own client
+// settings (TEMPORAL_API_KEY, ...) are not the dev server's business.
+var serverEnvNames = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "ZONEINFO", "LANG", "LANGUAGE",
+	"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+	"GOMAXPROCS", "GOMEMLIMIT", "GOGC", "GODEBUG", "GOTRACEBACK",
+	"SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
+}
+
+// serverEnv keeps of environ (KEY=VALUE entries) those serverEnvNames
+// names (in any case: Windows writes Path) and the locale's LC_*.
+func serverEnv(environ []string) []string {
+	env := []string{} // not nil: a nil Env is the whole environment
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		name = strings.ToUpper(name)
+		if slices.Contains(serverEnvNames, name) || strings.HasPrefix(name, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // start starts the process from a goroutine locked to its OS thread, which

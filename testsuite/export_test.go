@@ -1,0 +1,4 @@
+package testsuite
+
+// ServerEnv is serverEnv, for tests.
+var ServerEnv = serverEnv
