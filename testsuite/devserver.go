@@ -201,8 +201,9 @@ func (e *PortInUseError) Error() string {
 // database: all state is lost on Stop. It runs in its own process group
 // and, on Linux, dies with this process even when this process is killed
 // (SIGKILL included), so it never outlives its owner. It gets only the
-// variables of this process' environment a server needs (serverEnvNames):
-// no key or secret of this process reaches it.
+// variables of this process' environment a server needs (PATH, HOME,
+// temporary directories, locale, time zone, the Go runtime's settings): no
+// key or secret of this process reaches it.
 //
 // If ctx has no deadline, start-up gives up after about a minute.
 func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, error) {
