@@ -108,6 +108,9 @@ type Options struct {
 	SessionKey []byte
 	// SessionTTL is how long an OIDC sign-in lasts. If not set, 8 hours.
 	SessionTTL time.Duration
+	// Now is the clock the pages' ages, waits and deadlines are measured
+	// by, e.g. a fixed time in tests. If not set, time.Now.
+	Now func() time.Time
 }
 
 // Server is the dashboard's HTTP handler.
@@ -172,6 +175,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	key := opts.CSRFKey
 	if len(key) == 0 {

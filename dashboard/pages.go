@@ -39,7 +39,7 @@ type page struct {
 
 func (s *Server) page(r *http.Request, title string) page {
 	p := page{Title: title, Namespace: s.opts.Namespace, TemporalUI: s.opts.TemporalUI,
-		Refresh: max(1, int(s.opts.Refresh/time.Second)), Updated: time.Now().UTC(), Auth: s.auth.on()}
+		Refresh: max(1, int(s.opts.Refresh/time.Second)), Updated: s.opts.Now().UTC(), Auth: s.auth.on()}
 	if id, ok := identityOf(r.Context()); ok {
 		p.User, p.SignOut = id.Name, s.auth.oidc.on()
 	}
@@ -168,7 +168,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 // rows queries every job's status, a few at a time.
 func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
 	rows := make([]row, len(jobs))
-	now := time.Now()
+	now := s.opts.Now()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	for i, j := range jobs {
@@ -350,7 +350,7 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 		return p
 	}
 	p.Found, p.Job, p.State = true, j, stateBadge(j.State)
-	p.Age = time.Since(j.Started)
+	p.Age = s.opts.Now().Sub(j.Started)
 	if j.Closed != nil {
 		p.Age = j.Closed.Sub(j.Started)
 	}
@@ -372,7 +372,7 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 	if st.Paused {
 		p.Badge, p.LastVerdict = pausedBadge, lastVerdict(st)
 		if st.PausedSince != nil {
-			p.PausedFor = time.Since(*st.PausedSince)
+			p.PausedFor = s.opts.Now().Sub(*st.PausedSince)
 		}
 		for i := range st.Gates {
 			if g := &st.Gates[i]; g.ID == st.GateID && g.Outcome() == "open" {
@@ -384,12 +384,12 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 			p.Deadline = p.OpenGate.Deadline
 		}
 		if p.Deadline != nil {
-			p.DeadlineIn = time.Until(*p.Deadline)
+			p.DeadlineIn = p.Deadline.Sub(s.opts.Now())
 			p.Overdue = p.DeadlineIn <= 0
 		}
 	}
 	p.Chart = newChart(s.opts.Policy, st.Assessments, st.Gates, st.Counters.Assessments)
-	p.Phases = timeline(st, time.Now())
+	p.Phases = timeline(st, s.opts.Now())
 	p.Gates = st.Gates
 	return p
 }

@@ -55,7 +55,7 @@ func (s *Server) waiting(ctx context.Context) ([]ops.WaitingGate, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := s.opts.Now()
 	gates := make([][]ops.WaitingGate, len(jobs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
@@ -152,7 +152,7 @@ func (s *Server) waitingPage(r *http.Request) waitingPage {
 		s.log.Warn("dashboard: list open gates", zap.Error(err))
 		p.Error = "Temporal did not list the open gates: " + err.Error()
 	}
-	now := time.Now()
+	now := s.opts.Now()
 	for _, g := range gates {
 		row := waitingRow{WaitingGate: g, URL: jobURL(g.JobID), Value: gateValue(ops.GateRef{JobID: g.JobID, GateID: g.GateID})}
 		if g.Deadline != nil {

@@ -16,12 +16,15 @@ import (
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
+// waitingNow is the clock TestWaitingView's dashboard reads.
+var waitingNow = t0.Add(time.Hour)
+
 // waitingBackend is newBackend with a second paused job, paused before
-// the first, whose gate has a deadline.
+// the first, whose gate has a deadline 3 hours after waitingNow.
 func waitingBackend() *fakeBackend {
 	b := newBackend()
 	since := t0.Add(time.Minute)
-	deadline := time.Now().Add(3 * time.Hour)
+	deadline := waitingNow.Add(3 * time.Hour)
 	b.jobs = append(b.jobs, ops.Job{ID: "job-early", RunID: "r4", Type: "CoroJob", State: "running", Paused: true, Started: t0})
 	b.statuses["job-early"] = overseer.Status{
 		Mode: overseer.ModeManage, Phase: "spec", Paused: true, GateID: "spec-1", PausedSince: &since, PauseReason: "the spec skips the export",
@@ -34,7 +37,7 @@ func waitingBackend() *fakeBackend {
 var waitingRow = regexp.MustCompile(`<tr data-job="([^"]+)" data-gate="([^"]*)">`)
 
 func TestWaitingView(t *testing.T) {
-	srv := newServer(t, waitingBackend(), dashboard.Options{})
+	srv := newServer(t, waitingBackend(), dashboard.Options{Now: func() time.Time { return waitingNow }})
 	code, body := get(t, srv.Client(), srv.URL+"/waiting")
 	require.Equal(t, http.StatusOK, code, body)
 	rows := waitingRow.FindAllStringSubmatch(body, -1)
@@ -43,7 +46,7 @@ func TestWaitingView(t *testing.T) {
 	assert.Equal(t, []string{"job-paused", "code-1"}, rows[1][1:])
 	assert.Contains(t, body, "the spec skips the export")
 	assert.Contains(t, body, "obligation[2] appears unmet")
-	assert.Contains(t, body, "in 2h 59m", "the deadline's time left")
+	assert.Contains(t, body, "in 3h 0m", "the deadline's time left")
 	assert.Contains(t, body, "<td data-approvers>lead@example.com, group:sre<div class=\"sub\">not the job's starter</div></td>", "who may open it")
 	assert.Contains(t, body, `value="gate=spec-1&amp;job=job-early"`, "each checkbox names its job and gate")
 	assert.Contains(t, body, `<a href="/waiting">Waiting</a>`, "the header links the view")
