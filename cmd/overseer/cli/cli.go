@@ -92,23 +92,48 @@ func Main(ctx context.Context, args []string, out, errOut io.Writer) int {
 // If not set, the module version Go recorded (go install …@v1.2.3).
 var Version string
 
-// VersionString is the version, the commit when Go recorded one, and the
-// Temporal SDK the binary was built with.
+// VersionString is the version, or the commit Go recorded when the binary
+// was built from a checkout, and the Temporal SDK the binary was built with.
 func VersionString() string {
-	v := Version
-	bi, ok := debug.ReadBuildInfo()
-	if v == "" && ok {
+	bi, _ := debug.ReadBuildInfo()
+	return versionString(Version, bi)
+}
+
+// versionString formats the version set at build time or bi's module
+// version. Go stamps a build from a checkout with the commit's
+// pseudo-version (v0.0.0-20261201214103-440e2be098fa+dirty); where it left
+// the version "(devel)", which tells no build from another, the VCS
+// revision, time and modified flag are shown instead. bi may be nil.
+func versionString(set string, bi *debug.BuildInfo) string {
+	v := set
+	if v == "" && bi != nil {
 		v = bi.Main.Version
 	}
 	if v == "" {
 		v = "(unknown)"
 	}
-	if !ok {
+	if bi == nil {
 		return v
 	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (commit " + s.Value[:12] + ")"
+	if v == "(devel)" {
+		vcs := map[string]string{}
+		for _, s := range bi.Settings {
+			vcs[s.Key] = s.Value
+		}
+		// Outside a checkout, or with -buildvcs=false, Go records none.
+		v = "(devel, no commit recorded)"
+		if rev := vcs["vcs.revision"]; rev != "" {
+			v = "commit " + rev[:min(len(rev), 12)]
+			var about []string
+			if t := vcs["vcs.time"]; t != "" {
+				about = append(about, t)
+			}
+			if vcs["vcs.modified"] == "true" {
+				about = append(about, "modified")
+			}
+			if len(about) > 0 {
+				v += " (" + strings.Join(about, ", ") + ")"
+			}
 		}
 	}
 	for _, d := range bi.Deps {
@@ -116,7 +141,10 @@ func VersionString() string {
 			v += ", Temporal Go SDK " + d.Version
 		}
 	}
-	return v + ", " + bi.GoVersion
+	if bi.GoVersion != "" {
+		v += ", " + bi.GoVersion
+	}
+	return v
 }
 
 // packagePrefix matches the "usage" marker and package prefixes that

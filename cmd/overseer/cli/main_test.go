@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -20,6 +21,50 @@ func TestMainVersion(t *testing.T) {
 		code, out, _ := runMain(arg)
 		assert.Equal(t, 0, code)
 		assert.Regexp(t, `^overseer \S+.*go1\.\d+`, out) // a test binary records no dependencies
+	}
+}
+
+func TestVersionString(t *testing.T) {
+	sdk := []*debug.Module{{Path: "go.temporal.io/sdk", Version: "v1.51.0"}, {Path: "go.uber.org/zap", Version: "v1.28.0"}}
+	vcs := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	const rev = "6378e30b0e2190d0ad508408f7de4cd84f54bf8b"
+	for _, tc := range []struct {
+		name string
+		set  string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"go install …@version", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.4.0"}, Deps: sdk},
+			"v0.4.0, Temporal Go SDK v1.51.0, go1.26.8"},
+		{"built from a checkout: the pseudo-version of the commit", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20261201214103-440e2be098fa+dirty"},
+			Settings: vcs("vcs.revision", "440e2be098fa0000000000000000000000000000", "vcs.modified", "true")},
+			"v0.0.0-20261201214103-440e2be098fa+dirty, go1.26.8"},
+		{"a version set with -ldflags wins", "v0.5.0-rc1", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: vcs("vcs.revision", rev, "vcs.time", "2026-12-01T21:25:00Z", "vcs.modified", "false")},
+			"v0.5.0-rc1, go1.26.8"},
+		{"(devel) beside a revision: a clean checkout", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Deps: sdk,
+			Settings: vcs("-buildmode", "exe", "vcs", "git", "vcs.revision", rev, "vcs.time", "2026-12-01T21:25:00Z", "vcs.modified", "false")},
+			"commit 6378e30b0e21 (2026-12-01T21:25:00Z), Temporal Go SDK v1.51.0, go1.26.8"},
+		{"(devel) beside a revision: a modified checkout", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: vcs("vcs.revision", rev, "vcs.time", "2026-12-01T21:25:00Z", "vcs.modified", "true")},
+			"commit 6378e30b0e21 (2026-12-01T21:25:00Z, modified), go1.26.8"},
+		{"a short revision without a time", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: vcs("vcs.revision", "abc123")},
+			"commit abc123, go1.26.8"},
+		{"no VCS recorded (-buildvcs=false)", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Deps: sdk},
+			"(devel, no commit recorded), Temporal Go SDK v1.51.0, go1.26.8"},
+		{"no build info", "", nil, "(unknown)"},
+		{"no build info, version set", "v0.5.0", nil, "v0.5.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, versionString(tc.set, tc.bi))
+		})
 	}
 }
 
