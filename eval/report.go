@@ -50,8 +50,26 @@ type Checkpoint struct {
 	CatchAt10 Num `json:"catch_at_10"`
 	// Brier is the mean squared error of P(on objective) as a probability
 	// of success.
-	Brier       Num   `json:"brier"`
+	Brier Num `json:"brier"`
+	// BaseBrier is the Brier score of the constant guess of these runs'
+	// own success rate: a judge above it would have done better saying
+	// the base rate every time (its probabilities do not fit these runs).
+	BaseBrier Num `json:"base_brier"`
+	// Unreliable is set when fewer than MinRunsPerOutcome runs of either
+	// outcome stand behind the AUROC.
+	Unreliable  bool  `json:"unreliable,omitempty"`
 	Reliability []Bin `json:"reliability"`
+}
+
+// MinRunsPerOutcome is the fewest runs of each outcome behind an AUROC
+// that a report does not flag as unreliable: below it, one run more or
+// less moves the figure by a tenth or more.
+const MinRunsPerOutcome = 10
+
+// Misfit reports whether the checkpoint's probabilities fit its runs worse
+// than the constant guess of their success rate.
+func (c Checkpoint) Misfit() bool {
+	return !math.IsNaN(float64(c.Brier)) && !math.IsNaN(float64(c.BaseBrier)) && float64(c.Brier) > float64(c.BaseBrier)
 }
 
 // Bin is one row of a reliability table: the answers with P(on objective)
@@ -145,10 +163,13 @@ func checkpoint(at string, runs []ScoredRun, answer func(ScoredRun) (float64, bo
 	c.AUROCLow, c.AUROCHigh = Num(lo), Num(hi)
 	c.CatchAt5 = Num(catchAtBudget(p, failed, 0.05))
 	c.CatchAt10 = Num(catchAtBudget(p, failed, 0.10))
-	c.Brier = Num(math.NaN())
+	c.Brier, c.BaseBrier = Num(math.NaN()), Num(math.NaN())
 	if len(p) > 0 {
 		c.Brier = Num(brier / float64(len(p)))
+		rate := 1 - float64(c.Failed)/float64(len(p))
+		c.BaseBrier = Num(rate * (1 - rate))
 	}
+	c.Unreliable = c.Failed < MinRunsPerOutcome || c.Runs-c.Failed < MinRunsPerOutcome
 	c.Reliability = reliability(p, failed, 10)
 	return c
 }

@@ -39,6 +39,10 @@ type LearnedModel struct {
 	SubModels []SubModel `json:"sub_models"`
 	// Training summarises what the model was fitted on; informational.
 	Training json.RawMessage `json:"training,omitempty"`
+	// Recalibration, when set, says for which runs the sub-models'
+	// probability maps were refitted (stage 1) and holds the reference its
+	// verdicts are ranked against.
+	Recalibration *Recalibration `json:"recalibration,omitempty"`
 }
 
 // SubModel is one logistic model of a [LearnedModel] over its own
@@ -172,6 +176,9 @@ func (m *LearnedModel) Validate() error {
 			return bad(`sub-model %q: calibration must be {"method":"platt"} with finite a and b, and the intercept finite`, sm.Name)
 		}
 	}
+	if m.Recalibration != nil {
+		return m.Recalibration.validate(m)
+	}
 	return nil
 }
 
@@ -205,11 +212,34 @@ func (sm *SubModel) inputs(t Trajectory) ([]float64, bool) {
 // predictSuccess is the calibrated probability that the run succeeds,
 // from the sub-model's inputs.
 func (sm *SubModel) predictSuccess(vals []float64) float64 {
+	return sm.Calibration.Apply(sm.linearScore(vals))
+}
+
+// linearScore is the sub-model's linear score of its inputs, before the
+// calibration map.
+func (sm *SubModel) linearScore(vals []float64) float64 {
 	score := sm.Intercept
 	for i, f := range sm.Features {
 		score += f.Weight * (vals[i] - f.Mean) / f.Std
 	}
-	return 1 / (1 + math.Exp(-(sm.Calibration.A*score + sm.Calibration.B)))
+	return score
+}
+
+// Apply maps a linear score to the probability of success.
+func (c Calibration) Apply(score float64) float64 {
+	return 1 / (1 + math.Exp(-(c.A*score + c.B)))
+}
+
+// LinearScore is the linear score of the richest sub-model whose inputs
+// the trajectory carries, with its index in SubModels; false when none
+// applies. Recalibration refits the map from this score to P.
+func (m *LearnedModel) LinearScore(t Trajectory) (int, float64, bool) {
+	for i := range m.SubModels {
+		if vals, ok := m.SubModels[i].inputs(t); ok {
+			return i, m.SubModels[i].linearScore(vals), true
+		}
+	}
+	return -1, 0, false
 }
 
 // Basis is the sentence an assessment by this sub-model records.
@@ -300,7 +330,12 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 		severity = 3 * confidence
 	}
 	resp := answersResponse(req, m.Version+"/"+sm.Name, breach, confidence, onObjective, severity, blocked)
-	resp.Basis = sm.Basis()
+	resp.Basis = sm.Basis() + "; " + m.StageSentence(sm.Name)
+	if r := m.Recalibration; r != nil {
+		if s, ok := r.Reference.Standing(t.PhaseRuns, round(onObjective)); ok {
+			resp.Basis += "; " + s.Sentence(r.For)
+		}
+	}
 	return resp, nil
 }
 

@@ -63,8 +63,8 @@ func TestLearnedJudgeUsesTheRichestApplicableSubModel(t *testing.T) {
 		wantBasis  string
 		notAssesed bool
 	}{
-		{"tokens reported: the telemetry sub-model", familyModel(), tokens, "family-v1/telemetry", "telemetry sub-model: log_output_tokens_per_step", false},
-		{"no tokens: the structure sub-model", familyModel(), noTokens, "family-v1/structure", "structure sub-model: failed_tool_rate", false},
+		{"tokens reported: the telemetry sub-model", familyModel(), tokens, "family-v1/telemetry", "telemetry sub-model: log_output_tokens_per_step; stage 0: not calibrated for this workflow type (learned from other runs)", false},
+		{"no tokens: the structure sub-model", familyModel(), noTokens, "family-v1/structure", "structure sub-model: failed_tool_rate; stage 0: not calibrated for this workflow type (learned from other runs)", false},
 		{"no tokens and no fallback: not assessed", tokensModel(), noTokens, "tokens-v1", "not assessed: the trajectory lacks the inputs of every sub-model (telemetry needs log_output_tokens_per_step)", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

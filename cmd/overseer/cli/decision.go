@@ -136,6 +136,9 @@ func printReport(out io.Writer, rep eval.Report) {
 	}
 	fmt.Fprintf(out, "\nruns: %d (%d failed: the positive class), %d boundaries, %d judge errors\n\n", rep.Runs, rep.Failed, rep.Boundaries, rep.JudgeErrors)
 	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
+	if s := misfitSentence(rep.Checkpoints); s != "" {
+		fmt.Fprintf(out, "\n%s\n", s)
+	}
 	fmt.Fprintf(out, "\npolicy %q:\n", rep.PolicyName)
 	printRates(out, rep.Policy)
 	fmt.Fprintf(out, "  %s\n", rep.Promise)
@@ -154,11 +157,43 @@ func printReport(out io.Writer, rep eval.Report) {
 
 func printCheckpoints(out io.Writer, cps []eval.Checkpoint) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "AT\tRUNS\tFAILED\tAUROC\t95%% CI\tCATCH@5%%FP\tCATCH@10%%FP\tBRIER\n")
+	fmt.Fprintf(tw, "AT\tRUNS\tFAILED\tAUROC\t95%% CI\tCATCH@5%%FP\tCATCH@10%%FP\tBRIER\tBASE-RATE BRIER\n")
+	unreliable := false
 	for _, c := range cps {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s–%s\t%s\t%s\t%s\n", c.At, c.Runs, c.Failed, c.AUROC, c.AUROCLow, c.AUROCHigh, c.CatchAt5, c.CatchAt10, c.Brier)
+		auroc := c.AUROC.String()
+		if c.Unreliable && !math.IsNaN(float64(c.AUROC)) {
+			auroc += "*"
+			unreliable = true
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.At, c.Runs, c.Failed, auroc, interval(c.AUROCLow, c.AUROCHigh), c.CatchAt5, c.CatchAt10, c.Brier, c.BaseBrier)
 	}
 	tw.Flush()
+	if unreliable {
+		fmt.Fprintf(out, "* unreliable: fewer than %d runs of one outcome stand behind this AUROC\n", eval.MinRunsPerOutcome)
+	}
+}
+
+// interval prints a confidence interval, "–" where none exists.
+func interval(lo, hi eval.Num) string {
+	if math.IsNaN(float64(lo)) || math.IsNaN(float64(hi)) {
+		return "–"
+	}
+	return lo.String() + "–" + hi.String()
+}
+
+// misfitSentence says, when the answers at mid-run fit the runs worse than
+// a constant guess of their success rate, so and what fixes it; "" when
+// they fit as well or better.
+func misfitSentence(cps []eval.Checkpoint) string {
+	for _, c := range cps {
+		if c.At != "50%" || !c.Misfit() {
+			continue
+		}
+		return fmt.Sprintf("At 50%% of the runs the judge's probabilities fit worse than always guessing these runs' success rate of %.0f%% (Brier %s against %s): "+
+			"its ranking may still hold, but its P is off for this agent; recalibrate it on some of these runs: overseer recalibrate --traces DIR --out FILE (and --model FILE for a model other than the shipped one)",
+			100*(1-float64(c.Failed)/float64(max(1, c.Runs))), c.Brier, c.BaseBrier)
+	}
+	return ""
 }
 
 func printRates(out io.Writer, r eval.PolicyRates) {

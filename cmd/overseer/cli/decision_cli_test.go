@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
@@ -165,6 +166,10 @@ func TestDecisionBadInput(t *testing.T) {
 		{"budget 0", []string{"calibrate", "--traces", letters, "--max-false-pause", "0"}, 2, "--max-false-pause 0: give a share in (0,1)"},
 		{"budget 1.5", []string{"calibrate", "--traces", letters, "--max-false-pause", "1.5"}, 2, "--max-false-pause 1.5: give a share in (0,1)"},
 		{"train budget 1.5", []string{"train", "--traces", letters, "--out", filepath.Join(dir, "m.json"), "--max-false-pause", "1.5"}, 2, "--max-false-pause 1.5: give a share in (0,1)"},
+		{"recalibrate on one outcome", []string{"recalibrate", "--traces", write("good.csv", "id,outcome,sequence\na-1,succeeded,RE\nb-1,succeeded,RE\n"), "--out", filepath.Join(dir, "m.json")}, 1, "recalibrate: the 2 runs all succeeded: recalibration needs runs of both outcomes"},
+		{"recalibrate on too few", []string{"recalibrate", "--traces", letters, "--out", filepath.Join(dir, "m.json")}, 1, "recalibrate: 24 runs are too few: recalibration takes at least 30 closed runs of both outcomes"},
+		{"recalibrate a model of another format", []string{"recalibrate", "--traces", letters, "--model", oldModel, "--out", filepath.Join(dir, "m.json")}, 2, `format "overseer-learned-model/v0" is not "overseer-learned-model/v2"`},
+		{"recalibrate without out", []string{"recalibrate", "--traces", letters}, 2, "give --out FILE for the recalibrated model"},
 		{"export bad labels", []string{"export", "--labels", write("labels.json", `{"a-1":"maybe"}`)}, 1, `job "a-1" has outcome "maybe": use succeeded, failed or blocked`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,4 +180,62 @@ func TestDecisionBadInput(t *testing.T) {
 			assert.True(t, strings.HasPrefix(errOut, "overseer "+tc.args[0]+": "), errOut)
 		})
 	}
+}
+
+// TestRecalibrateThenEval recalibrates the shipped model on the first runs
+// of an agent it never saw and evaluates it on the others, as the docs
+// tell a team to: eval first says the probabilities do not fit, and after
+// recalibration they fit as well as the base rate or better, with the
+// ranking kept.
+func TestRecalibrateThenEval(t *testing.T) {
+	dir := t.TempDir()
+	writeRuns := func(name string, n, seed int) string {
+		var b strings.Builder
+		for i := range n {
+			failed := (i*7+seed)%10 < 7 // 30 % succeed
+			rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d-%d", i%4, seed, i), Unit: eval.UnitStep, Outcome: eval.OutcomeSucceeded}
+			if failed {
+				rec.Outcome = eval.OutcomeFailed
+			}
+			for s := range 8 + i%5 {
+				out := int64(200 + 37*((i+s)%5))
+				if failed {
+					out += 150
+				}
+				rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[s%3], OutputTokens: out, InputTokens: 8000})
+			}
+			data, err := json.Marshal(rec)
+			require.NoError(t, err)
+			b.Write(append(data, '\n'))
+		}
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+		return path
+	}
+	first, others := writeRuns("first.jsonl", 30, 1), writeRuns("others.jsonl", 60, 2)
+
+	code, out, errOut := runCLI("eval", "--traces", others)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "At 50% of the runs the judge's probabilities fit worse than always guessing these runs' success rate of 30%")
+	assert.Contains(t, out, "overseer recalibrate --traces DIR --out FILE")
+
+	model := filepath.Join(dir, "model.json")
+	code, out, errOut = runCLI("recalibrate", "--traces", first, "--for", "CoroJob", "--out", model)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "recalibrated (stage 1) on 30 CoroJob runs (9 succeeded, 21 failed); no weight refitted")
+	assert.Contains(t, out, "telemetry  intercept (30 runs reached it")
+
+	code, out, errOut = runCLI("eval", "--traces", others, "--judge", "learned", "--model", model, "--json")
+	require.Equal(t, 0, code, errOut)
+	var rep eval.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	mid := rep.Checkpoints[1]
+	require.Equal(t, "50%", mid.At)
+	assert.False(t, mid.Misfit(), "Brier %v against the base rate's %v", mid.Brier, mid.BaseBrier)
+
+	code, out, errOut = runCLI("eval", "--traces", others, "--json")
+	require.Equal(t, 0, code, errOut)
+	var before eval.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &before))
+	assert.InDelta(t, float64(before.Checkpoints[1].AUROC), float64(mid.AUROC), 0.02)
 }

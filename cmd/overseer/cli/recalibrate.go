@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// Recalibrate is `overseer recalibrate`: stage 1 offline, on exported or
+// imported runs of one workflow type or agent.
+type Recalibrate struct{}
+
+// Synopsis implements Command.
+func (*Recalibrate) Synopsis() string {
+	return "fit a learned model's probabilities to your own agent's closed runs (stage 1, no refit); writes a model file"
+}
+
+// Run implements Command.
+func (*Recalibrate) Run(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("recalibrate", out)
+	var runs runsFlags
+	runs.register(fs)
+	modelPath := fs.String("model", "", "model file to recalibrate (default: the shipped model)")
+	modelOut := fs.String("out", "", "write the recalibrated model file here (required unless --curve)")
+	forName := fs.String("for", "", "whose runs these are, named in every verdict (default: the base name of --traces)")
+	version := fs.String("version", "", "version of the recalibrated model (default: the model's, -cal- and a hash)")
+	minRuns := fs.Int("min-runs", eval.DefaultMinRecalibrationRuns, "fewest closed runs, of both outcomes, to recalibrate on")
+	minSlope := fs.Int("min-slope-runs", eval.DefaultMinSlopeRuns, "fewest runs of each outcome before a sub-model's slope is refitted too")
+	curve := fs.String("curve", "", "instead of writing a model, measure stage 1 by cross-validation grouped by task family on the first N runs, for each N of this comma-separated list (e.g. 10,20,30,40)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if *modelOut == "" && *curve == "" {
+		return fmt.Errorf("%w: give --out FILE for the recalibrated model (or --curve N,N,… to measure)", ErrUsage)
+	}
+	var sizes []int
+	if *curve != "" {
+		for _, f := range strings.Split(*curve, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("%w: --curve: %q is not a number of runs; give e.g. 10,20,30", ErrUsage, f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	model := overseer.DefaultLearnedModel()
+	if *modelPath != "" {
+		m, err := overseer.LoadLearnedModel(*modelPath)
+		if err != nil {
+			return fmt.Errorf("%w: --model: %v", ErrUsage, err)
+		}
+		model = m
+	}
+	records, err := runs.load()
+	if err != nil {
+		return err
+	}
+	eval.UseGateLabels(records)
+	opts := eval.RecalibrateOptions{For: *forName, Version: *version, MinRuns: *minRuns, MinSlopeRuns: *minSlope}
+	if opts.For == "" {
+		opts.For = filepath.Base(filepath.Clean(runs.traces))
+	}
+	if sizes != nil {
+		pts, err := eval.RecalibrationCurve(ctx, records, model, sizes, 5, opts)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(out, pts)
+		}
+		printCurve(out, model.Version, len(records), pts)
+		return nil
+	}
+	rec, err := eval.Recalibrate(records, model, opts)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*modelOut, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(out, rec.Recalibration)
+	}
+	r := rec.Recalibration
+	fmt.Fprintf(out, "model %s written to %s: %s, recalibrated (stage 1) on %d %s runs (%d succeeded, %d failed); no weight refitted\n",
+		rec.Version, *modelOut, model.Version, r.Runs, r.For, r.Succeeded, r.Failed)
+	for _, s := range r.SubModels {
+		fmt.Fprintf(out, "  %-10s %s (%d runs reached it: %d succeeded, %d failed)\n", s.Name, s.Fitted, s.Runs, s.Succeeded, s.Failed)
+	}
+	points := 0
+	if r.Reference != nil {
+		points = len(r.Reference.Points)
+	}
+	fmt.Fprintf(out, "reference for the relative verdict: %d points of a run with at least %d runs each\n", points, overseer.MinReferenceRuns)
+	fmt.Fprintf(out, "use it: overseer eval --traces OTHER-RUNS --judge learned --model %s; or overseer model promote --model %s …\n", *modelOut, *modelOut)
+	return nil
+}
+
+func printCurve(out io.Writer, model string, runs int, pts []eval.CurvePoint) {
+	fmt.Fprintf(out, "stage 1 of %s on the first N runs, measured at 50%% of the runs of held-out task families (5 folds grouped by family, %d runs):\n", model, runs)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "N\tFOLDS RECALIBRATED\tHELD-OUT RUNS\tBRIER\tBEFORE\tBASE-RATE BRIER\tAUROC\tBEFORE\tSLOPE FITTED")
+	for _, p := range pts {
+		fmt.Fprintf(tw, "%d\t%d of %d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Runs, p.Folds-p.Refused, p.Folds, p.HeldOut, p.Brier, p.BeforeBrier, p.BaseBrier, p.AUROC, p.BeforeAUROC, p.SlopeFitted)
+	}
+	tw.Flush()
+}

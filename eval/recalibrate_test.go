@@ -1,0 +1,144 @@
+package eval_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// agentRuns builds runs of an agent unlike the shipped model's: it
+// succeeds in one run of successRate, and a failing run spends more output
+// tokens per step (so the shipped model still ranks the runs).
+func agentRuns(n int, seed uint64, successRate float64) []eval.Record {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	phases := []string{"read", "edit", "test"}
+	var out []eval.Record
+	for i := range n {
+		failed := rng.Float64() >= successRate
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%4, i), Unit: eval.UnitStep, Outcome: eval.OutcomeSucceeded}
+		for s := range 6 + rng.IntN(10) {
+			out := int64(150 + rng.IntN(200))
+			if failed {
+				out += int64(rng.IntN(300))
+			}
+			rec.Steps = append(rec.Steps, eval.Step{Phase: phases[(s/2)%3], OutputTokens: out, InputTokens: int64(6000 + rng.IntN(4000))})
+		}
+		if failed {
+			rec.Outcome = eval.OutcomeFailed
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func meanP(t *testing.T, runs []eval.ScoredRun) float64 {
+	t.Helper()
+	var sum float64
+	var n int
+	for _, r := range runs {
+		for _, p := range r.Points {
+			if p.HasP() {
+				sum += p.OnObjective()
+				n++
+			}
+		}
+	}
+	require.NotZero(t, n)
+	return sum / float64(n)
+}
+
+func TestRecalibrateFitsPToTheAgentsSuccessRateAndKeepsTheRanking(t *testing.T) {
+	ctx := context.Background()
+	calib, held := agentRuns(40, 1, 0.2), agentRuns(200, 2, 0.2)
+	shipped := overseer.DefaultLearnedModel()
+	rec, err := eval.Recalibrate(calib, shipped, eval.RecalibrateOptions{For: "CoroJob"})
+	require.NoError(t, err)
+
+	r := rec.Recalibration
+	require.NotNil(t, r)
+	assert.Equal(t, "CoroJob", r.For)
+	assert.Equal(t, shipped.Version, r.From)
+	assert.Equal(t, 40, r.Runs)
+	assert.Equal(t, overseer.StageRecalibrated, rec.Stage())
+	assert.Contains(t, rec.Version, shipped.Version+"-cal-")
+	for i, sm := range rec.SubModels {
+		assert.Equal(t, shipped.SubModels[i].Features, sm.Features, "no weight is refitted")
+	}
+
+	before, err := eval.Score(ctx, held, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: shipped}})
+	require.NoError(t, err)
+	after, err := eval.Score(ctx, held, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: rec}})
+	require.NoError(t, err)
+	assert.Greater(t, meanP(t, before), 0.5, "the shipped model thinks this agent succeeds most of the time")
+	assert.InDelta(t, 0.2, meanP(t, after), 0.1, "recalibrated, P is near the agent's success rate")
+
+	b, a := eval.NewReport("before", before, overseer.Policy{}).Checkpoints[1], eval.NewReport("after", after, overseer.Policy{}).Checkpoints[1]
+	require.Equal(t, "50%", a.At)
+	assert.True(t, b.Misfit(), "before: Brier %v above the base rate's %v", b.Brier, b.BaseBrier)
+	assert.LessOrEqual(t, float64(a.Brier), float64(a.BaseBrier)+0.01, "after: Brier near or below the base rate's")
+	assert.InDelta(t, float64(b.AUROC), float64(a.AUROC), 0.02, "the ranking is the model's own")
+}
+
+func TestRecalibrateFitsTheSlopeOnlyWithEnoughOfEachOutcome(t *testing.T) {
+	few, err := eval.Recalibrate(agentRuns(40, 3, 0.3), overseer.DefaultLearnedModel(), eval.RecalibrateOptions{For: "T"})
+	require.NoError(t, err)
+	assert.Equal(t, "intercept", few.Recalibration.SubModels[0].Fitted, "%+v", few.Recalibration.SubModels[0])
+
+	many, err := eval.Recalibrate(agentRuns(200, 3, 0.4), overseer.DefaultLearnedModel(), eval.RecalibrateOptions{For: "T"})
+	require.NoError(t, err)
+	assert.Equal(t, "intercept and slope", many.Recalibration.SubModels[0].Fitted, "%+v", many.Recalibration.SubModels[0])
+	assert.Greater(t, many.SubModels[0].Calibration.A, 0.0)
+	assert.Equal(t, "none", many.Recalibration.SubModels[1].Fitted, "no run reached the structure sub-model")
+}
+
+func TestRecalibrateRefuses(t *testing.T) {
+	allSucceeded := agentRuns(40, 4, 1)
+	for _, tc := range []struct {
+		name    string
+		records []eval.Record
+		opts    eval.RecalibrateOptions
+		want    string
+	}{
+		{"one outcome", allSucceeded, eval.RecalibrateOptions{For: "T"}, "recalibrate: the 40 runs all succeeded: recalibration needs runs of both outcomes"},
+		{"too few", agentRuns(12, 5, 0.5), eval.RecalibrateOptions{For: "T"}, "recalibrate: 12 runs are too few: recalibration takes at least 30 closed runs of both outcomes"},
+		{"nobody's runs", agentRuns(40, 5, 0.5), eval.RecalibrateOptions{}, "recalibrate: say whose runs these are (the workflow type or agent)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := eval.Recalibrate(tc.records, overseer.DefaultLearnedModel(), tc.opts)
+			require.ErrorIs(t, err, eval.ErrRecalibrate)
+			assert.EqualError(t, err, tc.want)
+		})
+	}
+}
+
+func TestRecalibratedVerdictNamesItsStageAndStanding(t *testing.T) {
+	rec, err := eval.Recalibrate(agentRuns(60, 6, 0.3), overseer.DefaultLearnedModel(), eval.RecalibrateOptions{For: "CoroJob", MinSlopeRuns: 1000})
+	require.NoError(t, err)
+	require.NotNil(t, rec.Recalibration.Reference)
+	scored, err := eval.Score(context.Background(), agentRuns(1, 7, 0.3), eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: rec}})
+	require.NoError(t, err)
+	basis := scored[0].Points[0].Answers.Basis
+	assert.Contains(t, basis, "telemetry sub-model: ")
+	assert.Contains(t, basis, "; stage 1: recalibrated (intercept) on 60 CoroJob jobs; ")
+	assert.Regexp(t, `(lower|higher) than \d+% of the last 60 CoroJob jobs at this point$`, basis)
+
+	// The file a recalibration writes reads back as it was.
+	data, err := json.Marshal(rec)
+	require.NoError(t, err)
+	back, err := overseer.ParseLearnedModel(data)
+	require.NoError(t, err)
+	again, err := json.Marshal(back)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(data), string(again))
+	assert.Equal(t, rec.Recalibration, back.Recalibration)
+	assert.False(t, math.IsNaN(back.SubModels[0].Calibration.B))
+}
