@@ -17,7 +17,7 @@ func (cfg Config) modelSource(c client.Client, opts overseer.Options) (overseer.
 	if !ok {
 		return nil, fmt.Errorf("the model registry gives jobs learned models: it needs the learned judge, not %s", cfg.JudgeConfig)
 	}
-	so := registry.SourceOptions{Logger: SDKLogger(cfg.logger())}
+	so := registry.SourceOptions{TTL: cfg.ModelRegistryTTL, Logger: SDKLogger(cfg.logger())}
 	if judge.Model != nil {
 		policy := opts.Policy
 		if policy == (overseer.Policy{}) {

@@ -101,6 +101,10 @@ type Config struct {
 	// hosts the registry workflow. It needs the learned judge. If not set,
 	// every job uses the judge's model.
 	ModelRegistry bool
+	// ModelRegistryTTL is how long the worker reuses the current version it
+	// read from the registry: a promotion reaches new jobs within it. If
+	// not set, registry.DefaultTTL.
+	ModelRegistryTTL time.Duration
 }
 
 // ErrUnreachable wraps a failure to connect to the Temporal server.

@@ -79,7 +79,11 @@ func TestE2EModelRegistryPromotesAndRunsKeepTheirPinnedModel(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "Promoted "+versionA+" for type "+jobType)
 
-	tq := startWorker(t, srv, worker.Config{ModelRegistry: true, Mode: overseer.ModeObserve,
+	// The worker reuses the current version it read for a millisecond: it
+	// read A at the long job's start, a phase of agent work (a second)
+	// before the promotion, so the next job's start reads the registry
+	// again.
+	tq := startWorker(t, srv, worker.Config{ModelRegistry: true, ModelRegistryTTL: time.Millisecond, Mode: overseer.ModeObserve,
 		JudgeConfig: worker.JudgeConfig{Kind: worker.JudgeLearned}, AgentWork: time.Second})
 
 	long := startJob(t, c, tq, workflows.JobInput{Objective: "ship the export feature", Scenario: activities.OnTrack})
@@ -103,10 +107,11 @@ func TestE2EModelRegistryPromotesAndRunsKeepTheirPinnedModel(t *testing.T) {
 
 	// A job started once the worker's cache has expired uses B, with no
 	// restart of the worker.
-	time.Sleep(time.Until(promoted.Add(registry.DefaultTTL + 500*time.Millisecond)))
 	next := startJob(t, c, tq, workflows.JobInput{Objective: "ship the export feature", Scenario: activities.OnTrack})
 	require.NoError(t, next.Get(context.Background(), nil))
-	for _, a := range status(t, c, next.GetID()).Assessments {
+	nextAssessments := status(t, c, next.GetID()).Assessments
+	require.NotEmpty(t, nextAssessments, "the job started after the promotion was assessed")
+	for _, a := range nextAssessments {
 		assert.True(t, strings.HasPrefix(a.Model, versionB), "assessment %d of the job started after the promotion: %s", a.Seq, a.Model)
 	}
 
