@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,13 +131,8 @@ func TestDevServerPortTakenIsOneSentence(t *testing.T) {
 func TestDevServerOnTheGivenPorts(t *testing.T) {
 	skipOnCluster(t)
 	requireCLI(t)
-	free := func() int {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer ln.Close()
-		return ln.Addr().(*net.TCPAddr).Port
-	}
-	port, uiPort := free(), free()
+	port := unallocatedPort(t)
+	uiPort := unallocatedPort(t, port)
 	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{Output: io.Discard, UI: true, Port: port, UIPort: uiPort})
 	require.NoError(t, err)
 	defer srv.Stop()
@@ -149,6 +146,39 @@ func TestDevServerOnTheGivenPorts(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
+}
+
+// unallocatedPort is a free port on 127.0.0.1 below the kernel's
+// ephemeral range, other than avoid. The Temporal CLI takes a port number,
+// not a listener, so the port is closed before the server binds it; the
+// kernel never hands a port below that range to a listen on port 0 or an
+// outgoing connection, so no concurrent test takes it meanwhile (nor does
+// the next pick: two listens on port 0 in a row may get the same port).
+func unallocatedPort(t *testing.T, avoid ...int) int {
+	t.Helper()
+	low := 32768 // Linux's default start of the ephemeral range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	const first = 20000 // above the well-known and most registered ports
+	require.Greater(t, low, first+100, "the ephemeral range leaves no port below it")
+	start := first + rand.IntN(low-first)
+	for i := range low - first {
+		port := first + (start-first+i)%(low-first)
+		if slices.Contains(avoid, port) {
+			continue
+		}
+		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			require.NoError(t, ln.Close())
+			return port
+		}
+	}
+	t.Fatalf("no free port in [%d, %d)", first, low)
+	return 0
 }
 
 func TestTemporalCLIFromPATHOutsideACheckout(t *testing.T) {
