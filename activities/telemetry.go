@@ -16,22 +16,28 @@ import (
 // A real agent reports how many model turns a phase took, the tokens they
 // used and what they cost (overseer.PhaseReport's Turns, InputTokens,
 // OutputTokens and CostUSD). The simulated agents report the same, from a
-// small model of an agent loop. It is a simulation: its constants are round
-// numbers of the right order for a coding agent, chosen before and without
-// looking at any judge, model or data set, and nothing is fitted to make a
-// judge answer one way or another.
+// small model of an agent loop. It is a simulation: nothing in it is
+// fitted to make a judge answer one way or another. Its token constants
+// are measured on the turns of the recorded mini-swe-agent runs shared
+// with the project (261 runs, 10,134 turns; the importer's phase kinds),
+// quartiles over all runs whatever their outcome; the turn counts and
+// hand-off sizes are round numbers of the right order for a coding agent,
+// which the recorded runs do not show.
 //
 //   - Turns: a phase takes a number of turns drawn from a range that
 //     depends on its kind (a code phase edits files for 8–12 turns, an
 //     evaluation takes 2–4), plus [FailedCheckTurns] when its check fails
 //     (tests fail, the review asks for changes), [ReworkTurns] per unit of
 //     rework and [NoteTurns] when it received a process note.
-//   - Output tokens per turn: drawn from a range by kind (the agent's
-//     completion, reasoning included: prose for a spec, edits for code,
-//     short commands for tests).
-//   - Observation tokens per turn: what the turn's tool calls return (file
-//     reads, test logs, diffs), drawn from a range by kind. They are not
-//     billed as output but join the context.
+//   - Output tokens per turn: drawn from the interquartile range of the
+//     recorded turns of the matching kind: a spec, a plan and a review
+//     read and search (49–207 tokens), code edits (80–409), a test phase
+//     runs tests (34–67), an evaluation submits (38–94).
+//   - Observation tokens per turn: what the turn's tool calls return,
+//     which joins the context: the growth of the recorded input from one
+//     turn to the next beyond the turn's own output, interquartile range
+//     by kind: reading 51–474, editing 17–19 (an edit returns little), a
+//     test run 129–540 (as the evaluation, which reads test results).
 //   - Input tokens per turn: [SystemPromptTokens] + the job's context
 //     carried into the phase + the phase's history so far (every earlier
 //     turn's output and observation): a real agent re-sends its whole
@@ -60,9 +66,9 @@ import (
 // job is "" and the attempt 1.
 const (
 	// SystemPromptTokens is the fixed preamble every turn sends: system
-	// prompt, tool definitions and the objective. Coding agents' preambles
-	// are a few thousand tokens.
-	SystemPromptTokens = 4000
+	// prompt, tool definitions and the objective: the median input of the
+	// recorded runs' first turn (1,653 tokens).
+	SystemPromptTokens = 1650
 	// ContextWindowTokens bounds one turn's input: a model's context window.
 	ContextWindowTokens = 200_000
 	// InputUSDPerMillionTokens is the illustrative price of input tokens.
@@ -91,16 +97,23 @@ type phaseKind struct {
 	handoff     int64 // tokens the phase leaves in the job's context
 }
 
-// phaseKinds are round numbers of the right order: a spec is prose, code
-// edits and reads files, a test phase runs commands and reads logs, a
-// review reads the diff.
+// The recorded runs' interquartile ranges per kind of turn (see above).
+var (
+	readOutput, readObservation = span{49, 207}, span{51, 474}
+	editOutput, editObservation = span{80, 409}, span{17, 19}
+	testOutput, testObservation = span{34, 67}, span{129, 540}
+	submitOutput                = span{38, 94}
+)
+
+// phaseKinds: a spec, a plan and a review read; code edits; a test phase
+// and an evaluation run and read tests.
 var phaseKinds = map[string]phaseKind{
-	PhaseSpec:     {turns: span{3, 5}, output: span{400, 1200}, observation: span{150, 600}, handoff: 1500},
-	PhasePlan:     {turns: span{3, 5}, output: span{300, 900}, observation: span{300, 1200}, handoff: 1200},
-	PhaseCode:     {turns: span{8, 12}, output: span{300, 1500}, observation: span{400, 2500}, handoff: 4000},
-	PhaseTest:     {turns: span{3, 5}, output: span{80, 300}, observation: span{600, 3000}, handoff: 1500},
-	PhaseReview:   {turns: span{4, 6}, output: span{200, 700}, observation: span{800, 3000}, handoff: 1200},
-	PhaseEvaluate: {turns: span{2, 4}, output: span{150, 500}, observation: span{500, 2000}, handoff: 600},
+	PhaseSpec:     {turns: span{3, 5}, output: readOutput, observation: readObservation, handoff: 1500},
+	PhasePlan:     {turns: span{3, 5}, output: readOutput, observation: readObservation, handoff: 1200},
+	PhaseCode:     {turns: span{8, 12}, output: editOutput, observation: editObservation, handoff: 4000},
+	PhaseTest:     {turns: span{3, 5}, output: testOutput, observation: testObservation, handoff: 1500},
+	PhaseReview:   {turns: span{4, 6}, output: readOutput, observation: readObservation, handoff: 1200},
+	PhaseEvaluate: {turns: span{2, 4}, output: submitOutput, observation: testObservation, handoff: 600},
 }
 
 // usage is one simulated phase run, turn by turn.

@@ -234,12 +234,7 @@ func lastVerdict(st overseer.Status) string {
 // shortBasis is a basis's first words: up to its first colon
 // ("telemetry sub-model: log_input_tokens_per_step, …" → "telemetry
 // sub-model").
-func shortBasis(b string) string {
-	if i := strings.Index(b, ":"); i > 0 {
-		return b[:i]
-	}
-	return b
-}
+func shortBasis(b string) string { return overseer.ShortBasis(b) }
 
 func jobURL(id string) string { return "/job?id=" + url.QueryEscape(id) }
 

@@ -276,3 +276,27 @@ func (r *Recalibration) validate(m *LearnedModel) error {
 	}
 	return nil
 }
+
+// ShortBasis is a learned verdict's basis in a few words, what answered
+// and its stage ("telemetry sub-model, stage 1"), for a list or one line;
+// any other basis up to its first colon.
+func ShortBasis(basis string) string {
+	name, _, _ := strings.Cut(basis, ":")
+	if _, rest, ok := strings.Cut(basis, "; stage "); ok {
+		n, _, _ := strings.Cut(rest, ":")
+		name += ", stage " + n
+	}
+	return name
+}
+
+// StandingOf is the relative verdict a learned verdict's basis carries
+// ("lower than 92% of the last 200 CoroJob jobs at this point"), "" when
+// it carries none.
+func StandingOf(basis string) string {
+	for _, part := range strings.Split(basis, "; ") {
+		if strings.HasPrefix(part, "lower than ") || strings.HasPrefix(part, "higher than ") {
+			return part
+		}
+	}
+	return ""
+}

@@ -212,6 +212,9 @@ func describeAssessment(a overseer.Assessment) string {
 		return fmt.Sprintf("%-9s judge error: %s", a.Phase, a.Error)
 	}
 	line := fmt.Sprintf("%-9s %-13s P(on objective) %-4s  basis: %s", a.Phase, a.Verdict.Band, formatP(*a.Answers), basisName(a.Answers.Basis))
+	if s := overseer.StandingOf(a.Answers.Basis); s != "" {
+		line += " (" + s + ")"
+	}
 	if a.Verdict.Flagged {
 		line += "  flagged"
 	}

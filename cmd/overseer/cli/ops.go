@@ -84,6 +84,9 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 	if s.Basis != "" {
 		fmt.Fprintf(tw, "Basis\t%s\n", s.Basis)
 	}
+	if st := overseer.StandingOf(s.Basis); st != "" {
+		fmt.Fprintf(tw, "Among its type\t%s\n", st)
+	}
 	fmt.Fprintf(tw, "Mode\t%s\n", s.Mode)
 	if !s.Approval.IsZero() {
 		fmt.Fprintf(tw, "Who may resume\t%s\n", s.Approval)
@@ -366,10 +369,7 @@ func formatP(a overseer.Answers) string {
 
 // basisName is the head of a basis ("telemetry sub-model", "heuristic
 // rules"), for lines too short for the inputs it lists.
-func basisName(basis string) string {
-	name, _, _ := strings.Cut(basis, ":")
-	return name
-}
+func basisName(basis string) string { return overseer.ShortBasis(basis) }
 
 // late is ", 5.1s late" for a deadline that acted late (no worker ran the
 // job at its time), "" for one on time.
