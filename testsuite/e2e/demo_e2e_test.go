@@ -1,0 +1,48 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+)
+
+// TestDemoTellsTheTruth runs `overseer demo` with the default model and
+// settings, as a newcomer does: the healthy job ends On track, the drifting
+// and looping ones end Off track or paused, and every verdict names its
+// basis and calibration stage.
+func TestDemoTellsTheTruth(t *testing.T) {
+	skipOnCluster(t) // the demo starts its own dev server
+	requireCLI(t)
+	var out, errOut bytes.Buffer
+	code := cli.Main(context.Background(), []string{"demo", "--agent-work", "20ms", "--review-delay", "100ms", "--retry-delay", "200ms"}, &out, &errOut)
+	require.Equal(t, 0, code, "stdout %s\nstderr %s", out.String(), errOut.String())
+
+	summary := regexp.MustCompile(`(?m)^demo-(\w+)-\d+\s+(\w+)\s+((?:On track|Needs a look|Off track)(?:, \d+%)?)\s+(.+?, stage \d+)\s+(\d+)\s+(\d+)\s+(\d+)\s`)
+	rows := map[string][]string{}
+	for _, m := range summary.FindAllStringSubmatch(out.String(), -1) {
+		rows[m[1]] = m
+	}
+	require.Len(t, rows, 4, out.String())
+	assert.True(t, strings.HasPrefix(rows["on_track"][3], "On track"), "on_track ends %q", rows["on_track"][3])
+	for _, sc := range []string{"drifting", "looping"} {
+		pauses, err := strconv.Atoi(rows[sc][5])
+		require.NoError(t, err)
+		assert.True(t, pauses > 0 || strings.HasPrefix(rows[sc][3], "Off track"), "%s ends %q after %d pauses", sc, rows[sc][3], pauses)
+	}
+	for sc, row := range rows {
+		assert.Equal(t, "telemetry sub-model, stage 0", row[4], "%s's final basis", sc)
+	}
+	verdicts := regexp.MustCompile(`(?m)^\w+\s+\w+\s+(On track|Needs a look|Off track)\s+P\(on objective\) \S+\s+basis: (.*)$`).FindAllStringSubmatch(out.String(), -1)
+	require.NotEmpty(t, verdicts)
+	for _, v := range verdicts {
+		assert.Contains(t, v[2], "sub-model, stage 0", "every verdict names its basis and stage: %q", v[0])
+	}
+}
