@@ -141,7 +141,8 @@ func TestGateEscalatesAtItsDeadlineThenExpiresWithAbort(t *testing.T) {
 	assert.NotNil(t, s.Aborted())
 	assert.Equal(t, 1, s.Counters.Expired)
 	assert.Equal(t, 0, s.Counters.Resumes, "an expiry is not a human resume")
-	assert.Equal(t, 3, s.Counters.Notifications)
+	assert.Equal(t, 2, s.Counters.Notifications, "the expiry that ends the run goes to the notifier workflow")
+	assert.Equal(t, "overseer-notify/default-test-workflow-id/default-test-run-id", s.NotifyWorkflow)
 	assert.Zero(t, s.Counters.NotifyFailures)
 	assert.Empty(t, s.Notifying)
 
@@ -354,8 +355,10 @@ func TestAbortNotifiesBeforeTheRunEnds(t *testing.T) {
 	assert.Equal(t, overseer.AbortedErrorType, overseer.ErrorType(h.env.GetWorkflowError()))
 	assert.Equal(t, []overseer.GateEventKind{overseer.GateOpened, overseer.GateAborted}, n.kinds())
 	assert.Equal(t, "wrong approach", n.event(overseer.GateAborted).Note)
+	assert.Equal(t, 1, n.attempts["default-test-workflow-id/default-test-run-id/code-1/aborted"], "sent once, by the notifier workflow")
 	s := h.status(t)
-	assert.Equal(t, 2, s.Counters.Notifications)
+	assert.Equal(t, 1, s.Counters.Notifications, "the run delivered the opening")
+	assert.NotEmpty(t, s.NotifyWorkflow, "and handed the abort to the notifier workflow")
 	assert.Empty(t, s.Notifying)
 }
 
@@ -376,8 +379,9 @@ func TestNotificationFailuresNeverHoldTheJobAndAreShown(t *testing.T) {
 			assert.Equal(t, 3, a, "%s: delivered on the third attempt", key)
 		}
 		s := h.status(t)
-		assert.Equal(t, 2, s.Counters.Notifications)
-		assert.Zero(t, s.Counters.NotifyFailures)
+		assert.Equal(t, 1, s.Counters.Notifications, "the opening, retried during the gate")
+		assert.Equal(t, 1, s.Counters.NotifyFailures, "the resume had failed when the run ended, at once after it")
+		assert.NotEmpty(t, s.NotifyWorkflow, "which handed it to the notifier workflow, which delivered it")
 	})
 	t.Run("rejected for good", func(t *testing.T) {
 		n := &inbox{fail: func(ev overseer.GateEvent, _ int) error {

@@ -262,23 +262,34 @@
 // gate, its phase and reason, who resumed it and their note, the wait, the
 // deadline, the rule, a link to the dashboard's job page with
 // [Options.DashboardURL], and an idempotency key) sent by the regular
-// activity overseer.notify ([NotifyActivityName]), retried with backoff
-// (1 s doubling up to a minute, for at most [Options.NotifyTimeout]).
+// activity overseer.notify ([NotifyActivityName]).
 // Package github.com/corohq/temporal-overseer/notify has a JSON webhook
 // signed with HMAC-SHA256 over its timestamp and body (receivers check it
 // with notify.Verify) and a Slack incoming webhook; any [Notifier] works.
 //
-// Notifications fail open: the workflow starts the activity and goes on,
-// so a notification, however slow or failing, never holds a gate open,
-// keeps one closed or fails the job. A notification that fails for good
-// (after its retries, or refused with [ErrNotifyRejected]) is counted in
-// Counters.NotifyFailures, described in Status.NotifyError and counted in
-// overseer_notifications_failed. The end of a run waits for notifications
-// still in flight, at most a minute, so that the abort or expiry that ended
-// the job is still told; one that has not finished by then is recorded as
-// failed, never dropped silently. Delivery is at least once: the
-// idempotency key (WORKFLOW_ID/RUN_ID/GATE_ID/KIND) is the same on every
-// retry and on any worker, for receivers to drop duplicates.
+// Notifications never hold the gate or the job: the workflow starts the
+// activity and goes on, so a notification, however slow or failing, never
+// holds a gate open, keeps one closed, fails the job or delays its end.
+// The run tries one attempt at a time (at most 30 s each): a failed
+// attempt is recorded at once, counted in Counters.NotifyFailures (the
+// notifications not delivered), described in Status.NotifyError and
+// counted in overseer_notifications_failed, and the run retries it while
+// it runs (1 s doubling up to a minute, for at most [Options.NotifyTimeout]
+// from the event); a retry that delivers it takes it off NotifyFailures. A
+// refusal ([ErrNotifyRejected]) is not retried. When the run ends, the
+// notifications it has not delivered — the abort or expiry that ends it,
+// and any still failing or in flight — go to the notifier workflow
+// overseer.Notify ([NotifyWorkflowName]), which the run starts as an
+// abandoned child (id overseer-notify/WORKFLOW_ID/RUN_ID, in
+// Status.NotifyWorkflow) and waits for only until the server has started
+// it; it retries them for what is left of their budget, and its result
+// lists what it delivered. Delivery is at least once: the idempotency key
+// (WORKFLOW_ID/RUN_ID/GATE_ID/KIND) is the same on every attempt, in the
+// run or in its notifier workflow and on any worker, for receivers to drop
+// duplicates (an attempt a worker had started when the run ended may
+// arrive besides the notifier workflow's). Runs started before the
+// notifier workflow existed keep the activity's own retries and wait for
+// them at their end, at most a minute (workflow.GetVersion).
 //
 // The notifier and its secrets (a webhook secret, a Slack URL) live on the
 // worker: the activity's input is the GateEvent alone, and the dashboard

@@ -213,14 +213,14 @@ func (i *workflowInbound) executeV1(ctx workflow.Context, in *interceptor.Execut
 // aborted).
 func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, error) {
 	if r.aborted != nil {
-		r.awaitNotifications(wait) // tell the abort before the run ends
+		r.endNotifications(wait) // tell the abort before the run ends
 		return nil, abortError(*r.aborted)
 	}
 	// Record the last boundary's assessment before the run ends, unless the
 	// judge is failing. This is the one wait observe mode has on a judge in
 	// an activity: it delays the end of the run, never a phase.
 	r.awaitAssessments(wait)
-	r.awaitNotifications(wait)
+	r.endNotifications(wait)
 	var can *workflow.ContinueAsNewError
 	if errors.As(wfErr, &can) {
 		r.carryOver(can)
@@ -351,9 +351,13 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 	r.st, r.traj, r.seq, r.applied, r.note = c.Status, c.Trajectory, c.Seq, c.Seq, c.Note
 }
 
-// modeFor is the mode a new run of wfType gets: the memo's override, else
-// the options' mode for its type.
+// modeFor is the mode a new run of wfType gets: off for the overseer's own
+// workflows (ownWorkflow), else the memo's override, else the options'
+// mode for its type.
 func (o Options) modeFor(wfType string, override Mode) Mode {
+	if ownWorkflow(wfType) {
+		return ModeOff
+	}
 	if override != "" {
 		return override
 	}
@@ -362,3 +366,8 @@ func (o Options) modeFor(wfType string, override Mode) Mode {
 	}
 	return o.Mode
 }
+
+// ownWorkflow says wfType is one of the overseer's own workflows (named
+// overseer.*: the learn loop's overseer.Learn, the notifier workflow),
+// which have no phases to oversee and are never overseen.
+func ownWorkflow(wfType string) bool { return strings.HasPrefix(wfType, "overseer.") }

@@ -44,8 +44,9 @@ const (
 	// metricExpired counts gates closed by their deadline, tagged action
 	// (continue, abort).
 	metricExpired = "overseer_gates_expired"
-	// metricNotifyFailed counts gate notifications that failed for good,
-	// tagged kind (opened, escalated, resumed, aborted, expired).
+	// metricNotifyFailed counts gate notifications whose delivery failed,
+	// each once, at its first failed attempt (a retry may still deliver
+	// it), tagged kind (opened, escalated, resumed, aborted, expired).
 	metricNotifyFailed = "overseer_notifications_failed"
 	// MetricOpenGates is a gauge of the running jobs paused at a gate. Workflow
 	// code cannot keep a gauge across workers, so the worker package sets it
@@ -92,7 +93,7 @@ var metricHelp = map[string]string{
 	MetricGateWait:     "Time a job waited at a gate before a human resumed it, by action (expired: closed by its deadline).",
 	metricEscalations:  "Gates escalated at their deadline.",
 	metricExpired:      "Gates closed by their deadline, by the action taken (continue, abort).",
-	metricNotifyFailed: "Gate notifications that failed after all their attempts, by kind (opened, escalated, resumed, aborted, expired).",
+	metricNotifyFailed: "Gate notifications whose delivery failed, counted at their first failed attempt (a retry may still deliver them), by kind (opened, escalated, resumed, aborted, expired).",
 	MetricOpenGates:    "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
 
 	MetricLearnPromotions:         "Learn rounds that promoted a candidate model, by job_type.",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -125,7 +126,8 @@ func DashboardJobURL(base, workflowID string) string {
 }
 
 // The notify activity's budget: one attempt, all attempts, the retry
-// backoff, and how long the end of a run waits for notifications in flight.
+// backoff, and how long the end of a run from before notifyChangeID waits
+// for notifications in flight.
 const (
 	notifyAttemptTimeout = 30 * time.Second
 	// DefaultNotifyTimeout bounds all attempts of one notification.
@@ -200,20 +202,192 @@ func (r *run) event(ctx workflow.Context, kind GateEventKind, g Gate) GateEvent 
 	return ev
 }
 
+// notifyChangeID versions how a run delivers its notifications: runs that
+// recorded it (version 1) try each attempt on their own, record a failed
+// one at once, retry while they run, and hand what is left at their end to
+// the notifier workflow (handOff) instead of waiting for it. Older
+// histories replay with the activity's own retries and the end's wait
+// (awaitNotifications). It is recorded at a run's first notification.
+const notifyChangeID = "temporal-overseer/notify-handoff"
+
+// notice is a notification a run of notifyChangeID's version 1 delivers.
+type notice struct {
+	ev GateEvent
+	// failed is set once an attempt has failed (and was counted).
+	failed bool
+	// cancel cancels the attempt in flight; handedOff is set when the
+	// run's end handed the notice to the notifier workflow.
+	cancel    workflow.CancelFunc
+	handedOff bool
+}
+
+// detachedNotify says the run delivers its notifications as
+// notifyChangeID's version 1 does.
+func (r *run) detachedNotify(ctx workflow.Context) bool {
+	if r.notifyVersion == nil {
+		v := workflow.GetVersion(ctx, notifyChangeID, workflow.DefaultVersion, 1)
+		r.notifyVersion = &v
+	}
+	return *r.notifyVersion != workflow.DefaultVersion
+}
+
 // notify sends a notification about g, if the run was started with a
-// notifier, without waiting for it: it never holds the gate or the job. A
-// notification that fails for good (after its retries) is counted in the
-// status and in overseer_notifications_failed.
+// notifier, without waiting for it: it never holds the gate or the job.
 func (r *run) notify(ctx workflow.Context, kind GateEventKind, g Gate) {
 	if !r.cfg.Notify {
 		return
 	}
 	ev := r.event(ctx, kind, g)
+	r.st.Notifying = append(r.st.Notifying, ev.IdempotencyKey)
+	if !r.detachedNotify(ctx) {
+		r.notifyWithRetries(ctx, ev)
+		return
+	}
+	n := &notice{ev: ev}
+	r.notices = append(r.notices, n)
+	if r.aborted != nil {
+		// The abort ends the run in this workflow task: the notifier
+		// workflow sends it (handOff), so that it is sent once.
+		return
+	}
 	// Disconnected: a run cancelled at the gate still sends what it owes.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+	workflow.Go(dctx, func(ctx workflow.Context) { r.deliver(ctx, n) })
+}
+
+// deliver sends n one attempt at a time, for as long as the run lives and
+// its budget (notifyTimeout from the event) lasts: an attempt that fails
+// is recorded at once, then retried after a backoff (1 s doubling up to a
+// minute); a refusal (ErrNotifyRejected) is not retried.
+func (r *run) deliver(ctx workflow.Context, n *notice) {
+	backoff := notifyBackoff
+	until := n.ev.At.Add(r.cfg.notifyTimeout())
+	for {
+		actx, cancel := workflow.WithCancel(ctx)
+		n.cancel = cancel
+		actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+			StartToCloseTimeout: notifyAttemptTimeout,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		})
+		err := workflow.ExecuteActivity(actx, NotifyActivityName, n.ev).Get(actx, nil)
+		cancel()
+		if n.handedOff {
+			return
+		}
+		if err == nil {
+			r.delivered(n)
+			return
+		}
+		msg := describeError(err)
+		retry := ErrorType(err) != NotifyRejectedErrorType && workflow.Now(ctx).Add(backoff).Before(until)
+		r.attemptFailed(ctx, n, msg, retry)
+		if !retry {
+			r.dropNotice(n)
+			return
+		}
+		if workflow.Sleep(ctx, backoff) != nil || n.handedOff {
+			return
+		}
+		backoff = min(2*backoff, notifyMaxBackoff)
+	}
+}
+
+// delivered records n as delivered: a notice that had failed is no longer
+// counted as not delivered.
+func (r *run) delivered(n *notice) {
+	r.st.Counters.Notifications++
+	if n.failed {
+		r.st.Counters.NotifyFailures--
+	}
+	r.dropNotice(n)
+}
+
+// attemptFailed records a failed attempt of n; its first failure is
+// counted in the status and the metric at once.
+func (r *run) attemptFailed(ctx workflow.Context, n *notice, msg string, retry bool) {
+	what := "not retried"
+	if retry {
+		what = "retried while the job runs, then by its notifier workflow"
+	}
+	r.st.NotifyError = fmt.Sprintf("the %s notification of gate %s failed (%s): %s", n.ev.Kind, n.ev.Gate, what, clip(msg, 300))
+	if !n.failed {
+		n.failed = true
+		r.st.Counters.NotifyFailures++
+		metricNotifyFailure(ctx, n.ev.Kind)
+	}
+	r.logger.Warn("overseer: notification failed", "kind", string(n.ev.Kind), "gate", n.ev.Gate, "retried", retry, "error", clip(msg, 300))
+}
+
+func (r *run) dropNotice(n *notice) {
+	r.notices = slices.DeleteFunc(r.notices, func(o *notice) bool { return o == n })
+	if i := slices.Index(r.st.Notifying, n.ev.IdempotencyKey); i >= 0 {
+		r.st.Notifying = slices.Delete(r.st.Notifying, i, i+1)
+	}
+}
+
+// NotifyWorkflowName is the overseer's notifier workflow: a run that ends
+// with notifications not yet delivered (the abort that ends it, or one
+// still failing) starts it as an abandoned child, waits only for it to
+// start, and ends; it goes on retrying them, for what is left of their
+// budget ([Options.NotifyTimeout] from each event). The plugin registers
+// it; a worker that wires the bare interceptor registers it with
+// [RegisterNotifyWorkflow].
+const NotifyWorkflowName = "overseer.Notify"
+
+// NotifyWorkflowInput is the notifier workflow's input.
+type NotifyWorkflowInput struct {
+	Events []GateEvent `json:"events"`
+	// Timeout bounds all attempts of each event, counted from its At.
+	Timeout time.Duration `json:"timeout"`
+}
+
+// NotifyWorkflowResult is what the notifier workflow delivered (idempotency
+// keys) and what it could not (key: error).
+type NotifyWorkflowResult struct {
+	Delivered []string          `json:"delivered,omitempty"`
+	Failed    map[string]string `json:"failed,omitempty"`
+}
+
+// notifyWorkflow delivers in.Events, each with the notify activity's
+// retries, in parallel.
+func notifyWorkflow(ctx workflow.Context, in NotifyWorkflowInput) (NotifyWorkflowResult, error) {
+	var res NotifyWorkflowResult
+	fs := make([]workflow.Future, len(in.Events))
+	for i, ev := range in.Events {
+		// At least one attempt, however late the handoff.
+		budget := max(ev.At.Add(in.Timeout).Sub(workflow.Now(ctx)), notifyAttemptTimeout)
+		fs[i] = workflow.ExecuteActivity(notifyOptions(ctx, budget), NotifyActivityName, ev)
+	}
+	for i, f := range fs {
+		key := in.Events[i].IdempotencyKey
+		if err := f.Get(ctx, nil); err != nil {
+			if res.Failed == nil {
+				res.Failed = map[string]string{}
+			}
+			res.Failed[key] = clip(describeError(err), 300)
+			workflow.GetLogger(ctx).Warn("overseer: notification failed for good", "key", key, "error", res.Failed[key])
+			continue
+		}
+		res.Delivered = append(res.Delivered, key)
+	}
+	return res, nil
+}
+
+// RegisterNotifyWorkflow registers the notifier workflow
+// ([NotifyWorkflowName]) on a worker that uses the bare interceptor from
+// NewWorkerInterceptor; [NewPlugin] does it.
+func RegisterNotifyWorkflow(r interface {
+	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
+}) {
+	r.RegisterWorkflowWithOptions(notifyWorkflow, workflow.RegisterOptions{Name: NotifyWorkflowName})
+}
+
+// notifyOptions are the notify activity's options with retries within
+// budget.
+func notifyOptions(ctx workflow.Context, budget time.Duration) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    notifyAttemptTimeout,
-		ScheduleToCloseTimeout: r.cfg.notifyTimeout(),
+		ScheduleToCloseTimeout: budget,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        notifyBackoff,
 			BackoffCoefficient:     2,
@@ -221,8 +395,53 @@ func (r *run) notify(ctx workflow.Context, kind GateEventKind, g Gate) {
 			NonRetryableErrorTypes: []string{NotifyRejectedErrorType},
 		},
 	})
-	f := workflow.ExecuteActivity(dctx, NotifyActivityName, ev)
-	r.st.Notifying = append(r.st.Notifying, ev.IdempotencyKey)
+}
+
+// handOff runs when the run ends (notifyChangeID's version 1): the
+// notifications not yet delivered go to a notifier workflow, started as
+// an abandoned child; the run waits for its start only, never for a
+// receiver. Those that had failed stay counted as failed here. Nothing is
+// recorded when every notification was delivered.
+func (r *run) handOff(ctx workflow.Context) {
+	if len(r.notices) == 0 {
+		return
+	}
+	events := make([]GateEvent, len(r.notices))
+	for i, n := range r.notices {
+		events[i] = n.ev
+		n.handedOff = true
+		if n.cancel != nil {
+			n.cancel() // an attempt not yet started is never sent
+		}
+	}
+	r.notices, r.st.Notifying = nil, nil
+	info := workflow.GetInfo(ctx)
+	id := "overseer-notify/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:        id,
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+	})
+	f := workflow.ExecuteChildWorkflow(cctx, NotifyWorkflowName, NotifyWorkflowInput{Events: events, Timeout: r.cfg.notifyTimeout()})
+	// An abandoned child the server has not started when its parent
+	// closes is never started.
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		msg := "not delivered: the run could not start its notifier workflow: " + clip(describeError(err), 200)
+		for _, ev := range events {
+			r.notifyFailed(ctx, ev.IdempotencyKey, msg)
+		}
+		return
+	}
+	r.st.NotifyWorkflow = id
+}
+
+// notifyWithRetries is how runs before notifyChangeID notify: one
+// activity with its own retries, awaited at the run's end
+// (awaitNotifications). A notification that fails for good (after its
+// retries) is counted in the status and in overseer_notifications_failed.
+func (r *run) notifyWithRetries(ctx workflow.Context, ev GateEvent) {
+	// Disconnected: a run cancelled at the gate still sends what it owes.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	f := workflow.ExecuteActivity(notifyOptions(dctx, r.cfg.notifyTimeout()), NotifyActivityName, ev)
 	workflow.Go(dctx, func(ctx workflow.Context) {
 		err := f.Get(ctx, nil)
 		i := slices.Index(r.st.Notifying, ev.IdempotencyKey)
@@ -249,12 +468,22 @@ func (r *run) notifyFailed(ctx workflow.Context, key, msg string) {
 	r.logger.Warn("overseer: notification failed for good", "kind", string(kind), "gate", gate, "error", clip(msg, 300))
 }
 
-// awaitNotifications runs when the run ends: it gives the notifications
-// still being sent (or retried) up to a minute to finish, so that an abort
-// or an expiry that ends the job is still told. Those still in flight
-// after that are recorded as failed, never dropped silently. It does
-// nothing (and records nothing in history) when no notification is in
-// flight.
+// endNotifications runs when the run ends: runs of notifyChangeID's
+// version 1 hand what is left to the notifier workflow (handOff); older
+// ones wait for it (awaitNotifications).
+func (r *run) endNotifications(ctx workflow.Context) {
+	if r.notifyVersion != nil && *r.notifyVersion != workflow.DefaultVersion {
+		r.handOff(ctx)
+		return
+	}
+	r.awaitNotifications(ctx)
+}
+
+// awaitNotifications runs when a run from before notifyChangeID ends: it
+// gives the notifications still being sent (or retried) up to a minute to
+// finish. Those still in flight after that are recorded as failed. It
+// does nothing (and records nothing in history) when no notification is
+// in flight.
 func (r *run) awaitNotifications(ctx workflow.Context) {
 	if len(r.st.Notifying) == 0 {
 		return

@@ -157,13 +157,16 @@ type Options struct {
 
 	// Notifier tells people when a gate opens, is escalated, resumed,
 	// aborted or expires, through the notify activity
-	// ([NotifyActivityName]); it never holds the gate or the job. If not
+	// ([NotifyActivityName]) and, for what a run leaves undelivered at its
+	// end, the notifier workflow ([NotifyWorkflowName]); it never holds the
+	// gate or the job, nor delays the job's end. If not
 	// set, no notifications. Runs pin whether they notify when they start,
 	// so keep the notify activity's workers able to send (a worker without
 	// a notifier fails such a run's notifications, visibly).
 	Notifier Notifier
-	// NotifyTimeout bounds all attempts of one notification, retry backoff
-	// (1 s doubling up to 1 min) included. If not set, 10 minutes.
+	// NotifyTimeout bounds all attempts of one notification, counted from
+	// the event, retry backoff (1 s doubling up to 1 min) included, in the
+	// run and in its notifier workflow. If not set, 10 minutes.
 	NotifyTimeout time.Duration
 	// Models, if set, gives each new run the current learned model of its
 	// workflow type and that model's policy, e.g. from the model registry

@@ -13,7 +13,8 @@ import (
 // NewPlugin returns the overseer as an SDK plugin: add it to
 // worker.Options.Plugins (or client.Options.Plugins) and every phase of the
 // worker's workflows is overseen. It installs the worker interceptor and
-// registers the overseer's activities.
+// registers the overseer's activities and its notifier workflow
+// ([NotifyWorkflowName]).
 func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	wi, err := NewWorkerInterceptor(opts)
 	if err != nil {
@@ -29,6 +30,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 		RunContextBefore: func(_ context.Context, o temporal.SimplePluginRunContextBeforeOptions) error {
 			o.Registry.RegisterActivityWithOptions(a.Assess, activity.RegisterOptions{Name: AssessActivityName})
 			registerNotify(o.Registry, opts)
+			RegisterNotifyWorkflow(o.Registry)
 			return nil
 		},
 	})
@@ -36,7 +38,8 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 
 // RegisterActivities registers the overseer's activities (assess and
 // notify) on a worker that uses the bare interceptor from
-// NewWorkerInterceptor.
+// NewWorkerInterceptor; register the notifier workflow with
+// [RegisterNotifyWorkflow].
 func RegisterActivities(r worker.ActivityRegistry, opts Options) error {
 	a, err := newAssessor(opts, nil)
 	if err != nil {

@@ -68,6 +68,11 @@ type run struct {
 	// of a coroutine per phase.
 	loop  bool
 	tasks []*boundaryTask
+	// notifyVersion is notifyChangeID's version, read at the first
+	// notification; notices are the notifications not yet delivered, in
+	// the order they were sent (version 1 only).
+	notifyVersion *workflow.Version
+	notices       []*notice
 }
 
 type searchAttributes struct {

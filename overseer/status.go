@@ -50,10 +50,14 @@ type Status struct {
 	// (see package supervision), most recent last.
 	InPhase []InPhaseAdvice `json:"in_phase,omitempty"`
 	// Notifying are the idempotency keys of the gate notifications being
-	// sent (or retried) now; NotifyError describes the latest that failed
-	// for good (Counters.NotifyFailures counts them).
+	// sent (or retried) now; NotifyError describes the latest failure
+	// (Counters.NotifyFailures counts the notifications not delivered).
 	Notifying   []string `json:"notifying,omitempty"`
 	NotifyError string   `json:"notify_error,omitempty"`
+	// NotifyWorkflow is the id of the notifier workflow
+	// ([NotifyWorkflowName]) the run handed its undelivered notifications
+	// to when it ended; its result says which it delivered.
+	NotifyWorkflow string `json:"notify_workflow,omitempty"`
 }
 
 // Aborted returns the gate a human aborted the job at, or nil.
@@ -95,9 +99,11 @@ type Counters struct {
 	// gates, and gates closed by their deadline (Gate.Expired).
 	Escalations int `json:"escalations,omitempty"`
 	Expired     int `json:"expired,omitempty"`
-	// Notifications counts gate notifications delivered; NotifyFailures
-	// those that failed after all their attempts (or were still in flight
-	// when the run ended). A failure never holds the gate or the job.
+	// Notifications counts gate notifications the run delivered;
+	// NotifyFailures those not delivered: counted at once when an attempt
+	// fails, and no longer once a retry delivers it. A failure never holds
+	// the gate or the job. (Runs from before the notifier workflow count a
+	// failure only after all its attempts, or when the run ended first.)
 	Notifications  int `json:"notifications,omitempty"`
 	NotifyFailures int `json:"notify_failures,omitempty"`
 }
