@@ -82,8 +82,9 @@ func (h *hookReceiver) notifier(t *testing.T) overseer.Notifier {
 // nobody resumes escalates at its first deadline and is aborted at its
 // second, with the workers replaced while its gate is open; a webhook
 // receiver that verifies every signature sees opened, escalated and
-// expired once each (the first attempt of each fails and is retried). A
-// second job resumed in time sends opened and resumed.
+// expired once each (the first attempt of each fails and is retried; the
+// expiry that ends the run by the run's notifier workflow). A second job
+// resumed in time sends opened and resumed.
 func TestE2EGateEscalatesThenExpiresAndNotifiesAcrossAWorkerRestart(t *testing.T) {
 	srv := e2eServer(t)
 	c := srv.Client()
@@ -133,8 +134,12 @@ func TestE2EGateEscalatesThenExpiresAndNotifiesAcrossAWorkerRestart(t *testing.T
 	assert.WithinRange(t, *g.ResumedAt, g.PausedAt.Add(20*time.Second), g.PausedAt.Add(25*time.Second))
 	assert.Equal(t, 1, s.Counters.Escalations)
 	assert.Equal(t, 1, s.Counters.Expired)
-	assert.Equal(t, 3, s.Counters.Notifications, "opened, escalated, expired")
-	assert.Zero(t, s.Counters.NotifyFailures)
+	assert.Equal(t, 2, s.Counters.Notifications, "opened and escalated, by the run")
+	assert.Zero(t, s.Counters.NotifyFailures, "each delivered by a retry")
+	assert.Equal(t, "overseer-notify/"+id+"/"+run.GetRunID(), s.NotifyWorkflow, "the expiry that ended the run, by its notifier workflow")
+	eventually(t, "the notifier workflow to deliver the expiry", 30*time.Second, func() bool {
+		return len(hook.of(id)[overseer.GateExpired]) == 1
+	})
 
 	got := hook.of(id)
 	for _, kind := range []overseer.GateEventKind{overseer.GateOpened, overseer.GateEscalated, overseer.GateExpired} {
