@@ -212,6 +212,7 @@ func (i *workflowInbound) executeV1(ctx workflow.Context, in *interceptor.Execut
 // finishRun ends a run whose workflow code has returned (or that a gate
 // aborted).
 func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, error) {
+	r.ended = true
 	if r.aborted != nil {
 		r.endNotifications(wait) // tell the abort before the run ends
 		return nil, abortError(*r.aborted)

@@ -33,3 +33,19 @@ func TestStatusShowsObjectiveAndAnAbortedJobHasNoPendingNote(t *testing.T) {
 	assert.Equal(t, "alice", g.By)
 	assert.Equal(t, "wrong direction", g.Note)
 }
+
+func TestACompletedJobHasNoPendingNote(t *testing.T) {
+	// The last phase is flagged: its note has no phase to go to.
+	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage}, onTrack(), onTrack(), flagged())
+	var whilePaused overseer.Status
+	h.env.RegisterDelayedCallback(func() {
+		whilePaused = h.status(t)
+		h.update(overseer.ResumeRequest{By: "alice"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	require.True(t, whilePaused.Paused)
+	assert.NotEmpty(t, whilePaused.PendingNote, "a paused job shows the note the next phase would receive")
+	assert.Empty(t, h.status(t).PendingNote, "a completed job has no next phase")
+}

@@ -73,6 +73,8 @@ type run struct {
 	// the order they were sent (version 1 only).
 	notifyVersion *workflow.Version
 	notices       []*notice
+	// ended is set when the run's end begins: no phase follows.
+	ended bool
 }
 
 type searchAttributes struct {
@@ -93,7 +95,7 @@ func (r *run) status() Status {
 	s.InPhase = slices.Clone(s.InPhase)
 	s.Digest = r.traj.Digest()
 	s.Objective = r.traj.Objective
-	if r.note != nil && s.Aborted() == nil { // an aborted job has no next phase
+	if r.note != nil && s.Aborted() == nil && !r.ended { // an aborted or closed job has no next phase
 		s.PendingNote = r.note.String()
 	}
 	return s

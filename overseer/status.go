@@ -35,7 +35,8 @@ type Status struct {
 	// GateDeadline is when the open gate's next deadline acts (escalate,
 	// continue or abort), if it has one; Gates has each open gate's.
 	GateDeadline *time.Time `json:"gate_deadline,omitempty"`
-	// PendingNote is the process note the next phase will receive.
+	// PendingNote is the process note the next phase will receive; empty
+	// once the job has ended or was aborted.
 	PendingNote string `json:"pending_note,omitempty"`
 	Digest      string `json:"digest,omitempty"`
 	// Assessments are the most recent ones, oldest first.
