@@ -353,10 +353,10 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 }
 
 // modeFor is the mode a new run of wfType gets: off for the overseer's own
-// workflows (ownWorkflow), else the memo's override, else the options'
+// workflows (OwnWorkflow), else the memo's override, else the options'
 // mode for its type.
 func (o Options) modeFor(wfType string, override Mode) Mode {
-	if ownWorkflow(wfType) {
+	if OwnWorkflow(wfType) {
 		return ModeOff
 	}
 	if override != "" {
@@ -368,7 +368,8 @@ func (o Options) modeFor(wfType string, override Mode) Mode {
 	return o.Mode
 }
 
-// ownWorkflow says wfType is one of the overseer's own workflows (named
-// overseer.*: the learn loop's overseer.Learn, the notifier workflow),
-// which have no phases to oversee and are never overseen.
-func ownWorkflow(wfType string) bool { return strings.HasPrefix(wfType, "overseer.") }
+// OwnWorkflow says workflowType is one of the overseer's own workflows
+// (named overseer.*: the learn loop's overseer.Learn, the notifier
+// workflow), which have no phases to oversee and are never overseen: no
+// assessment series is theirs.
+func OwnWorkflow(workflowType string) bool { return strings.HasPrefix(workflowType, "overseer.") }

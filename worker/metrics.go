@@ -292,7 +292,8 @@ func (p *metricsPlugin) ConfigureWorker(_ context.Context, o sdkworker.PluginCon
 			name = functionName(w)
 		}
 		p.mu.Lock()
-		if name != "" && !slices.Contains(mw.types, name) {
+		// The overseer's own workflows are never overseen: no series of theirs.
+		if name != "" && !overseer.OwnWorkflow(name) && !slices.Contains(mw.types, name) {
 			mw.types = append(mw.types, name)
 		}
 		p.mu.Unlock()

@@ -134,6 +134,7 @@ func TestMetricsPluginZeroesCountersAndCountsOpenGatesUntilStop(t *testing.T) {
 		WorkerInstanceKey: "w1", TaskQueue: "jobs", WorkerOptions: &sdkworker.Options{}, WorkerRegistryOptions: reg}))
 	reg.OnRegisterWorkflow(func(workflow.Context) error { return nil }, workflow.RegisterOptions{Name: "CoroJob"})
 	reg.OnRegisterWorkflow(OtherJob, workflow.RegisterOptions{})
+	reg.OnRegisterWorkflow(func(workflow.Context) error { return nil }, workflow.RegisterOptions{Name: "overseer.Learn"})
 	require.NoError(t, p.StartWorker(t.Context(), sdkworker.PluginStartWorkerOptions{WorkerInstanceKey: "w1"},
 		func(context.Context, sdkworker.PluginStartWorkerOptions) error { return nil }))
 
@@ -147,6 +148,7 @@ func TestMetricsPluginZeroesCountersAndCountsOpenGatesUntilStop(t *testing.T) {
 	} {
 		assert.Contains(t, body, want)
 	}
+	assert.NotContains(t, body, `workflow_type="overseer.Learn"`, "the overseer's own workflows are never assessed")
 	require.Eventually(t, func() bool {
 		return strings.Contains(scrape(t, m), `overseer_open_gates{namespace="ns",task_queue="jobs",workflow_type="CoroJob"} 2`)
 	}, 5*time.Second, 10*time.Millisecond, "the gauge follows visibility")
