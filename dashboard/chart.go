@@ -131,7 +131,7 @@ func yRange(p overseer.Policy, scores []float64) (lo, hi float64) {
 }
 
 // threshold formats a band edge or threshold with the digits it has
-// (0.70, 0.635).
+// (0.70, 0.655).
 func threshold(v float64) string {
 	if math.Abs(v*100-math.Round(v*100)) < 1e-6 {
 		return fmt.Sprintf("%.2f", v)

@@ -135,9 +135,9 @@ func TestChartScalesAndLabelsNeverOverlap(t *testing.T) {
 		// side are the band labels that do not fit in their band.
 		side []string
 	}{
-		{"default learned, scores 0.64–0.70", overseer.DefaultLearnedPolicy(), []float64{0.64, 0.66, 0.70, 0.68, 0.65}, 0.635, 0.733, false, nil},
+		{"default learned, scores 0.64–0.70", overseer.DefaultLearnedPolicy(), []float64{0.64, 0.66, 0.70, 0.68, 0.65}, 0.655, 0.733, false, nil},
 		{"default learned, scores 0.55–0.80", overseer.DefaultLearnedPolicy(), []float64{0.78, 0.74, 0.69, 0.61, 0.55, 0.80}, 0.55, 0.80, false, nil},
-		{"default learned, no assessment", overseer.DefaultLearnedPolicy(), nil, 0.635, 0.733, false, nil},
+		{"default learned, no assessment", overseer.DefaultLearnedPolicy(), nil, 0.655, 0.733, false, nil},
 		{"a 2-point band", narrow, []float64{0.72, 0.70, 0.69, 0.68}, 0.676, 0.72, false, []string{"Needs a look"}},
 		{"direct 70/40", overseer.DefaultPolicy(), []float64{0.9, 0.8, 0.55, 0.3, 0.1}, 0.1, 0.9, true, nil},
 		{"direct 70/40, high scores", overseer.DefaultPolicy(), []float64{0.9, 0.85}, 0.25, 0.9, true, nil},
@@ -187,7 +187,7 @@ func TestChartDefaultPolicyAxis(t *testing.T) {
 	for _, tk := range ticks {
 		got = append(got, tk.text)
 	}
-	assert.Equal(t, []string{"0.80", "0.733", "0.635", "0.55"}, got, "the axis ends and the edges, the edge 0.001 above the pause threshold left out")
+	assert.Equal(t, []string{"0.80", "0.733", "0.655", "0.55"}, got, "the axis ends and the edges, the edge 0.001 above the pause threshold left out")
 	for _, l := range []string{"On track", "Needs a look", "Off track"} {
 		assert.Contains(t, body, `<text class="zone-label" `, l)
 		assert.Contains(t, body, ">"+l+"</text>")

@@ -24,9 +24,12 @@ type TradeOff struct {
 
 // Calibration is the outcome of [Calibrate].
 type Calibration struct {
-	Budget float64 `json:"max_false_pause"`
-	// Confidence of the promise's upper bound, UpperBound the bound of the
-	// chosen policy's false-pause rate on these runs.
+	// Kind is the kind of the promise calibrated for.
+	Kind   overseer.PromiseKind `json:"kind"`
+	Budget float64              `json:"max_false_pause"`
+	// Confidence of the promise's upper bound (0 for an expected promise),
+	// UpperBound the 95 % bound of the chosen policy's false-pause rate on
+	// these runs, whatever the kind.
 	Confidence float64         `json:"confidence"`
 	UpperBound float64         `json:"upper_bound"`
 	Policy     overseer.Policy `json:"-"`
@@ -93,10 +96,37 @@ func allowedFalsePauses(n int, budget, confidence float64) int {
 	return k
 }
 
+// conformalFalsePauses is the most succeeded runs out of n a threshold may
+// pause so that a new exchangeable run is paused with probability at most
+// budget: a threshold below the j-th lowest of n scores pauses a new
+// run with probability j/(n+1), so j = ⌊(n+1)·budget⌋ and the threshold
+// pauses at most j−1 of the n; -1 when j is 0.
+func conformalFalsePauses(n int, budget float64) int {
+	return int(math.Floor(float64(n+1)*budget+1e-9)) - 1
+}
+
+// ConformalRunsNeeded is the fewest succeeded runs on which an expected
+// promise of budget can pause any run on P: 19 for 5 %.
+func ConformalRunsNeeded(budget float64) int {
+	return int(math.Ceil(1/budget-1e-9)) - 1
+}
+
+// allowedPauses is the false pauses among n succeeded runs a promise of kind
+// allows, -1 when none.
+func allowedPauses(kind overseer.PromiseKind, n int, budget float64) int {
+	if kind == overseer.PromiseExpected {
+		return conformalFalsePauses(n, budget)
+	}
+	return allowedFalsePauses(n, budget, PromiseConfidence)
+}
+
 // Calibrate chooses, from runs scored by any judge, the policy with the
-// best catch rate of failed runs whose false-pause promise holds: the
-// one-sided 95 % upper confidence bound (Clopper–Pearson) of the share of
-// succeeded runs it pauses is within budget. A run is paused when any
+// best catch rate of failed runs whose false-pause promise of kind (""
+// for overseer.DefaultPromiseKind) holds: for overseer.PromiseConfident, the one-sided 95 % upper
+// confidence bound (Clopper–Pearson) of the share of succeeded runs it
+// pauses is within budget; for overseer.PromiseExpected, a new succeeded
+// run like these is paused with probability at most budget
+// (split-conformal; see conformalFalsePauses). A run is paused when any
 // boundary is flagged. Score the runs out of fold (by a model that never
 // saw them): `overseer train --policy-out` does. It tries the breach
 // confidence floors 0.5, 0.7, 0.9 and 1 and, for each, the highest
@@ -109,7 +139,10 @@ func allowedFalsePauses(n int, budget, confidence float64) int {
 // and below the pause threshold (a paused job always shows Off track), On
 // track starts where about 20 % of the succeeded runs fall below it at
 // mid-run, so Needs a look holds what lies between.
-func Calibrate(runs []ScoredRun, budget float64) (Calibration, error) {
+func Calibrate(runs []ScoredRun, budget float64, kind overseer.PromiseKind) (Calibration, error) {
+	if kind == "" {
+		kind = overseer.DefaultPromiseKind
+	}
 	if !(budget > 0 && budget < 1) {
 		return Calibration{}, fmt.Errorf("%w %v: give a share in (0,1), e.g. 0.05", ErrBudget, budget)
 	}
@@ -124,13 +157,20 @@ func Calibrate(runs []ScoredRun, budget float64) (Calibration, error) {
 	if succeeded == 0 || failed == 0 {
 		return Calibration{}, fmt.Errorf("calibrate: %w: need succeeded and failed runs (have %d and %d)", ErrNoRuns, succeeded, failed)
 	}
-	allowed := allowedFalsePauses(succeeded, budget, PromiseConfidence)
-	if allowed < 0 {
+	allowed := allowedPauses(kind, succeeded, budget)
+	switch {
+	case allowed < 0 && kind == overseer.PromiseExpected:
+		return Calibration{}, fmt.Errorf("calibrate: %w: %d succeeded runs cannot place a threshold that pauses a new run with probability at most %.1f%%; it takes at least %d succeeded runs",
+			ErrUncertifiable, succeeded, 100*budget, ConformalRunsNeeded(budget))
+	case allowed < 0:
 		return Calibration{}, fmt.Errorf("calibrate: %w: %d succeeded runs cannot show a false-pause rate within %.1f%% at %.0f%% confidence (with none paused the bound is %.1f%%); it takes at least %d succeeded runs",
 			ErrUncertifiable, succeeded, 100*budget, 100*PromiseConfidence, 100*UpperBound(0, succeeded, PromiseConfidence), RunsNeeded(budget, PromiseConfidence))
 	}
 	base := overseer.DefaultPolicy()
-	best := Calibration{Budget: budget, Confidence: PromiseConfidence}
+	best := Calibration{Kind: kind, Budget: budget, Confidence: PromiseConfidence}
+	if kind == overseer.PromiseExpected {
+		best.Confidence = 0
+	}
 	found := false
 	for _, bc := range calibrationBreachConfidences {
 		p := base
@@ -152,15 +192,18 @@ func Calibrate(runs []ScoredRun, budget float64) (Calibration, error) {
 	p := best.Policy
 	p.NeedsALookAt = clampProb(p.PauseAtOrBelow + 0.001)
 	p.OnTrackAt = clampProb(math.Max(succeededQuantile(runs, needsALookShare), p.NeedsALookAt))
-	p.Name = fmt.Sprintf("calibrated: at most %.1f%% false pauses (%.0f%% bound) on %d runs", 100*budget, 100*PromiseConfidence, len(runs))
 	best.UpperBound = UpperBound(best.Rates.FalsePauses, succeeded, PromiseConfidence)
-	p.Promise = overseer.Promise{MaxFalsePause: budget, Confidence: PromiseConfidence, SucceededRuns: succeeded,
+	p.Promise = overseer.Promise{Kind: kind, MaxFalsePause: budget, Confidence: best.Confidence, SucceededRuns: succeeded,
 		FalsePauses: best.Rates.FalsePauses, UpperBound: round4(best.UpperBound), FailedRuns: failed, Catches: best.Rates.Catches}
+	p.Name = fmt.Sprintf("calibrated: at most %.1f%% false pauses (%.0f%% bound) on %d runs", 100*budget, 100*PromiseConfidence, len(runs))
+	if kind == overseer.PromiseExpected {
+		p.Name = fmt.Sprintf("calibrated: at most %.1f%% false pauses in expectation (split-conformal) on %d runs", 100*budget, len(runs))
+	}
 	best.Policy = p
 	for _, b := range []float64{0.01, 0.02, 0.05, 0.10, 0.20} {
 		q := p
 		row := TradeOff{Budget: b, Threshold: Num(math.NaN())}
-		if k := allowedFalsePauses(succeeded, b, PromiseConfidence); k >= 0 {
+		if k := allowedPauses(kind, succeeded, b); k >= 0 {
 			if t, ok := pauseThreshold(runs, q, k); ok {
 				q.PauseAtOrBelow = t
 				row.Threshold = Num(t)

@@ -208,10 +208,10 @@ func TestPolicyRatesAndCalibrate(t *testing.T) {
 	assert.InDelta(t, 0.5, float64(rates.MedianFirstPauseAt), 1e-9, "f1 is paused after 2 of its 4 steps")
 
 	for _, b := range []float64{0, 1, -0.1, 1.5, math.NaN()} {
-		_, err := eval.Calibrate(runs, b)
+		_, err := eval.Calibrate(runs, b, overseer.PromiseConfident)
 		assert.ErrorIs(t, err, eval.ErrBudget, "budget %v", b)
 	}
-	_, err := eval.Calibrate(runs[:3], 0.05)
+	_, err := eval.Calibrate(runs[:3], 0.05, overseer.PromiseConfident)
 	assert.ErrorIs(t, err, eval.ErrNoRuns, "only failed runs")
 }
 
@@ -250,7 +250,7 @@ func promiseRuns(nSucceeded, nFailed int) []eval.ScoredRun {
 
 func TestCalibrateCertifiesTheUpperBound(t *testing.T) {
 	runs := promiseRuns(200, 50)
-	cal, err := eval.Calibrate(runs, 0.05)
+	cal, err := eval.Calibrate(runs, 0.05, overseer.PromiseConfident)
 	require.NoError(t, err)
 	// 200 succeeded runs: at most 5 false pauses keep the 95% bound within
 	// 5% (UpperBound(5,200) ≈ 0.052 > 0.05 would not; 4 → 0.043).
@@ -261,7 +261,7 @@ func TestCalibrateCertifiesTheUpperBound(t *testing.T) {
 	assert.Positive(t, cal.Rates.Catches)
 	pr := cal.Policy.Promise
 	assert.True(t, pr.Certified())
-	assert.Equal(t, overseer.Promise{MaxFalsePause: 0.05, Confidence: 0.95, SucceededRuns: 200, FalsePauses: cal.Rates.FalsePauses,
+	assert.Equal(t, overseer.Promise{Kind: overseer.PromiseConfident, MaxFalsePause: 0.05, Confidence: 0.95, SucceededRuns: 200, FalsePauses: cal.Rates.FalsePauses,
 		UpperBound: math.Round(cal.UpperBound*1e4) / 1e4, FailedRuns: 50, Catches: cal.Rates.Catches}, pr)
 	require.NoError(t, cal.Policy.Validate())
 
@@ -289,7 +289,7 @@ func TestCalibrateCertifiesTheUpperBound(t *testing.T) {
 }
 
 func TestCalibrateRefusesWhatTheRunsCannotSupport(t *testing.T) {
-	_, err := eval.Calibrate(promiseRuns(33, 20), 0.05)
+	_, err := eval.Calibrate(promiseRuns(33, 20), 0.05, overseer.PromiseConfident)
 	require.ErrorIs(t, err, eval.ErrUncertifiable)
 	assert.EqualError(t, err, "calibrate: false-pause promise cannot be certified: 33 succeeded runs cannot show a false-pause rate within 5.0% at 95% confidence (with none paused the bound is 8.7%); it takes at least 59 succeeded runs")
 
@@ -300,7 +300,7 @@ func TestCalibrateRefusesWhatTheRunsCannotSupport(t *testing.T) {
 		runs[i].Points[0].Answers.BreachConfidence = 1
 		runs[i].Points[0].Answers.Severity = 3
 	}
-	_, err = eval.Calibrate(runs, 0.05)
+	_, err = eval.Calibrate(runs, 0.05, overseer.PromiseConfident)
 	require.ErrorIs(t, err, eval.ErrUncertifiable)
 	assert.ErrorContains(t, err, "the judge's breach answers alone pause more than the 1 of 100 succeeded runs a 5.0% promise allows")
 }
@@ -448,4 +448,36 @@ func TestCheckPromise(t *testing.T) {
 			assert.Contains(t, c.String(), tc.wantSentence)
 		})
 	}
+}
+
+func TestCalibrateExpectedPromiseIsSplitConformal(t *testing.T) {
+	for _, tc := range []struct {
+		succeeded, wantPaused int
+	}{
+		// ⌊(n+1)·5%⌋ − 1 of the n succeeded runs may be paused: a new run
+		// then falls below the threshold with probability at most 5 %.
+		{19, 0}, {39, 1}, {200, 9},
+	} {
+		cal, err := eval.Calibrate(promiseRuns(tc.succeeded, 20), 0.05, overseer.PromiseExpected)
+		require.NoError(t, err, "%d succeeded runs", tc.succeeded)
+		assert.Equal(t, tc.wantPaused, cal.Rates.FalsePauses, "%d succeeded runs", tc.succeeded)
+		assert.LessOrEqual(t, float64(cal.Rates.FalsePauses+1)/float64(tc.succeeded+1), 0.05)
+		pr := cal.Policy.Promise
+		assert.Equal(t, overseer.PromiseExpected, pr.Kind)
+		assert.Zero(t, pr.Confidence)
+		assert.Contains(t, pr.String(), "in expectation on new runs like these")
+		require.NoError(t, cal.Policy.Validate())
+	}
+	// Fewer than 19 succeeded runs cannot place any threshold on P.
+	_, err := eval.Calibrate(promiseRuns(18, 20), 0.05, overseer.PromiseExpected)
+	require.ErrorIs(t, err, eval.ErrUncertifiable)
+	assert.EqualError(t, err, "calibrate: false-pause promise cannot be certified: 18 succeeded runs cannot place a threshold that pauses a new run with probability at most 5.0%; it takes at least 19 succeeded runs")
+
+	// It buys more catches than the confidence bound on the same runs.
+	runs := promiseRuns(200, 50)
+	conf, err := eval.Calibrate(runs, 0.05, overseer.PromiseConfident)
+	require.NoError(t, err)
+	exp, err := eval.Calibrate(runs, 0.05, overseer.PromiseExpected)
+	require.NoError(t, err)
+	assert.Greater(t, exp.Rates.Catches, conf.Rates.Catches)
 }

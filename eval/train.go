@@ -48,6 +48,17 @@ type TrainOptions struct {
 	// Budget is the false-pause budget the cross-validated policy figures
 	// are computed at. Default 0.05.
 	Budget float64
+	// Promise is the kind of promise of the cross-validated policy
+	// figures; default overseer.DefaultPromiseKind.
+	Promise overseer.PromiseKind
+}
+
+// KindRates are the cross-validated rates of policies certified for one
+// kind of promise.
+type KindRates struct {
+	Kind    overseer.PromiseKind `json:"kind"`
+	Rates   PolicyRates          `json:"rates"`
+	Refused []string             `json:"refused,omitempty"`
 }
 
 // SubModelSpec is one sub-model [Train] fits: its name and the features
@@ -103,11 +114,15 @@ type TrainResult struct {
 	// own scale. `overseer train --policy-out` calibrates on them.
 	CalibrationRuns []ScoredRun
 	// CVPolicy is what a policy calibrated in each fold (on that fold's
-	// training runs, scored out of fold) does to its held-out runs, summed
-	// over the folds whose runs could certify the budget.
+	// training runs, scored out of fold, for TrainOptions.Promise) does to
+	// its held-out runs, summed over the folds whose runs could certify
+	// the budget.
 	CVPolicy PolicyRates
 	// CVPolicyRefused says, per fold that could not certify the budget, why.
 	CVPolicyRefused []string
+	// CVByKind is CVPolicy for each kind of promise, to compare their
+	// catches at the same budget.
+	CVByKind []KindRates
 	// FoldModels describes each fold's model and its held-out measures.
 	FoldModels []FoldModel
 	// MeanAUROC is, per checkpoint, the mean over folds (weighted by
@@ -621,6 +636,9 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	if opts.Budget == 0 {
 		opts.Budget = 0.05
 	}
+	if opts.Promise == "" {
+		opts.Promise = overseer.DefaultPromiseKind
+	}
 	if opts.Folds < 2 {
 		return nil, fmt.Errorf("train: %d folds: use at least 2", opts.Folds)
 	}
@@ -640,7 +658,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	if nFamilies < 3 {
 		return nil, errors.New("train: nested cross-validation needs runs of at least three task families (set task.family)")
 	}
-	res := &TrainResult{Lambda: map[string]float64{}}
+	res := &TrainResult{Lambda: map[string]float64{}, CVByKind: []KindRates{{Kind: overseer.PromiseConfident}, {Kind: overseer.PromiseExpected}}}
 	outer := groupFolds(records, all, opts.Folds)
 	res.Folds = len(outer)
 	res.CV = make([]ScoredRun, len(records))
@@ -688,12 +706,20 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		if err != nil {
 			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
 		}
-		cal, err := Calibrate(oof, opts.Budget)
-		if err != nil {
-			res.CVPolicyRefused = append(res.CVPolicyRefused, fmt.Sprintf("fold %d: %v", f+1, err))
-			continue
+		for i := range res.CVByKind {
+			k := &res.CVByKind[i]
+			cal, err := Calibrate(oof, opts.Budget, k.Kind)
+			if err != nil {
+				k.Refused = append(k.Refused, fmt.Sprintf("fold %d: %v", f+1, err))
+				continue
+			}
+			k.Rates.add(PolicyRatesOf(testScored, cal.Policy))
 		}
-		res.CVPolicy.add(PolicyRatesOf(testScored, cal.Policy))
+	}
+	for _, k := range res.CVByKind {
+		if k.Kind == opts.Promise {
+			res.CVPolicy, res.CVPolicyRefused = k.Rates, k.Refused
+		}
 	}
 	fits, skipped, err := fitFamily(records, subs, all, opts.Lambdas, opts.Folds)
 	if err != nil {

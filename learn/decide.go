@@ -27,6 +27,9 @@ type DecideOptions struct {
 	HoldOut float64
 	// MinFamilies is the task families training needs, default 3.
 	MinFamilies int
+	// Promise is the kind of false-pause promise the candidate's policy is
+	// certified for, default overseer.DefaultPromiseKind.
+	Promise overseer.PromiseKind
 	// Version names the candidate; default a hash of its weights.
 	Version string
 }
@@ -41,6 +44,25 @@ func (o *DecideOptions) defaults() {
 	if o.MinFamilies == 0 {
 		o.MinFamilies = DefaultMinFamilies
 	}
+	if o.Promise == "" {
+		o.Promise = overseer.DefaultPromiseKind
+	}
+}
+
+// runsNeeded is the succeeded runs a promise of the options' kind takes.
+func (o DecideOptions) runsNeeded() int {
+	if o.Promise == overseer.PromiseExpected {
+		return eval.ConformalRunsNeeded(o.Budget)
+	}
+	return eval.RunsNeeded(o.Budget, eval.PromiseConfidence)
+}
+
+// promiseWords says the options' promise in a few words.
+func (o DecideOptions) promiseWords() string {
+	if o.Promise == overseer.PromiseExpected {
+		return fmt.Sprintf("a %.0f%% false-pause promise in expectation", 100*o.Budget)
+	}
+	return fmt.Sprintf("a %.0f%% false-pause promise at %.0f%% confidence", 100*o.Budget, 100*eval.PromiseConfidence)
 }
 
 // Readiness says whether labelled runs are enough to refit on.
@@ -73,7 +95,7 @@ func split(records []eval.Record, holdOut float64) (held, train []eval.Record) {
 // Ready checks records (labels applied, newest first) against the promise.
 func Ready(records []eval.Record, opts DecideOptions) Readiness {
 	opts.defaults()
-	r := Readiness{Runs: len(records), RunsNeeded: eval.RunsNeeded(opts.Budget, eval.PromiseConfidence)}
+	r := Readiness{Runs: len(records), RunsNeeded: opts.runsNeeded()}
 	fams := map[string]bool{}
 	for _, rec := range records {
 		fams[rec.FamilyName()] = true
@@ -125,12 +147,12 @@ func Ready(records []eval.Record, opts DecideOptions) Readiness {
 	have := fmt.Sprintf("%d labelled runs (%d succeeded, %d failed, %d task families)", r.Runs, r.Succeeded, r.Failed, r.Families)
 	if len(missing) == 0 {
 		r.Ready = true
-		r.Sentence = fmt.Sprintf("%s: enough to refit and keep a %.0f%% false-pause promise at %.0f%% confidence (%d succeeded runs to train on, %d needed)",
-			have, 100*opts.Budget, 100*eval.PromiseConfidence, r.TrainSucceeded, r.RunsNeeded)
+		r.Sentence = fmt.Sprintf("%s: enough to refit and keep %s (%d succeeded runs to train on, %d needed)",
+			have, opts.promiseWords(), r.TrainSucceeded, r.RunsNeeded)
 		return r
 	}
-	r.Sentence = fmt.Sprintf("%s: a %.0f%% false-pause promise at %.0f%% confidence takes %d succeeded runs to train on and %d task families; needs %s",
-		have, 100*opts.Budget, 100*eval.PromiseConfidence, r.RunsNeeded, opts.MinFamilies, joinAnd(missing))
+	r.Sentence = fmt.Sprintf("%s: %s takes %d succeeded runs to train on and %d task families; needs %s",
+		have, opts.promiseWords(), r.RunsNeeded, opts.MinFamilies, joinAnd(missing))
 	return r
 }
 
@@ -208,7 +230,7 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	}
 	held, train := split(records, opts.HoldOut)
 	d := Decision{Figures: Figures{Trained: len(train), HeldOut: len(held), Labels: labels, Current: current.Model.Version}}
-	res, err := eval.Train(ctx, train, eval.TrainOptions{Budget: opts.Budget, Version: opts.Version})
+	res, err := eval.Train(ctx, train, eval.TrainOptions{Budget: opts.Budget, Version: opts.Version, Promise: opts.Promise})
 	if err != nil {
 		if ctx.Err() != nil {
 			return d, err
@@ -234,7 +256,7 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	cp := eval.CheckPromise(eval.PolicyRatesOf(cur, current.Policy), opts.Budget)
 	d.Figures.CurrentPromise = &cp
 	ranks := fmt.Sprintf("AUROC at 50%% on the %d newest runs %.3f against the current model %s's %.3f", len(held), d.Figures.CandidateAUROC, current.Model.Version, d.Figures.CurrentAUROC)
-	cal, err := eval.Calibrate(res.CalibrationRuns, opts.Budget)
+	cal, err := eval.Calibrate(res.CalibrationRuns, opts.Budget, opts.Promise)
 	if err != nil {
 		d.Figures.CalibrationError = err.Error()
 		d.Reason = fmt.Sprintf("refused %s: its out-of-fold runs cannot certify the promise (%v); %s", d.Version, err, ranks)

@@ -43,11 +43,16 @@ func synthetic(n int, seed uint64, flip float64) []eval.Record {
 }
 
 func TestReadySaysHowManyMoreRunsItNeeds(t *testing.T) {
-	r := Ready(synthetic(30, 1, 0), DecideOptions{})
+	r := Ready(synthetic(30, 1, 0), DecideOptions{Promise: overseer.PromiseConfident})
 	assert.False(t, r.Ready)
 	assert.Equal(t, 59, r.RunsNeeded)
 	assert.Equal(t, 16, r.TrainSucceeded)
 	assert.Equal(t, "30 labelled runs (20 succeeded, 10 failed, 5 task families): a 5% false-pause promise at 95% confidence takes 59 succeeded runs to train on and 3 task families; needs about 54 more succeeded runs (43 to train on beyond the newest 20% held out)", r.Sentence)
+
+	// The default, a promise in expectation, is within reach sooner.
+	r = Ready(synthetic(30, 1, 0), DecideOptions{})
+	assert.Equal(t, 19, r.RunsNeeded)
+	assert.Equal(t, "30 labelled runs (20 succeeded, 10 failed, 5 task families): a 5% false-pause promise in expectation takes 19 succeeded runs to train on and 3 task families; needs about 4 more succeeded runs (3 to train on beyond the newest 20% held out)", r.Sentence)
 
 	two := synthetic(150, 1, 0)
 	for i := range two {
@@ -87,7 +92,7 @@ func TestDecideRefusesAWorseCandidateWithItsFigures(t *testing.T) {
 	// the newest runs, labelled right.
 	good, err := eval.Train(ctx, synthetic(120, 2, 0), eval.TrainOptions{Version: "current-good"})
 	require.NoError(t, err)
-	cal, err := eval.Calibrate(good.CalibrationRuns, 0.05)
+	cal, err := eval.Calibrate(good.CalibrationRuns, 0.05, overseer.PromiseConfident)
 	require.NoError(t, err)
 	cur := Current{Model: good.Model, Policy: cal.Policy}
 	records := synthetic(30, 4, 0)

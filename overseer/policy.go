@@ -71,28 +71,81 @@ type Policy struct {
 	Promise Promise
 }
 
+// PromiseKind says what a false-pause promise guarantees.
+type PromiseKind string
+
+// The kinds of promise.
+const (
+	// PromiseConfident: the one-sided upper confidence bound
+	// (Clopper–Pearson, at Confidence) of the false-pause rate measured on
+	// the succeeded runs is within MaxFalsePause. It takes 59 succeeded
+	// runs for 5 % at 95 %, and buys fewer catches. The kind of a promise
+	// that names none.
+	PromiseConfident PromiseKind = "confidence"
+	// PromiseExpected: on a new run like the succeeded runs it was
+	// certified on, the chance of a false pause is at most MaxFalsePause
+	// (split-conformal: the pause threshold lies below the ⌊(n+1)α⌋-th
+	// lowest out-of-fold score of the n succeeded runs). An expectation
+	// over new runs, not a bound on any one deployment's measured rate: it
+	// takes 19 succeeded runs for 5 %.
+	PromiseExpected PromiseKind = "expected"
+)
+
+// DefaultPromiseKind is the kind of promise a calibration certifies when
+// none is asked for: on the shipped agent's runs, cross-validated by task
+// family, it caught three times as many failed runs as PromiseConfident at
+// the same 5 % budget (14.1 % against 4.7 %, pausing 2.5 % and 1.0 % of the
+// succeeded runs), and it is within reach of a team's first few dozen
+// jobs (19 succeeded runs against 59). A promise read from a file that
+// names no kind is PromiseConfident, the only kind there was before.
+const DefaultPromiseKind = PromiseExpected
+
+// ParsePromiseKind parses a promise kind as a flag gives it; "" is
+// DefaultPromiseKind.
+func ParsePromiseKind(s string) (PromiseKind, error) {
+	switch k := PromiseKind(s); k {
+	case PromiseConfident, PromiseExpected:
+		return k, nil
+	case "":
+		return DefaultPromiseKind, nil
+	}
+	return "", fmt.Errorf("overseer: unknown promise kind %q: use %q (a 95%% upper bound) or %q (in expectation on new runs)", s, PromiseConfident, PromiseExpected)
+}
+
 // Promise is a policy's false-pause promise and the evidence behind it:
 // on SucceededRuns succeeded runs scored out of fold, the policy paused
-// FalsePauses, and the one-sided upper confidence bound (Clopper–Pearson,
-// at Confidence) of its false-pause rate, UpperBound, is within
-// MaxFalsePause. Catches of FailedRuns is what it bought.
+// FalsePauses; of kind [PromiseConfident], the one-sided upper confidence
+// bound (Clopper–Pearson, at Confidence) of its false-pause rate,
+// UpperBound, is within MaxFalsePause; of kind [PromiseExpected], the
+// rate on new runs is within it in expectation. Catches of FailedRuns is
+// what it bought.
 type Promise struct {
-	MaxFalsePause float64 `json:"max_false_pause"`
-	Confidence    float64 `json:"confidence"`
-	SucceededRuns int     `json:"succeeded_runs"`
-	FalsePauses   int     `json:"false_pauses"`
-	UpperBound    float64 `json:"upper_bound"`
-	FailedRuns    int     `json:"failed_runs"`
-	Catches       int     `json:"catches"`
+	// Kind is the promise's kind; empty means PromiseConfident.
+	Kind          PromiseKind `json:"kind,omitempty"`
+	MaxFalsePause float64     `json:"max_false_pause"`
+	Confidence    float64     `json:"confidence"`
+	SucceededRuns int         `json:"succeeded_runs"`
+	FalsePauses   int         `json:"false_pauses"`
+	UpperBound    float64     `json:"upper_bound"`
+	FailedRuns    int         `json:"failed_runs"`
+	Catches       int         `json:"catches"`
 }
 
 // Certified reports whether the policy carries a promise.
 func (p Promise) Certified() bool { return p.MaxFalsePause > 0 }
 
+// Expected reports whether the promise holds in expectation rather than
+// with confidence.
+func (p Promise) Expected() bool { return p.Kind == PromiseExpected }
+
 // String is the promise as a person reads it.
 func (p Promise) String() string {
 	if !p.Certified() {
 		return "no false-pause promise (thresholds not certified on recorded runs)"
+	}
+	if p.Expected() {
+		return fmt.Sprintf("pauses at most %.1f%% of succeeded runs in expectation on new runs like these (split-conformal; %d of %d paused when certified), catching %d of %d failed runs",
+			100*p.MaxFalsePause, p.FalsePauses, p.SucceededRuns, p.Catches, p.FailedRuns)
 	}
 	return fmt.Sprintf("pauses at most %.1f%% of succeeded runs (%.0f%% upper bound %.1f%%; %d of %d paused when certified), catching %d of %d failed runs",
 		100*p.MaxFalsePause, 100*p.Confidence, 100*p.UpperBound, p.FalsePauses, p.SucceededRuns, p.Catches, p.FailedRuns)
@@ -145,9 +198,10 @@ func (p Policy) Validate() error {
 	if math.IsNaN(p.BreachSeverity) || p.BreachSeverity < 0 || p.BreachSeverity > 3 {
 		return fmt.Errorf("overseer: policy BreachSeverity = %v, want a score in [0,3]", p.BreachSeverity)
 	}
-	if pr := p.Promise; pr != (Promise{}) && (!(pr.MaxFalsePause > 0 && pr.MaxFalsePause < 1) || !(pr.Confidence > 0 && pr.Confidence < 1) ||
+	if pr := p.Promise; pr != (Promise{}) && (!(pr.MaxFalsePause > 0 && pr.MaxFalsePause < 1) || !(pr.Kind == "" || pr.Kind == PromiseConfident || pr.Kind == PromiseExpected) ||
+		(pr.Expected() && pr.Confidence != 0) || (!pr.Expected() && !(pr.Confidence > 0 && pr.Confidence < 1)) ||
 		pr.FalsePauses < 0 || pr.FalsePauses > pr.SucceededRuns || pr.Catches < 0 || pr.Catches > pr.FailedRuns || math.IsNaN(pr.UpperBound)) {
-		return fmt.Errorf("overseer: policy promise %+v is inconsistent: max_false_pause and confidence in (0,1), counts within their runs", pr)
+		return fmt.Errorf("overseer: policy promise %+v is inconsistent: max_false_pause in (0,1), kind confidence (with a confidence in (0,1)) or expected (with none), counts within their runs", pr)
 	}
 	if p.MaxConsecutiveFailures == 0 {
 		return fmt.Errorf("overseer: policy MaxConsecutiveFailures = 0; use a negative value to never pause on failures")

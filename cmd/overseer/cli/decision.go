@@ -224,6 +224,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	modelOut := fs.String("out", "", "write the model file here (required)")
 	policyOut := fs.String("policy-out", "", "also write a policy calibrated for the model on the training runs")
 	budget := fs.Float64("max-false-pause", 0.05, "false-pause budget of --policy-out and of the cross-validated policy figures, in (0,1)")
+	promise := promiseFlag(fs)
 	folds := fs.Int("folds", 5, "folds of the cross-validation grouped by task family")
 	version := fs.String("version", "", "model version (default: learned- and a hash of the weights)")
 	featureSet := fs.String("features", "rates", "features to select from: rates (no cumulative sizes; safe for jobs of any length), all, or a comma-separated list")
@@ -236,6 +237,10 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if err := checkBudget(*budget); err != nil {
 		return err
+	}
+	kind, err := overseer.ParsePromiseKind(*promise)
+	if err != nil {
+		return fmt.Errorf("%w: --promise: %v", ErrUsage, err)
 	}
 	records, err := runs.load()
 	if err != nil {
@@ -258,7 +263,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	// Reviewers' decisions at gates are labels: an abort is a confirmed
 	// failure whatever the close status said.
 	gates := eval.UseGateLabels(records)
-	res, err := eval.Train(ctx, records, eval.TrainOptions{Features: features, Folds: *folds, Version: *version, Budget: *budget})
+	res, err := eval.Train(ctx, records, eval.TrainOptions{Features: features, Folds: *folds, Version: *version, Budget: *budget, Promise: kind})
 	if err != nil {
 		return err
 	}
@@ -275,7 +280,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 		// Calibrated on out-of-fold answers (each run scored by the model
 		// refitted without its task family), so that the promise it
 		// prints is one about runs the model has not seen.
-		c, err := eval.Calibrate(res.CalibrationRuns, *budget)
+		c, err := eval.Calibrate(res.CalibrationRuns, *budget, kind)
 		if err == nil {
 			err = writePolicy(*policyOut, c)
 			cal = &c
@@ -335,13 +340,15 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	tw.Flush()
 	fmt.Fprintf(out, "\nall held-out scores pooled (also measures how differently the fold models are scaled):\n")
 	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
-	fmt.Fprintf(out, "\na policy certified for at most %.0f%% false pauses (95%% upper bound) on each fold's training runs scored out of fold, applied to its held-out runs:\n", 100**budget)
-	if res.CVPolicy.Succeeded > 0 {
-		printRates(out, res.CVPolicy)
-		fmt.Fprintf(out, "  on the held-out runs: %s\n", eval.CheckPromise(res.CVPolicy, *budget))
-	}
-	for _, r := range res.CVPolicyRefused {
-		fmt.Fprintf(out, "  refused in %s\n", r)
+	for _, k := range res.CVByKind {
+		fmt.Fprintf(out, "\na policy certified for at most %.0f%% false pauses %s on each fold's training runs scored out of fold, applied to its held-out runs:\n", 100**budget, promiseWords(k.Kind))
+		if k.Rates.Succeeded > 0 {
+			printRates(out, k.Rates)
+			fmt.Fprintf(out, "  on the held-out runs: %s\n", eval.CheckPromise(k.Rates, *budget))
+		}
+		for _, r := range k.Refused {
+			fmt.Fprintf(out, "  refused in %s\n", r)
+		}
 	}
 	if cal != nil {
 		fmt.Fprintf(out, "\npolicy written to %s: pause at or below %.3f; Off track at or below it, On track from %.3f\n  promise: %s\n",
@@ -357,6 +364,19 @@ func meanOrDash(m map[string]float64, at string) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.3f", v)
+}
+
+// promiseFlag registers --promise.
+func promiseFlag(fs *flag.FlagSet) *string {
+	return fs.String("promise", string(overseer.DefaultPromiseKind), "kind of false-pause promise: confidence (the 95% upper bound of the rate is within the budget) or expected (in expectation on new runs like these; split-conformal, more catches)")
+}
+
+// promiseWords says a kind of promise in a few words.
+func promiseWords(k overseer.PromiseKind) string {
+	if k == overseer.PromiseExpected {
+		return "in expectation (split-conformal)"
+	}
+	return "at 95% confidence (upper bound)"
 }
 
 // checkBudget refuses a false-pause budget outside (0,1) before any run is
@@ -393,6 +413,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	runs.register(fs)
 	scoring.register(fs)
 	budget := fs.Float64("max-false-pause", 0.05, "largest share of succeeded runs the policy may pause, in (0,1)")
+	promise := promiseFlag(fs)
 	policyOut := fs.String("out", "", "write the policy file here")
 	asJSON := fs.Bool("json", false, "print the calibration as JSON")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -400,6 +421,10 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	}
 	if err := checkBudget(*budget); err != nil {
 		return err
+	}
+	kind, err := overseer.ParsePromiseKind(*promise)
+	if err != nil {
+		return fmt.Errorf("%w: --promise: %v", ErrUsage, err)
 	}
 	records, err := runs.load()
 	if err != nil {
@@ -410,7 +435,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	cal, err := eval.Calibrate(scored, *budget)
+	cal, err := eval.Calibrate(scored, *budget, kind)
 	if err != nil {
 		return err
 	}
@@ -430,11 +455,19 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	p := cal.Policy
 	fmt.Fprintf(out, "judge: %s; %d runs\n\n", judge, len(scored))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUDGET (95% BOUND)\tPAUSE AT OR BELOW\tFALSE PAUSES\tCATCHES\tFIRST PAUSE AT (MEDIAN)")
+	header := "BUDGET (95% BOUND)"
+	if kind == overseer.PromiseExpected {
+		header = "BUDGET (IN EXPECTATION)"
+	}
+	fmt.Fprintln(tw, header+"\tPAUSE AT OR BELOW\tFALSE PAUSES\tCATCHES\tFIRST PAUSE AT (MEDIAN)")
 	for _, row := range cal.Table {
 		if math.IsNaN(float64(row.Threshold)) {
 			why := "breach answers alone exceed it"
-			if n := eval.RunsNeeded(row.Budget, eval.PromiseConfidence); n > cal.Rates.Succeeded {
+			n := eval.RunsNeeded(row.Budget, eval.PromiseConfidence)
+			if kind == overseer.PromiseExpected {
+				n = eval.ConformalRunsNeeded(row.Budget)
+			}
+			if n > cal.Rates.Succeeded {
 				why = fmt.Sprintf("needs %d succeeded runs", n)
 			}
 			fmt.Fprintf(tw, "%.0f%%\t–\t%s\t\t\n", 100*row.Budget, why)
@@ -444,8 +477,8 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 			pct(row.Rates.CatchRate), row.Rates.Catches, row.Rates.Failed, pct(row.Rates.MedianFirstPauseAt))
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "\nchosen for at most %.1f%% false pauses at %.0f%% confidence: pause at or below %.3f, breach confidence ≥ %.2f; On track from %.3f, Off track at or below %.3f\n",
-		100**budget, 100*cal.Confidence, p.PauseAtOrBelow, p.BreachConfidence, p.OnTrackAt, p.PauseAtOrBelow)
+	fmt.Fprintf(out, "\nchosen for at most %.1f%% false pauses %s: pause at or below %.3f, breach confidence ≥ %.2f; On track from %.3f, Off track at or below %.3f\n",
+		100**budget, promiseWords(kind), p.PauseAtOrBelow, p.BreachConfidence, p.OnTrackAt, p.PauseAtOrBelow)
 	printRates(out, cal.Rates)
 	fmt.Fprintf(out, "promise: %s\n", p.Promise)
 	fmt.Fprintf(out, "%s\n", gates)

@@ -87,9 +87,12 @@ func TestTrainEvalOnLetters(t *testing.T) {
 	assert.Contains(t, rep.Policy, "false_pause_rate")
 	assert.Contains(t, rep.Policy, "catch_rate")
 
-	// 8 succeeded runs cannot certify 5% at 95%: one sentence, exit 1,
-	// no policy file.
+	// 8 succeeded runs cannot certify 5%, in expectation (the default) or
+	// at 95%: one sentence, exit 1, no policy file.
 	code, _, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "overseer calibrate: calibrate: false-pause promise cannot be certified: 8 succeeded runs cannot place a threshold that pauses a new run with probability at most 5.0%; it takes at least 19 succeeded runs\n", errOut)
+	code, _, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy, "--promise", "confidence")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "overseer calibrate: calibrate: false-pause promise cannot be certified: 8 succeeded runs cannot show a false-pause rate within 5.0% at 95% confidence (with none paused the bound is 31.2%); it takes at least 59 succeeded runs\n", errOut)
 	assert.NoFileExists(t, policy)
@@ -169,6 +172,7 @@ func TestDecisionBadInput(t *testing.T) {
 		{"recalibrate on one outcome", []string{"recalibrate", "--traces", write("good.csv", "id,outcome,sequence\na-1,succeeded,RE\nb-1,succeeded,RE\n"), "--out", filepath.Join(dir, "m.json")}, 1, "recalibrate: the 2 runs all succeeded: recalibration needs runs of both outcomes"},
 		{"recalibrate on too few", []string{"recalibrate", "--traces", letters, "--out", filepath.Join(dir, "m.json")}, 1, "recalibrate: 24 runs are too few: recalibration takes at least 30 closed runs of both outcomes"},
 		{"recalibrate a model of another format", []string{"recalibrate", "--traces", letters, "--model", oldModel, "--out", filepath.Join(dir, "m.json")}, 2, `format "overseer-learned-model/v0" is not "overseer-learned-model/v2"`},
+		{"unknown promise kind", []string{"calibrate", "--traces", letters, "--promise", "sure"}, 2, `--promise: unknown promise kind "sure": use "confidence" (a 95% upper bound) or "expected" (in expectation on new runs)`},
 		{"recalibrate without out", []string{"recalibrate", "--traces", letters}, 2, "give --out FILE for the recalibrated model"},
 		{"export bad labels", []string{"export", "--labels", write("labels.json", `{"a-1":"maybe"}`)}, 1, `job "a-1" has outcome "maybe": use succeeded, failed or blocked`},
 	} {
