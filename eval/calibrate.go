@@ -336,3 +336,17 @@ func (c PromiseCheck) String() string {
 		return "the policy makes no false-pause promise: " + seen
 	}
 }
+
+// UncertifiedPolicy is the policy of runs that cannot certify a promise
+// yet: bands from their operating points (On track where about 20 % of
+// the succeeded runs fall below it at mid-run, Off track below 95 % of
+// them) and the default breach rule, but no pause on P: a pause threshold
+// nothing certified would pause at an unknown rate.
+func UncertifiedPolicy(runs []ScoredRun, name string) overseer.Policy {
+	p := overseer.DefaultPolicy()
+	p.Name = name
+	p.PauseAtOrBelow = 0 // P is clamped to at least 0.01: never at or below 0
+	p.NeedsALookAt = succeededQuantile(runs, 0.05)
+	p.OnTrackAt = math.Max(succeededQuantile(runs, needsALookShare), p.NeedsALookAt)
+	return p
+}

@@ -82,6 +82,13 @@ type Readiness struct {
 	// Sentence says it in one sentence; when not ready, how many more
 	// labelled runs are needed.
 	Sentence string `json:"sentence"`
+	// Stage is the type's calibration stage before the round (see
+	// StageOf); Recalibrate says whether stage 1 can run when a refit
+	// cannot; Next says what the round does next, or what the next stage
+	// needs, in one sentence.
+	Stage       int    `json:"stage"`
+	Recalibrate bool   `json:"recalibrate,omitempty"`
+	Next        string `json:"next,omitempty"`
 }
 
 // split holds out the first HoldOut share of records, newest first (as
@@ -173,6 +180,10 @@ func joinAnd(s []string) string {
 // Figures are a candidate's and the current model's measures on the
 // held-out newest runs.
 type Figures struct {
+	// Stage is the calibration stage the candidate would put the type at
+	// (overseer.StageRecalibrated …); 0 for a refit of a round before the
+	// stages, which is overseer.StageRefit.
+	Stage   int `json:"stage,omitempty"`
 	Trained int `json:"trained"`
 	HeldOut int `json:"held_out"`
 	// Calibration is the candidate's policy chosen on its out-of-fold
@@ -182,8 +193,12 @@ type Figures struct {
 	// Promise is the candidate's policy checked on the held-out runs.
 	Promise *eval.PromiseCheck `json:"promise,omitempty"`
 	// AUROC at 50 % of each run's steps on the held-out runs.
-	CandidateAUROC float64            `json:"candidate_auroc_50"`
-	CurrentAUROC   float64            `json:"current_auroc_50"`
+	CandidateAUROC float64 `json:"candidate_auroc_50"`
+	CurrentAUROC   float64 `json:"current_auroc_50"`
+	// CandidateBrier and CurrentBrier are a recalibration's measure: the
+	// Brier score at 50 % of each job, on the jobs it was fitted to.
+	CandidateBrier float64            `json:"candidate_brier_50,omitempty"`
+	CurrentBrier   float64            `json:"current_brier_50,omitempty"`
 	Current        string             `json:"current"`
 	CurrentPromise *eval.PromiseCheck `json:"current_promise,omitempty"`
 	Labels         eval.GateLabels    `json:"gate_labels"`
@@ -229,7 +244,7 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 		return Decision{}, fmt.Errorf("%w: %s", ErrNotReady, r.Sentence)
 	}
 	held, train := split(records, opts.HoldOut)
-	d := Decision{Figures: Figures{Trained: len(train), HeldOut: len(held), Labels: labels, Current: current.Model.Version}}
+	d := Decision{Figures: Figures{Stage: overseer.StageRefit, Trained: len(train), HeldOut: len(held), Labels: labels, Current: current.Model.Version}}
 	res, err := eval.Train(ctx, train, eval.TrainOptions{Budget: opts.Budget, Version: opts.Version, Promise: opts.Promise})
 	if err != nil {
 		if ctx.Err() != nil {

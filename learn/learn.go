@@ -183,8 +183,12 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	if ex.Rates.Sentence != "" { // an export activity older than the rates measures none
 		res.Rates = &ex.Rates
 	}
-	if !ex.Readiness.Ready {
+	// A round before the stages recorded no Recalibrate: it replays as it ran.
+	if !ex.Readiness.Ready && !ex.Readiness.Recalibrate {
 		res.Sentence = fmt.Sprintf("round %d for %s: no candidate: %s", res.Rounds, in.Type, ex.Readiness.Sentence)
+		if ex.Readiness.Next != "" {
+			res.Sentence = fmt.Sprintf("round %d for %s: no candidate: %s", res.Rounds, in.Type, ex.Readiness.Next)
+		}
 		return res, finish(ctx, res, nil)
 	}
 	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -288,7 +292,38 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	out.Labels = eval.UseGateLabels(recs)
 	out.Readiness = Ready(recs, in.Options)
 	out.Rates = a.measure(ctx, recs, in)
+	cctx, cancel := context.WithTimeout(ctx, promiseReadTimeout)
+	defer cancel()
+	if cur, err := a.current(cctx, in.Type); err == nil {
+		out.Readiness.stages(recs, cur, in.Type)
+	}
 	return out, nil
+}
+
+// stages fills the readiness's stage, whether stage 1 can run and the
+// next step.
+func (r *Readiness) stages(recs []eval.Record, cur Current, workflowType string) {
+	r.Stage = StageOf(cur)
+	if r.Ready {
+		r.Next = "this round refits on the type's jobs (stage 3)"
+		return
+	}
+	ok, why := recalibrationReady(recs, cur)
+	r.Recalibrate = ok
+	switch {
+	case ok:
+		r.Next = fmt.Sprintf("this round recalibrates on the %d closed %s jobs (stage 1); a refit (stage 3) needs %s", len(recs), workflowType, r.missing())
+	default:
+		r.Next = fmt.Sprintf("%s is at %s: %s; a refit (stage 3) needs %s", workflowType, stageNames[r.Stage], why, r.missing())
+	}
+}
+
+// missing is what a refit still needs, from the readiness sentence.
+func (r Readiness) missing() string {
+	if _, needs, ok := strings.Cut(r.Sentence, "; needs "); ok {
+		return needs
+	}
+	return "more labelled jobs"
 }
 
 // promiseReadTimeout bounds reading the current model for the rates: a
@@ -353,7 +388,14 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 		return RefitOutput{}, err
 	}
 	activity.RecordHeartbeat(ctx, "training")
-	d, err := Decide(ctx, recs, cur, in.Options)
+	var d Decision
+	labelled := append([]eval.Record(nil), recs...)
+	eval.UseGateLabels(labelled)
+	if Ready(labelled, in.Options).Ready {
+		d, err = Decide(ctx, recs, cur, in.Options)
+	} else {
+		d, err = DecideRecalibration(ctx, recs, cur, in.Type, in.Options)
+	}
 	if err != nil {
 		return RefitOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "OverseerLearnRefit", nil)
 	}

@@ -135,7 +135,7 @@ func (r Rates) say(unread error) string {
 	promise := fmt.Sprintf("the promise of %s (at most %.1f%% false pauses)", model, 100*c.MaxFalsePause)
 	switch c.Verdict {
 	case eval.PromiseBroken:
-		return fmt.Sprintf("%s: these false pauses BREAK %s: even their 95%% lower bound, %.1f%%, is above it; refit and recalibrate on this deployment's jobs (overseer learn run)",
+		return fmt.Sprintf("%s: these false pauses BREAK %s: even their 95%% lower bound, %.1f%%, is above it; the type's own jobs are what fixes it: the round's next step says when a recalibration or refit can run",
 			s, promise, 100*c.LowerBound)
 	case eval.PromiseAbove:
 		return fmt.Sprintf("%s: above %s, though within sampling error (95%% lower bound %.1f%%)", s, promise, 100*c.LowerBound)

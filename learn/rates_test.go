@@ -72,7 +72,7 @@ func TestMeasureRatesOnClosedJobs(t *testing.T) {
 		verdict: eval.PromiseBroken, above: true, broken: true,
 		say: "on the newest closed 70 jobs, 12 of 60 succeeded jobs paused (20.0%), 8 of 10 failed jobs caught (80.0%): " +
 			"these false pauses BREAK the promise of model learned-b (at most 5.0% false pauses): even their 95% lower bound, 12.0%, is above it; " +
-			"refit and recalibrate on this deployment's jobs (overseer learn run)",
+			"the type's own jobs are what fixes it: the round's next step says when a recalibration or refit can run",
 	}, {
 		name: "only the newest window", records: append(jobs(10, 0, 0, 0), jobs(0, 0, 10, 10)...), window: 10,
 		want: learn.Rates{Jobs: 10, Succeeded: 10},

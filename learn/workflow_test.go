@@ -101,7 +101,7 @@ func TestRoundCarriesRatesInResultMemoAndMetrics(t *testing.T) {
 			env := s.NewTestWorkflowEnvironment()
 			env.RegisterActivityWithOptions(func(ctx context.Context, in learn.ExportInput) (learn.ExportOutput, error) {
 				out, err := a.Export(ctx, in)
-				out.Readiness.Ready = tt.refit != nil
+				out.Readiness.Ready, out.Readiness.Recalibrate = tt.refit != nil, false
 				return out, err
 			}, activity.RegisterOptions{Name: learn.ExportActivityName})
 			env.RegisterActivityWithOptions(func(context.Context, learn.RefitInput) (learn.RefitOutput, error) {

@@ -224,6 +224,9 @@ func printRound(out io.Writer, res learn.Result) {
 	if res.Current != "" {
 		fmt.Fprintf(out, "current model: %s\n", res.Current)
 	}
+	if n := res.Readiness.Next; n != "" && !strings.Contains(res.Sentence, n) {
+		fmt.Fprintf(out, "next: %s\n", n)
+	}
 	if res.Rates != nil {
 		fmt.Fprintf(out, "false pauses and catches %s\n", res.Rates.Sentence)
 	}
