@@ -43,7 +43,10 @@ import (
 // resolved): the first one beside the file or above it, up to the
 // directory given (its root) or, for a file given, two levels up. A run
 // without a label is an error naming the run and the labels file: label it
-// or remove it. So is a log without any tool call.
+// or remove it. So is a log without any tool call. In a directory, a JSON
+// file (or a .jsonl file whose first line is JSON) without a messages
+// array is not a log and is skipped, as the results.json of a published
+// evaluation is.
 //
 // Each tool call is a step, classified as the SWE-agent importer does
 // ([ImportSWEAgent]):
@@ -78,6 +81,10 @@ import (
 //     reply's usage is that one call's and is not read. OpenHands' logs
 //     carry neither; no log has durations.
 func ImportOpenAIChat(p string) ([]Record, error) {
+	return importOpenAIChat(p, &Source{})
+}
+
+func importOpenAIChat(p string, src *Source) ([]Record, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("runs: %w", err)
@@ -86,7 +93,7 @@ func ImportOpenAIChat(p string) ([]Record, error) {
 	if fi.IsDir() {
 		paths = chatLogPaths(p)
 	}
-	labels := newLabelFinder(p, fi.IsDir())
+	labels := newLabelFinder(p, fi.IsDir(), src)
 	type run struct {
 		rec       Record
 		file      string
@@ -98,10 +105,14 @@ func ImportOpenAIChat(p string) ([]Record, error) {
 	var ids []string
 	for _, fp := range paths {
 		if isJSONL(fp) {
+			if first, ok := firstFileLine(fp); fi.IsDir() && ok && json.Valid(first) && !isChatData(first) {
+				continue
+			}
 			recs, err := readChatLines(fp)
 			if err != nil {
 				return nil, err
 			}
+			src.use(fp)
 			for _, r := range recs {
 				lines = append(lines, run{rec: r, file: fp})
 			}
@@ -111,6 +122,10 @@ func ImportOpenAIChat(p string) ([]Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("runs: %w", err)
 		}
+		if fi.IsDir() && json.Valid(data) && !isChatData(data) {
+			continue
+		}
+		src.use(fp)
 		var log chatLog
 		if err := json.Unmarshal(data, &log); err != nil {
 			return nil, fmt.Errorf("%s: %w: not a chat log: %v", relPath(filepath.Dir(p), fp), ErrInvalidRecord, err)
@@ -492,27 +507,36 @@ func isJSONL(p string) bool {
 // isChatLog reports whether a .json file, or the first line of a .jsonl
 // file, is an object with a messages or fncall_messages array.
 func isChatLog(p string) bool {
+	if isJSONL(p) {
+		line, ok := firstFileLine(p)
+		return ok && isChatData(line)
+	}
+	data, err := os.ReadFile(p)
+	return err == nil && isChatData(data)
+}
+
+// firstFileLine is the first non-blank line of a file.
+func firstFileLine(p string) ([]byte, bool) {
 	f, err := os.Open(p)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	defer f.Close()
-	var data []byte
-	if isJSONL(p) {
-		r := bufio.NewReader(f)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(bytes.TrimSpace(line)) > 0 {
-				data = line
-				break
-			}
-			if err != nil {
-				return false
-			}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, true
 		}
-	} else if data, err = io.ReadAll(f); err != nil {
-		return false
+		if err != nil {
+			return nil, false
+		}
 	}
+}
+
+// isChatData reports whether data is an object with a messages or
+// fncall_messages array.
+func isChatData(data []byte) bool {
 	var probe struct {
 		Messages       json.RawMessage `json:"messages"`
 		FncallMessages json.RawMessage `json:"fncall_messages"`

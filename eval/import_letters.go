@@ -44,7 +44,7 @@ const FailedLetter = 'X'
 // A letter carries no duration, cost or tokens: records of this format
 // give a judge the shape of the run only.
 func ImportLetters(path string) ([]Record, error) {
-	return readFiles(path, "*.csv", ReadLetters)
+	return readFiles(path, "*.csv", ReadLetters, &Source{})
 }
 
 // ReadLetters reads the phase-letter sequence CSV format (see

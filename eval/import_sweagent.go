@@ -14,7 +14,10 @@ import (
 // ImportSWEAgent converts SWE-agent trajectories to step-unit records: a
 // .traj file, or every *.traj file of a directory and of its
 // subdirectories one level down (SWE-agent writes <run>/<id>/<id>.traj),
-// in name order. The run's id is the file name without .traj; its outcome
+// in name order. The run's id is the file name without .traj, and its task
+// family the id without its trailing number: for a SWE-bench instance, its
+// repository (astropy__astropy-12907 → astropy__astropy), so that
+// cross-validation never trains and tests on one repository. Its outcome
 // comes from a labels.json (instance id → true when resolved): the first
 // one beside the file or above it, up to the directory given (its root, as
 // in DIR/labels.json with DIR/trajs/*.traj) or, for a file given, two levels
@@ -50,6 +53,10 @@ import (
 //     them then grow steadily through the run, as averages do;
 //   - the submit step of an empty info.submission misses its output.
 func ImportSWEAgent(p string) ([]Record, error) {
+	return importSWEAgent(p, &Source{})
+}
+
+func importSWEAgent(p string, src *Source) ([]Record, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("runs: %w", err)
@@ -61,7 +68,7 @@ func ImportSWEAgent(p string) ([]Record, error) {
 		paths = append(paths, deeper...)
 		sort.Strings(paths)
 	}
-	labels := newLabelFinder(p, fi.IsDir())
+	labels := newLabelFinder(p, fi.IsDir(), src)
 	out := make([]Record, 0, len(paths))
 	for _, tp := range paths {
 		id := strings.TrimSuffix(filepath.Base(tp), ".traj")
@@ -77,6 +84,7 @@ func ImportSWEAgent(p string) ([]Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Base(tp), err)
 		}
+		src.use(tp)
 		out = append(out, rec)
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,13 +40,107 @@ var ErrNoRuns = errors.New("no runs")
 // cannot be told.
 var ErrUnknownFormat = errors.New("unknown run format")
 
-// importers convert one input (a file or directory) of a format to records.
-var importers = map[string]func(path string) ([]Record, error){
-	FormatRecords:    loadRecordFiles,
-	FormatMiniSWE:    ImportMiniSWE,
-	FormatLetters:    ImportLetters,
-	FormatSWEAgent:   ImportSWEAgent,
-	FormatOpenAIChat: ImportOpenAIChat,
+// importers convert one input (a file or directory) of a format to
+// records, noting in src the files they read.
+var importers = map[string]func(path string, src *Source) ([]Record, error){
+	FormatRecords:    func(p string, src *Source) ([]Record, error) { return readFiles(p, "*.jsonl", ReadRecords, src) },
+	FormatMiniSWE:    importMiniSWE,
+	FormatLetters:    func(p string, src *Source) ([]Record, error) { return readFiles(p, "*.csv", ReadLetters, src) },
+	FormatSWEAgent:   importSWEAgent,
+	FormatOpenAIChat: importOpenAIChat,
+}
+
+// Source says what [LoadSource] read: the format of the runs, the labels
+// files their outcomes came from, and the files beside them it skipped.
+type Source struct {
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	// Detected is true when the format was told from the input's files
+	// rather than given.
+	Detected bool `json:"detected"`
+	Runs     int  `json:"runs"`
+	// Labels are the labels files read, none when the runs carry their
+	// outcomes (run records, letters).
+	Labels []string `json:"labels,omitempty"`
+	// Skipped are the files and directories of a directory input that hold
+	// no run, relative to it (a directory with a trailing /): sources
+	// publish runs with their results, metadata and README beside them.
+	Skipped []string `json:"skipped,omitempty"`
+
+	used map[string]bool // the files read, as runs or labels
+}
+
+// use notes a file read as runs or labels.
+func (s *Source) use(p string) {
+	if s.used == nil {
+		s.used = map[string]bool{}
+	}
+	s.used[filepath.Clean(p)] = true
+}
+
+// String says in one line which runs were read, in which format, and where
+// their outcomes came from.
+func (s Source) String() string {
+	how := "given"
+	if s.Detected {
+		how = "detected"
+	}
+	outcomes := "no labels file (the runs carry their outcomes)"
+	if len(s.Labels) > 0 {
+		outcomes = "outcomes from " + joinAnd(s.Labels, "and")
+	}
+	return fmt.Sprintf("read %d runs of format %s (%s) from %s; %s", s.Runs, s.Format, how, s.Path, outcomes)
+}
+
+// SkippedNote says in one line which files beside the runs were skipped,
+// or is "" when none was.
+func (s Source) SkippedNote() string {
+	if len(s.Skipped) == 0 {
+		return ""
+	}
+	const shown = 8
+	names := s.Skipped
+	if len(names) > shown {
+		names = append(names[:shown:shown], fmt.Sprintf("%d more", len(s.Skipped)-shown))
+	}
+	return fmt.Sprintf("skipped %s: not runs", joinAnd(names, "and"))
+}
+
+// skippedBeside lists what a directory input holds besides the files read:
+// the other files of each directory that holds one, and the directories
+// that hold none (once each, not their contents: a published evaluation
+// has a logs/ folder per task). Hidden files are left out.
+func skippedBeside(root string, used map[string]bool) []string {
+	holds := map[string]bool{root: true}
+	for p := range used {
+		for d := filepath.Dir(p); len(d) > len(root); d = filepath.Dir(d) {
+			holds[d] = true
+		}
+	}
+	var out []string
+	var walk func(dir string)
+	walk = func(dir string) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir() && holds[p]:
+				walk(p)
+			case e.IsDir():
+				out = append(out, relPath(root, p)+"/")
+			case !used[p]:
+				out = append(out, relPath(root, p))
+			}
+		}
+	}
+	walk(root)
+	return out
 }
 
 // DetectFormat tells the format of an input from the files it holds.
@@ -59,10 +154,12 @@ var importers = map[string]func(path string) ([]Record, error){
 // trajs/*.traj.json, SWE-agent when it has *.traj files (at its top or one
 // level down, e.g. trajs/*.traj), OpenAI chat when a .json or .jsonl file at
 // its top or up to two levels down is a chat log (as above; labels.json and
-// *.traj.json are not), run records when a *.jsonl file at its top is not,
-// letters when it has *.csv files. Exactly one format must match: when none
-// or several do, the error (wrapping [ErrUnknownFormat]) names the formats
-// considered and the --format to pass.
+// *.traj.json are not), run records when a *.jsonl file at its top is not
+// (and its first line is not JSON of another kind, such as the
+// all_preds.jsonl of a published evaluation), letters when it has *.csv
+// files. Exactly one format must match: when none or several do, the error
+// (wrapping [ErrUnknownFormat]) names the formats considered and the
+// --format to pass.
 func DetectFormat(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -98,7 +195,7 @@ func DetectFormat(path string) (string, error) {
 		matched = append(matched, found{FormatOpenAIChat, "chat log " + relPath(path, p)})
 	}
 	for _, p := range glob("*.jsonl") {
-		if !isChatLog(p) {
+		if !isChatLog(p) && !notRecords(p) {
 			matched = append(matched, found{FormatRecords, "*.jsonl"})
 			break
 		}
@@ -120,6 +217,25 @@ func DetectFormat(path string) (string, error) {
 	}
 	return "", fmt.Errorf("%w: %s holds runs of %d formats, %s: pass %s", ErrUnknownFormat, path, len(matched),
 		joinAnd(names, "and"), joinAnd(flags, "or"))
+}
+
+// notRecords reports whether a .jsonl file's first line is JSON but not a
+// run record (an object without format, outcome or steps): a file of
+// another kind, not a broken record file, whose errors the records
+// importer names.
+func notRecords(p string) bool {
+	line, ok := firstFileLine(p)
+	if !ok || !json.Valid(line) {
+		return false
+	}
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(line, &probe) != nil {
+		return true
+	}
+	_, format := probe["format"]
+	_, outcome := probe["outcome"]
+	_, steps := probe["steps"]
+	return !format && !outcome && !steps
 }
 
 // joinAnd joins "a", "b", "c" as "a, b and c".
@@ -150,15 +266,17 @@ func relGlob(dir, file, pattern string) string {
 // labelFinder finds the labels.json (run id → resolved) of each run file
 // and reads each labels file once: the first labels.json in the file's
 // directory or above it, up to the input directory (for a directory input)
-// or two levels up (for a file input).
+// or two levels up (for a file input). It notes the labels files it reads
+// in src.
 type labelFinder struct {
 	root   string // the input directory, or "" for a file input
 	input  string
 	loaded map[string]map[string]bool
+	src    *Source
 }
 
-func newLabelFinder(input string, isDir bool) *labelFinder {
-	lf := &labelFinder{input: filepath.Clean(input), loaded: map[string]map[string]bool{}}
+func newLabelFinder(input string, isDir bool, src *Source) *labelFinder {
+	lf := &labelFinder{input: filepath.Clean(input), loaded: map[string]map[string]bool{}, src: src}
 	if isDir {
 		lf.root = lf.input
 	}
@@ -179,6 +297,8 @@ func (lf *labelFinder) find(file string) (map[string]bool, string, error) {
 				return nil, p, err
 			}
 			lf.loaded[p] = labels
+			lf.src.use(p)
+			lf.src.Labels = append(lf.src.Labels, p)
 			return labels, p, nil
 		}
 		parent := filepath.Dir(dir)
@@ -215,46 +335,53 @@ func (lf *labelFinder) outcome(file, id string) (bool, error) {
 // format, or the detected one when format is empty. Every record is
 // validated; an input without runs is an error wrapping ErrNoRuns.
 func LoadRuns(path, format string) ([]Record, error) {
+	recs, _, err := LoadSource(path, format)
+	return recs, err
+}
+
+// LoadSource is [LoadRuns], and says what it read: the format, the labels
+// files, and the files beside the runs that are not runs (a source's
+// results.json, metadata.yaml, README.md), which are skipped.
+func LoadSource(path, format string) ([]Record, Source, error) {
+	src := Source{Path: path, Format: format}
 	if format == "" {
 		f, err := DetectFormat(path)
 		if err != nil {
-			return nil, err
+			return nil, src, err
 		}
-		format = f
+		src.Format, src.Detected = f, true
 	}
-	imp, ok := importers[format]
+	imp, ok := importers[src.Format]
 	if !ok {
-		return nil, fmt.Errorf("%w %q: use %s", ErrUnknownFormat, format, strings.Join(Formats, ", "))
+		return nil, src, fmt.Errorf("%w %q: use %s", ErrUnknownFormat, src.Format, strings.Join(Formats, ", "))
 	}
-	recs, err := imp(path)
+	recs, err := imp(path, &src)
 	if err != nil {
-		return nil, err
+		return nil, src, err
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("%w in %s (format %s)", ErrNoRuns, path, format)
+		return nil, src, fmt.Errorf("%w in %s (format %s)", ErrNoRuns, path, src.Format)
 	}
 	seen := make(map[string]bool, len(recs))
 	for _, r := range recs {
 		if err := r.Validate(); err != nil {
-			return nil, err
+			return nil, src, err
 		}
 		if seen[r.ID] {
-			return nil, fmt.Errorf("%w: run id %q appears twice in %s", ErrInvalidRecord, r.ID, path)
+			return nil, src, fmt.Errorf("%w: run id %q appears twice in %s", ErrInvalidRecord, r.ID, path)
 		}
 		seen[r.ID] = true
 	}
-	return recs, nil
-}
-
-// loadRecordFiles reads one .jsonl file or every *.jsonl file of a
-// directory, in name order.
-func loadRecordFiles(path string) ([]Record, error) {
-	return readFiles(path, "*.jsonl", ReadRecords)
+	src.Runs = len(recs)
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		src.Skipped = skippedBeside(filepath.Clean(path), src.used)
+	}
+	return recs, src, nil
 }
 
 // readFiles reads one file, or every file of a directory that matches glob
 // (in name order), with read; errors name the file.
-func readFiles(path, glob string, read func(io.Reader) ([]Record, error)) ([]Record, error) {
+func readFiles(path, glob string, read func(io.Reader) ([]Record, error), src *Source) ([]Record, error) {
 	paths := []string{path}
 	if fi, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("runs: %w", err)
@@ -272,6 +399,7 @@ func readFiles(path, glob string, read func(io.Reader) ([]Record, error)) ([]Rec
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Base(p), err)
 		}
+		src.use(p)
 		out = append(out, recs...)
 	}
 	return out, nil
@@ -285,10 +413,17 @@ func readFiles(path, glob string, read func(io.Reader) ([]Record, error)) ([]Rec
 // time to the next turn; the submit step of an empty submission misses its
 // output. A run without a label is an error: label it or remove it.
 func ImportMiniSWE(dir string) ([]Record, error) {
-	labels, err := LoadLabels(filepath.Join(dir, "labels.json"))
+	return importMiniSWE(dir, &Source{})
+}
+
+func importMiniSWE(dir string, src *Source) ([]Record, error) {
+	labelsFile := filepath.Join(dir, "labels.json")
+	labels, err := LoadLabels(labelsFile)
 	if err != nil {
 		return nil, fmt.Errorf("mini-swe-agent runs: %w", err)
 	}
+	src.use(labelsFile)
+	src.Labels = append(src.Labels, labelsFile)
 	paths, err := TracePaths(dir)
 	if err != nil {
 		return nil, err
@@ -303,6 +438,7 @@ func ImportMiniSWE(dir string) ([]Record, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: run %q has no outcome in labels.json", ErrInvalidRecord, tr.ID)
 		}
+		src.use(p)
 		out = append(out, RecordOfTrace(tr, resolved))
 	}
 	return out, nil
