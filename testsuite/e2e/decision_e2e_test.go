@@ -180,11 +180,12 @@ func TestDecisionLoopOnDevServer(t *testing.T) {
 	assert.Contains(t, rep.Policy, "false_pause_rate")
 	assert.Contains(t, rep.Policy, "catch_rate")
 
-	// A handful of exported runs cannot certify 20%: one sentence naming
-	// the runs it takes, exit 1; a budget they can support is certified.
+	// A handful of exported runs cannot certify 20% at 95% confidence: one
+	// sentence naming the runs it takes, exit 1; a budget they can support
+	// is certified.
 	policy := filepath.Join(dir, "policy.json")
 	var calOut, calErr bytes.Buffer
-	code = cli.Main(ctx, []string{"calibrate", "--traces", runs, "--judge", "learned", "--model", model, "--max-false-pause", "0.2", "--out", policy}, &calOut, &calErr)
+	code = cli.Main(ctx, []string{"calibrate", "--traces", runs, "--judge", "learned", "--model", model, "--max-false-pause", "0.2", "--promise", "confidence", "--out", policy}, &calOut, &calErr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, calErr.String(), "false-pause promise cannot be certified")
 	assert.Contains(t, calErr.String(), "it takes at least 14 succeeded runs")

@@ -105,9 +105,13 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	assert.False(t, res.Readiness.Ready)
 	assert.Equal(t, 3, res.Readiness.Runs)
 	assert.Equal(t, 1, res.Readiness.Failed, "the aborted job")
-	assert.Contains(t, res.Sentence, "round 1 for "+workflows.JobWorkflowName+": no candidate: 3 labelled runs (2 succeeded, 1 failed, ")
+	// The round names the type's stage and what the next ones need.
+	assert.Contains(t, res.Sentence, "round 1 for "+workflows.JobWorkflowName+": no candidate: "+workflows.JobWorkflowName+
+		" is at stage 0, not calibrated for the type: stage 1 (recalibration) needs 30 closed jobs of both outcomes; 3 have closed; a refit (stage 3) needs about ")
+	assert.Contains(t, res.Readiness.Sentence, "3 labelled runs (2 succeeded, 1 failed, ")
 	// Which run is held out as the newest depends on the start order.
-	assert.Regexp(t, `takes 59 succeeded runs to train on and 3 task families; needs about 7[23] more succeeded runs \(5[78] to train on beyond the newest 20% held out\)`, res.Sentence)
+	assert.Regexp(t, `takes 19 succeeded runs to train on and 3 task families; needs about 2[23] more succeeded runs \(1[78] to train on beyond the newest 20% held out\)`, res.Readiness.Sentence)
+	assert.NotContains(t, res.Sentence, "overseer learn run", "no advice the round itself refuses")
 	// The gates measured on the closed jobs: the continued job succeeded (a
 	// false pause), the aborted one failed (a catch).
 	require.NotNil(t, res.Rates)

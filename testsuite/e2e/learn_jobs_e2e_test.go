@@ -299,14 +299,15 @@ func TestE2ELearnPromotesAModelFromRealJobsAndLaterWorkersUseIt(t *testing.T) {
 	require.NoError(t, lw.Start())
 	t.Cleanup(lw.Stop)
 	roundStart := time.Now()
-	code, out, errOut := overseerCLI(srv, "learn", "run", "--type", typ, "--where", where, "--max-false-pause", fmt.Sprint(budget), "--task-queue", ltq, "--json")
+	code, out, errOut := overseerCLI(srv, "learn", "run", "--type", typ, "--where", where, "--max-false-pause", fmt.Sprint(budget), "--promise", "confidence", "--task-queue", ltq, "--json")
 	require.Equal(t, 0, code, errOut)
 	t.Logf("the learn round took %s", time.Since(roundStart).Round(time.Millisecond))
 	promoted := time.Now()
 	var res learn.Result
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	assert.Equal(t, learn.Readiness{Runs: len(all), Succeeded: succeeded, Failed: failed, Families: len(families),
-		TrainSucceeded: succeeded - 5, RunsNeeded: needed, TrainFamilies: len(families), Ready: true, Sentence: res.Readiness.Sentence}, res.Readiness)
+		TrainSucceeded: succeeded - 5, RunsNeeded: needed, TrainFamilies: len(families), Ready: true, Sentence: res.Readiness.Sentence,
+		Next: "this round refits on the type's jobs (stage 3)"}, res.Readiness)
 	require.NotNil(t, res.Decision, res.Sentence)
 	d := res.Decision
 	require.True(t, d.Promote, res.Sentence)

@@ -17,6 +17,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/learn"
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/registry"
 )
 
@@ -30,8 +31,8 @@ func (*LearnCmd) Synopsis() string {
 }
 
 const learnUsage = `Usage:
-  overseer learn schedule --type T [--every 24h] [--max-false-pause 0.05] [--where CLAUSE] [--json]
-  overseer learn run --type T [--max-false-pause 0.05] [--where CLAUSE] [--wait 30m] [--json]
+  overseer learn schedule --type T [--every 24h] [--max-false-pause 0.05] [--promise expected|confidence] [--where CLAUSE] [--json]
+  overseer learn run --type T [--max-false-pause 0.05] [--promise expected|confidence] [--where CLAUSE] [--wait 30m] [--json]
   overseer learn status [--type T] [--json]
 
 Each round exports the closed jobs of workflow type T with their outcomes and the
@@ -65,14 +66,18 @@ func hostLearn(c client.Client, w sdkworker.Worker, hostsRegistry bool) (func(),
 
 func learnScheduleID(typ string) string { return learn.DefaultScheduleName + "-" + typ }
 
-func learnInput(typ, where string, budget float64) (learn.Input, error) {
+func learnInput(typ, where string, budget float64, promise string) (learn.Input, error) {
 	if strings.TrimSpace(typ) == "" {
 		return learn.Input{}, fmt.Errorf("%w: give --type, the workflow type whose jobs to learn from", ErrUsage)
 	}
 	if err := checkBudget(budget); err != nil {
 		return learn.Input{}, err
 	}
-	return learn.Input{Type: typ, Where: where, Budget: budget}, nil
+	kind, err := overseer.ParsePromiseKind(promise)
+	if err != nil {
+		return learn.Input{}, fmt.Errorf("%w: --promise: %v", ErrUsage, err)
+	}
+	return learn.Input{Type: typ, Where: where, Budget: budget, Promise: kind}, nil
 }
 
 func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
@@ -82,13 +87,14 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 	typ := fs.String("type", "", "workflow type whose jobs to learn from (required)")
 	every := fs.Duration("every", 24*time.Hour, "how often a round runs")
 	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a promoted model must keep, in (0,1)")
+	promise := promiseFlag(fs)
 	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
 	asJSON := fs.Bool("json", false, "print as JSON")
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	in, err := learnInput(*typ, *where, *budget)
+	in, err := learnInput(*typ, *where, *budget, *promise)
 	if err != nil {
 		return err
 	}
@@ -175,6 +181,7 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	conn.register(fs)
 	typ := fs.String("type", "", "workflow type whose jobs to learn from (required)")
 	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a promoted model must keep, in (0,1)")
+	promise := promiseFlag(fs)
 	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
 	wait := fs.Duration("wait", 30*time.Minute, "how long to wait for the round")
 	asJSON := fs.Bool("json", false, "print the round's result as JSON")
@@ -182,7 +189,7 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in, err := learnInput(*typ, *where, *budget)
+	in, err := learnInput(*typ, *where, *budget, *promise)
 	if err != nil {
 		return err
 	}
