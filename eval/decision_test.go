@@ -376,6 +376,7 @@ func TestTrainFindsTheSeparatingFeature(t *testing.T) {
 	}
 	_, err = eval.Train(context.Background(), one, eval.TrainOptions{})
 	assert.ErrorContains(t, err, "at least three task families")
+	assert.ErrorContains(t, err, fmt.Sprintf("these %d runs are of 1 (same)", len(one)), "the refusal names the families")
 }
 
 func TestScoreKeepsJudgeErrors(t *testing.T) {

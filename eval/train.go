@@ -656,7 +656,19 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	}
 	nFamilies := families(records, all)
 	if nFamilies < 3 {
-		return nil, errors.New("train: nested cross-validation needs runs of at least three task families (set task.family)")
+		// Name the families: a run's family is derived from its id unless
+		// set, and an importer's input (a .traj) has no field to set it.
+		var names []string
+		seen := map[string]bool{}
+		for _, r := range records {
+			if f := r.FamilyName(); !seen[f] {
+				seen[f] = true
+				names = append(names, f)
+			}
+		}
+		return nil, fmt.Errorf("train: nested cross-validation needs runs of at least three task families, and these %d runs are of %d (%s): "+
+			"add runs of other tasks (a run's family is its task.family, else its id without the trailing number, as a SWE-bench instance's repository)",
+			len(records), nFamilies, joinAnd(names, "and"))
 	}
 	res := &TrainResult{Lambda: map[string]float64{}, CVByKind: []KindRates{{Kind: overseer.PromiseConfident}, {Kind: overseer.PromiseExpected}}}
 	outer := groupFolds(records, all, opts.Folds)

@@ -19,6 +19,7 @@ import (
 // runsFlags are the flags of commands that read recorded runs.
 type runsFlags struct {
 	traces, format string
+	source         eval.Source // what load read
 }
 
 func (r *runsFlags) register(fs *flag.FlagSet) {
@@ -30,7 +31,20 @@ func (r *runsFlags) load() ([]eval.Record, error) {
 	if r.traces == "" {
 		return nil, fmt.Errorf("%w: give --traces FILE|DIR", ErrUsage)
 	}
-	return eval.LoadRuns(r.traces, r.format)
+	recs, src, err := eval.LoadSource(r.traces, r.format)
+	r.source = src
+	return recs, err
+}
+
+// printSource starts a command's text output with the format and labels
+// files the runs were read with, and the files beside them it skipped: a
+// run read in the wrong format, or against the wrong labels, is otherwise
+// only seen in odd figures.
+func (r *runsFlags) printSource(out io.Writer) {
+	fmt.Fprintln(out, r.source)
+	if note := r.source.SkippedNote(); note != "" {
+		fmt.Fprintln(out, note)
+	}
 }
 
 // scoringFlags pick the judge and policy that score runs.
@@ -110,6 +124,7 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	if *asJSON {
 		err = writeJSON(out, rep)
 	} else {
+		runs.printSource(out)
 		printReport(out, rep)
 		if *plotDir != "" {
 			fmt.Fprintf(out, "\nplots: %s/roc.svg, %s/calibration.svg\n", *plotDir, *plotDir)
@@ -305,6 +320,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return calErr
 	}
+	runs.printSource(out)
 	fmt.Fprintf(out, "model %s written to %s\n", res.Model.Version, *modelOut)
 	fmt.Fprintf(out, "trained on %d runs (%d succeeded, %d failed) of %d task families, %d boundaries\n",
 		res.Summary.Runs, res.Summary.Succeeded, res.Summary.Failed, res.Summary.Families, res.Summary.Boundaries)
@@ -453,6 +469,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 		}{judge, mustPolicyJSON(cal.Policy), cal, gates})
 	}
 	p := cal.Policy
+	runs.printSource(out)
 	fmt.Fprintf(out, "judge: %s; %d runs\n\n", judge, len(scored))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	header := "BUDGET (95% BOUND)"

@@ -78,6 +78,7 @@ func (*Recalibrate) Run(ctx context.Context, args []string, out io.Writer) error
 		if *asJSON {
 			return writeJSON(out, pts)
 		}
+		runs.printSource(out)
 		printCurve(out, model.Version, len(records), pts)
 		return nil
 	}
@@ -96,6 +97,7 @@ func (*Recalibrate) Run(ctx context.Context, args []string, out io.Writer) error
 		return writeJSON(out, rec.Recalibration)
 	}
 	r := rec.Recalibration
+	runs.printSource(out)
 	fmt.Fprintf(out, "model %s written to %s: %s, recalibrated (stage 1) on %d %s runs (%d succeeded, %d failed); no weight refitted\n",
 		rec.Version, *modelOut, model.Version, r.Runs, r.For, r.Succeeded, r.Failed)
 	for _, s := range r.SubModels {
