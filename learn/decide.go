@@ -32,6 +32,9 @@ type DecideOptions struct {
 	Promise overseer.PromiseKind
 	// Version names the candidate; default a hash of its weights.
 	Version string
+	// For is the workflow type the jobs are of; a refit names it in its
+	// training summary, so its verdicts say they are at stage 3.
+	For string `json:"-"`
 }
 
 func (o *DecideOptions) defaults() {
@@ -256,6 +259,9 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 		return d, nil
 	}
 	d.Version = res.Model.Version
+	if opts.For != "" {
+		res.Model.Training = withWorkflowType(res.Model.Training, opts.For)
+	}
 	if d.Model, err = json.Marshal(res.Model); err != nil {
 		return d, err
 	}
@@ -303,4 +309,20 @@ func auroc50(runs []eval.ScoredRun) float64 {
 		}
 	}
 	return math.NaN()
+}
+
+// withWorkflowType adds the workflow type to a model's training summary.
+func withWorkflowType(training json.RawMessage, workflowType string) json.RawMessage {
+	summary := map[string]any{}
+	if len(training) > 0 {
+		if err := json.Unmarshal(training, &summary); err != nil {
+			summary = map[string]any{"summary": training}
+		}
+	}
+	summary["workflow_type"] = workflowType
+	data, err := json.Marshal(summary)
+	if err != nil {
+		return training
+	}
+	return data
 }

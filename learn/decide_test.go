@@ -69,10 +69,14 @@ func TestReadySaysHowManyMoreRunsItNeeds(t *testing.T) {
 func TestDecidePromotesABetterCandidate(t *testing.T) {
 	// The shipped model, fitted on other agents, cannot tell these runs apart.
 	cur := Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}
-	d, err := Decide(context.Background(), synthetic(150, 1, 0), cur, DecideOptions{Version: "cand-good"})
+	d, err := Decide(context.Background(), synthetic(150, 1, 0), cur, DecideOptions{Version: "cand-good", For: "CoroJob"})
 	require.NoError(t, err)
 	assert.True(t, d.Promote, d.Reason)
 	assert.Equal(t, "cand-good", d.Version)
+	m, err := overseer.ParseLearnedModel(d.Model)
+	require.NoError(t, err)
+	assert.Equal(t, overseer.StageRefit, m.Stage(), "a refit on the type's jobs is stage 3")
+	assert.Equal(t, "stage 3: refitted on CoroJob jobs", m.StageSentence("telemetry"))
 	assert.Equal(t, 30, d.Figures.HeldOut)
 	assert.Equal(t, 120, d.Figures.Trained)
 	assert.GreaterOrEqual(t, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)

@@ -392,7 +392,9 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	labelled := append([]eval.Record(nil), recs...)
 	eval.UseGateLabels(labelled)
 	if Ready(labelled, in.Options).Ready {
-		d, err = Decide(ctx, recs, cur, in.Options)
+		opts := in.Options
+		opts.For = in.Type
+		d, err = Decide(ctx, recs, cur, opts)
 	} else {
 		d, err = DecideRecalibration(ctx, recs, cur, in.Type, in.Options)
 	}
