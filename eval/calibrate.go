@@ -350,3 +350,40 @@ func UncertifiedPolicy(runs []ScoredRun, name string) overseer.Policy {
 	p.OnTrackAt = math.Max(succeededQuantile(runs, needsALookShare), p.NeedsALookAt)
 	return p
 }
+
+// ErrPauseBudget is wrapped when runs cannot support a pause budget.
+var ErrPauseBudget = errors.New("pause budget")
+
+// BudgetPolicy is base with the pause threshold set for a pause budget of
+// share: the highest P(on objective) at which base (its breach rule
+// included) would have paused at most share of the runs, whatever their
+// outcome — a reviewer-load control, never a false-pause promise, so the
+// policy keeps none. It refuses fewer than overseer.MinPauseBudgetJobs
+// runs, and runs the breach rule alone pauses more of.
+func BudgetPolicy(runs []ScoredRun, share float64, base overseer.Policy) (overseer.Policy, error) {
+	if !(share > 0 && share < 1) {
+		return overseer.Policy{}, fmt.Errorf("%w %v: give a share of jobs in (0,1), e.g. 0.1", ErrPauseBudget, share)
+	}
+	if len(runs) < overseer.MinPauseBudgetJobs {
+		return overseer.Policy{}, fmt.Errorf("%w: %d recent jobs are too few to set a pause budget on; it takes at least %d", ErrPauseBudget, len(runs), overseer.MinPauseBudgetJobs)
+	}
+	// Every run counts as one the budget spends on, whatever its outcome.
+	all := make([]ScoredRun, len(runs))
+	for i, r := range runs {
+		r.Outcome = OutcomeSucceeded
+		all[i] = r
+	}
+	allowed := int(math.Floor(share*float64(len(runs)) + 1e-9))
+	p := base
+	t, ok := pauseThreshold(all, p, allowed)
+	if !ok {
+		return overseer.Policy{}, fmt.Errorf("%w: the judge's breach answers alone pause more than %.1f%% of the %d jobs; use a larger budget", ErrPauseBudget, 100*share, len(runs))
+	}
+	p.PauseAtOrBelow = t
+	p.Promise = overseer.Promise{}
+	p.NeedsALookAt = clampProb(math.Max(p.NeedsALookAt, t+0.001))
+	p.OnTrackAt = math.Max(p.OnTrackAt, p.NeedsALookAt)
+	p.PauseBudget = overseer.PauseBudget{MaxShare: share, Jobs: len(runs), Paused: PolicyRatesOf(all, p).FalsePauses}
+	p.Name = fmt.Sprintf("pause budget: at most %.1f%% of jobs, set on %d recent jobs", 100*share, len(runs))
+	return p, nil
+}

@@ -482,3 +482,27 @@ func TestCalibrateExpectedPromiseIsSplitConformal(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, exp.Rates.Catches, conf.Rates.Catches)
 }
+
+func TestBudgetPolicyPausesAtMostTheShareOfJobs(t *testing.T) {
+	runs := promiseRuns(30, 20) // 50 jobs
+	p, err := eval.BudgetPolicy(runs, 0.10, overseer.DefaultPolicy())
+	require.NoError(t, err)
+	require.NoError(t, p.Validate())
+	assert.Equal(t, overseer.PauseBudget{MaxShare: 0.10, Jobs: 50, Paused: 5}, p.PauseBudget)
+	r := eval.PolicyRatesOf(runs, p)
+	assert.Equal(t, 5, r.FalsePauses+r.Catches, "5 of 50 jobs pause, whatever their outcome")
+	assert.False(t, p.Promise.Certified(), "a budget is no false-pause promise")
+	assert.Contains(t, p.Guarantee(), "a pause budget, not a false-pause promise: pauses at most 10.0% of jobs")
+	data, err := overseer.MarshalPolicy(p, nil)
+	require.NoError(t, err)
+	back, err := overseer.ParsePolicy(data)
+	require.NoError(t, err)
+	assert.Equal(t, p, back)
+
+	_, err = eval.BudgetPolicy(runs[:12], 0.10, overseer.DefaultPolicy())
+	require.ErrorIs(t, err, eval.ErrPauseBudget)
+	assert.EqualError(t, err, "pause budget: 12 recent jobs are too few to set a pause budget on; it takes at least 20")
+	both := p
+	both.Promise = overseer.Promise{Kind: overseer.PromiseExpected, MaxFalsePause: 0.05, SucceededRuns: 30}
+	assert.EqualError(t, both.Validate(), "overseer: policy has both a false-pause promise and a pause budget; keep one")
+}

@@ -336,6 +336,9 @@ type Report struct {
 	PolicyName string      `json:"policy_name,omitempty"`
 	// Promise checks the policy's false-pause promise on these runs.
 	Promise PromiseCheck `json:"promise"`
+	// PauseBudget, for a policy with a pause budget, says the budget and
+	// the share of these runs it paused.
+	PauseBudget string `json:"pause_budget,omitempty"`
 }
 
 // NewReport measures scored runs and what policy does to them.
@@ -358,6 +361,10 @@ func NewReport(judge string, runs []ScoredRun, policy overseer.Policy) Report {
 	rep.AnyBoundary = checkpoint("any boundary", runs, minAnswer)
 	rep.Policy = PolicyRatesOf(runs, policy)
 	rep.Promise = CheckPromise(rep.Policy, policy.Promise.MaxFalsePause)
+	if b := policy.PauseBudget; b.Set() {
+		paused := rep.Policy.FalsePauses + rep.Policy.Catches
+		rep.PauseBudget = fmt.Sprintf("%s; on these runs it paused %d of %d (%.1f%%)", b, paused, len(runs), 100*float64(paused)/float64(max(1, len(runs))))
+	}
 	return rep
 }
 

@@ -30,6 +30,11 @@ type DecideOptions struct {
 	// Promise is the kind of false-pause promise the candidate's policy is
 	// certified for, default overseer.DefaultPromiseKind.
 	Promise overseer.PromiseKind
+	// PauseBudget, when set, is the share of jobs a recalibrated model's
+	// policy may pause (a reviewer-load control, eval.BudgetPolicy) until
+	// a promise can be certified; without it such a policy never pauses
+	// on P.
+	PauseBudget float64
 	// Version names the candidate; default a hash of its weights.
 	Version string
 	// For is the workflow type the jobs are of; a refit names it in its

@@ -61,11 +61,13 @@ const (
 type Input struct {
 	// Type is the workflow type whose jobs are learned from.
 	Type string `json:"type"`
-	// Budget, HoldOut, MinFamilies and Promise: see DecideOptions.
+	// Budget, HoldOut, MinFamilies, Promise and PauseBudget: see
+	// DecideOptions.
 	Budget      float64              `json:"budget,omitempty"`
 	HoldOut     float64              `json:"hold_out,omitempty"`
 	MinFamilies int                  `json:"min_families,omitempty"`
 	Promise     overseer.PromiseKind `json:"promise,omitempty"`
+	PauseBudget float64              `json:"pause_budget,omitempty"`
 	// Where narrows the jobs with a visibility clause ANDed to the type's,
 	// e.g. "TaskQueue = 'agents'".
 	Where string `json:"where,omitempty"`
@@ -78,7 +80,7 @@ type Input struct {
 }
 
 func (in Input) options() DecideOptions {
-	return DecideOptions{Budget: in.Budget, HoldOut: in.HoldOut, MinFamilies: in.MinFamilies, Promise: in.Promise}
+	return DecideOptions{Budget: in.Budget, HoldOut: in.HoldOut, MinFamilies: in.MinFamilies, Promise: in.Promise, PauseBudget: in.PauseBudget}
 }
 
 // Result is one round's outcome, with the totals of every round so far.

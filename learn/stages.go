@@ -94,10 +94,19 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 	fit := fmt.Sprintf("Brier at 50%% on the %d closed jobs %.3f against the current model %s's %.3f (AUROC %.3f against %.3f)",
 		len(records), d.Figures.CandidateBrier, current.Model.Version, d.Figures.CurrentBrier, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
 	policy := eval.UncertifiedPolicy(cand, fmt.Sprintf("stage 1: bands from %d %s jobs; no pause on P until a promise can be certified", len(records), workflowType))
+	uncertified := "no pause on P until a promise can be certified"
 	if cal, err := eval.Calibrate(cand, opts.Budget, opts.Promise); err == nil {
 		policy, d.Figures.Calibration, d.Figures.Stage = cal.Policy, &cal, overseer.StageCertified
 	} else {
 		d.Figures.CalibrationError = err.Error()
+		if opts.PauseBudget > 0 {
+			if bp, err := eval.BudgetPolicy(cand, opts.PauseBudget, policy); err == nil {
+				policy = bp
+				uncertified = bp.PauseBudget.String() + ", until a promise can be certified"
+			} else {
+				uncertified += " (" + err.Error() + ")"
+			}
+		}
 	}
 	var calibration any
 	if d.Figures.Calibration != nil {
@@ -113,7 +122,7 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 	d.Promote = true
 	d.Reason = fmt.Sprintf("promote %s (%s): %s", d.Version, stageNames[d.Figures.Stage], fit)
 	if d.Figures.Calibration == nil {
-		d.Reason += "; no pause on P until a promise can be certified: " + d.Figures.CalibrationError
+		d.Reason += "; " + uncertified + ": " + d.Figures.CalibrationError
 	}
 	return d, nil
 }

@@ -84,6 +84,17 @@ func TestRecalibrationPromotesStageOne(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, p.PauseAtOrBelow)
 
+	// With a pause budget, the uncertified policy pauses at most that share
+	// of jobs, said as a reviewer-load control.
+	bd, err := DecideRecalibration(context.Background(), synthetic(30, 2, 0), cur, "CoroJob", DecideOptions{Promise: overseer.PromiseConfident, PauseBudget: 0.1})
+	require.NoError(t, err)
+	bp, err := overseer.ParsePolicy(bd.Policy)
+	require.NoError(t, err)
+	assert.Equal(t, 0.1, bp.PauseBudget.MaxShare)
+	assert.Equal(t, 30, bp.PauseBudget.Jobs)
+	assert.LessOrEqual(t, bp.PauseBudget.Paused, 3)
+	assert.Contains(t, bd.Reason, "a pause budget, not a false-pause promise: pauses at most 10.0% of jobs")
+
 	// Recalibrated on these jobs already: nothing to do until more close.
 	m, err := overseer.ParseLearnedModel(d.Model)
 	require.NoError(t, err)

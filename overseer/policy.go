@@ -69,6 +69,45 @@ type Policy struct {
 	// for, with its evidence (`overseer calibrate` sets it); zero for
 	// thresholds set by hand.
 	Promise Promise
+	// PauseBudget, when set, is what PauseAtOrBelow was chosen for instead
+	// of a promise: a share of the type's recent jobs, whatever their
+	// outcome, that the threshold would have paused (`overseer calibrate
+	// --pause-budget`). A policy has a promise or a budget, not both.
+	PauseBudget PauseBudget
+}
+
+// PauseBudget is a reviewer-load control, not a false-pause promise: the
+// pause threshold is the highest at which at most MaxShare of Jobs recent
+// closed jobs of the type would have paused (Paused did), by their rank
+// alone. It needs no outcomes, so a team can have it before a promise can
+// be certified; it says nothing about how many of the pauses are false.
+type PauseBudget struct {
+	MaxShare float64 `json:"max_pause_share"`
+	Jobs     int     `json:"jobs"`
+	Paused   int     `json:"paused"`
+}
+
+// MinPauseBudgetJobs is the fewest recent jobs a pause budget is set on:
+// with fewer, the share a threshold pauses moves by more than 5 points
+// with one job.
+const MinPauseBudgetJobs = 20
+
+// Set reports whether the policy has a pause budget.
+func (b PauseBudget) Set() bool { return b.MaxShare > 0 }
+
+// String is the budget as a person reads it.
+func (b PauseBudget) String() string {
+	return fmt.Sprintf("a pause budget, not a false-pause promise: pauses at most %.1f%% of jobs like the %d recent ones it was set on (%d of them would have paused), whatever their outcome",
+		100*b.MaxShare, b.Jobs, b.Paused)
+}
+
+// Guarantee is what the policy's pause threshold stands for, in one
+// sentence: its promise, its pause budget, or neither.
+func (p Policy) Guarantee() string {
+	if p.PauseBudget.Set() {
+		return p.PauseBudget.String()
+	}
+	return p.Promise.String()
 }
 
 // PromiseKind says what a false-pause promise guarantees.
@@ -206,6 +245,14 @@ func (p Policy) Validate() error {
 	if p.MaxConsecutiveFailures == 0 {
 		return fmt.Errorf("overseer: policy MaxConsecutiveFailures = 0; use a negative value to never pause on failures")
 	}
+	if b := p.PauseBudget; b != (PauseBudget{}) {
+		switch {
+		case !(b.MaxShare > 0 && b.MaxShare < 1) || b.Jobs < MinPauseBudgetJobs || b.Paused < 0 || b.Paused > b.Jobs:
+			return fmt.Errorf("overseer: policy pause budget %+v is inconsistent: max_pause_share in (0,1), at least %d jobs, paused within them", b, MinPauseBudgetJobs)
+		case p.Promise.Certified():
+			return fmt.Errorf("overseer: policy has both a false-pause promise and a pause budget; keep one")
+		}
+	}
 	return nil
 }
 
@@ -277,6 +324,7 @@ type policyFile struct {
 	BreachSeverity         float64         `json:"breach_severity"`
 	MaxConsecutiveFailures int             `json:"max_consecutive_failures"`
 	Promise                *Promise        `json:"promise,omitempty"`
+	PauseBudget            *PauseBudget    `json:"pause_budget,omitempty"`
 	Calibration            json.RawMessage `json:"calibration,omitempty"`
 }
 
@@ -292,6 +340,10 @@ func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
 	if p.Promise.Certified() {
 		promise := p.Promise
 		f.Promise = &promise
+	}
+	if p.PauseBudget.Set() {
+		budget := p.PauseBudget
+		f.PauseBudget = &budget
 	}
 	if calibration != nil {
 		raw, err := json.Marshal(calibration)
@@ -332,6 +384,9 @@ func parsePolicy(data []byte) (Policy, error) {
 		BreachConfidence: f.BreachConfidence, BreachSeverity: f.BreachSeverity, MaxConsecutiveFailures: f.MaxConsecutiveFailures}
 	if f.Promise != nil {
 		p.Promise = *f.Promise
+	}
+	if f.PauseBudget != nil {
+		p.PauseBudget = *f.PauseBudget
 	}
 	if err := p.Validate(); err != nil {
 		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)

@@ -156,6 +156,9 @@ func printReport(out io.Writer, rep eval.Report) {
 	}
 	fmt.Fprintf(out, "\npolicy %q:\n", rep.PolicyName)
 	printRates(out, rep.Policy)
+	if rep.PauseBudget != "" {
+		fmt.Fprintf(out, "  %s\n", rep.PauseBudget)
+	}
 	fmt.Fprintf(out, "  %s\n", rep.Promise)
 	for _, c := range rep.Checkpoints {
 		if c.At == "50%" {
@@ -430,6 +433,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	scoring.register(fs)
 	budget := fs.Float64("max-false-pause", 0.05, "largest share of succeeded runs the policy may pause, in (0,1)")
 	promise := promiseFlag(fs)
+	pauseBudget := fs.Float64("pause-budget", 0, "instead of a false-pause promise, pause at most this share of jobs like these, whatever their outcome (a reviewer-load control; needs no outcomes, at least 20 jobs), in (0,1)")
 	policyOut := fs.String("out", "", "write the policy file here")
 	asJSON := fs.Bool("json", false, "print the calibration as JSON")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -447,9 +451,12 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 		return err
 	}
 	gates := eval.UseGateLabels(records)
-	judge, _, scored, err := scoring.score(ctx, records)
+	judge, base, scored, err := scoring.score(ctx, records)
 	if err != nil {
 		return err
+	}
+	if *pauseBudget != 0 {
+		return calibrateBudget(out, judge, base, scored, *pauseBudget, *policyOut, *asJSON)
 	}
 	cal, err := eval.Calibrate(scored, *budget, kind)
 	if err != nil {
@@ -501,6 +508,35 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	fmt.Fprintf(out, "%s\n", gates)
 	if *policyOut != "" {
 		fmt.Fprintf(out, "policy written to %s: use it with `overseer worker --policy %s` or overseer.LoadPolicy\n", *policyOut, *policyOut)
+	}
+	return nil
+}
+
+// calibrateBudget is `overseer calibrate --pause-budget`.
+func calibrateBudget(out io.Writer, judge string, base overseer.Policy, scored []eval.ScoredRun, share float64, policyOut string, asJSON bool) error {
+	p, err := eval.BudgetPolicy(scored, share, base)
+	if err != nil {
+		return err
+	}
+	if policyOut != "" {
+		data, err := overseer.MarshalPolicy(p, nil)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(policyOut, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return writeJSON(out, struct {
+			Judge  string          `json:"judge"`
+			Policy json.RawMessage `json:"policy"`
+		}{judge, mustPolicyJSON(p)})
+	}
+	fmt.Fprintf(out, "judge: %s; %d jobs\npause at or below %.3f; On track from %.3f, Off track below %.3f\n%s\n",
+		judge, len(scored), p.PauseAtOrBelow, p.OnTrackAt, p.NeedsALookAt, p.Guarantee())
+	if policyOut != "" {
+		fmt.Fprintf(out, "policy written to %s: use it with `overseer worker --policy %s` or overseer.LoadPolicy\n", policyOut, policyOut)
 	}
 	return nil
 }

@@ -173,6 +173,8 @@ func TestDecisionBadInput(t *testing.T) {
 		{"recalibrate on too few", []string{"recalibrate", "--traces", letters, "--out", filepath.Join(dir, "m.json")}, 1, "recalibrate: 24 runs are too few: recalibration takes at least 30 closed runs of both outcomes"},
 		{"recalibrate a model of another format", []string{"recalibrate", "--traces", letters, "--model", oldModel, "--out", filepath.Join(dir, "m.json")}, 2, `format "overseer-learned-model/v0" is not "overseer-learned-model/v2"`},
 		{"unknown promise kind", []string{"calibrate", "--traces", letters, "--promise", "sure"}, 2, `--promise: unknown promise kind "sure": use "confidence" (a 95% upper bound) or "expected" (in expectation on new runs)`},
+		{"pause budget on too few jobs", []string{"calibrate", "--traces", write("few.csv", "id,outcome,sequence\na-1,succeeded,RE\nb-1,failed,RX\n"), "--pause-budget", "0.1"}, 1,
+			"pause budget: 2 recent jobs are too few to set a pause budget on; it takes at least 20"},
 		{"recalibrate without out", []string{"recalibrate", "--traces", letters}, 2, "give --out FILE for the recalibrated model"},
 		{"export bad labels", []string{"export", "--labels", write("labels.json", `{"a-1":"maybe"}`)}, 1, `job "a-1" has outcome "maybe": use succeeded, failed or blocked`},
 	} {

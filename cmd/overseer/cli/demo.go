@@ -67,7 +67,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs in manage mode, judged by the %s.\n", worker.JudgeConfig{})
 	policy := overseer.DefaultLearnedPolicy()
 	fmt.Fprintf(out, "Policy: %s; Off track (pause) at or below P %.3f, On track from %.3f; %s.\n",
-		policy.Name, policy.PauseAtOrBelow, policy.OnTrackAt, policy.Promise)
+		policy.Name, policy.PauseAtOrBelow, policy.OnTrackAt, policy.Guarantee())
 	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
 	quiet := zap.NewNop()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})

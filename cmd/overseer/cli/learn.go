@@ -66,7 +66,7 @@ func hostLearn(c client.Client, w sdkworker.Worker, hostsRegistry bool) (func(),
 
 func learnScheduleID(typ string) string { return learn.DefaultScheduleName + "-" + typ }
 
-func learnInput(typ, where string, budget float64, promise string) (learn.Input, error) {
+func learnInput(typ, where string, budget float64, promise string, pauseBudget float64) (learn.Input, error) {
 	if strings.TrimSpace(typ) == "" {
 		return learn.Input{}, fmt.Errorf("%w: give --type, the workflow type whose jobs to learn from", ErrUsage)
 	}
@@ -77,7 +77,10 @@ func learnInput(typ, where string, budget float64, promise string) (learn.Input,
 	if err != nil {
 		return learn.Input{}, fmt.Errorf("%w: --promise: %v", ErrUsage, err)
 	}
-	return learn.Input{Type: typ, Where: where, Budget: budget, Promise: kind}, nil
+	if pauseBudget != 0 && !(pauseBudget > 0 && pauseBudget < 1) {
+		return learn.Input{}, fmt.Errorf("%w: --pause-budget %v: give a share of jobs in (0,1), e.g. 0.1", ErrUsage, pauseBudget)
+	}
+	return learn.Input{Type: typ, Where: where, Budget: budget, Promise: kind, PauseBudget: pauseBudget}, nil
 }
 
 func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
@@ -88,13 +91,14 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 	every := fs.Duration("every", 24*time.Hour, "how often a round runs")
 	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a promoted model must keep, in (0,1)")
 	promise := promiseFlag(fs)
+	pauseBudget := fs.Float64("pause-budget", 0, "until a promise can be certified, let a recalibrated model pause at most this share of jobs (a reviewer-load control, not a false-pause promise), in (0,1); default: no pause on P until then")
 	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
 	asJSON := fs.Bool("json", false, "print as JSON")
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	in, err := learnInput(*typ, *where, *budget, *promise)
+	in, err := learnInput(*typ, *where, *budget, *promise, *pauseBudget)
 	if err != nil {
 		return err
 	}
@@ -182,6 +186,7 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	typ := fs.String("type", "", "workflow type whose jobs to learn from (required)")
 	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a promoted model must keep, in (0,1)")
 	promise := promiseFlag(fs)
+	pauseBudget := fs.Float64("pause-budget", 0, "until a promise can be certified, let a recalibrated model pause at most this share of jobs (a reviewer-load control, not a false-pause promise), in (0,1); default: no pause on P until then")
 	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
 	wait := fs.Duration("wait", 30*time.Minute, "how long to wait for the round")
 	asJSON := fs.Bool("json", false, "print the round's result as JSON")
@@ -189,7 +194,7 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in, err := learnInput(*typ, *where, *budget, *promise)
+	in, err := learnInput(*typ, *where, *budget, *promise, *pauseBudget)
 	if err != nil {
 		return err
 	}

@@ -198,7 +198,7 @@ func writeVersion(out io.Writer, t registry.TypeModels, v registry.Version) {
 	}
 	if p, err := overseer.ParsePolicy(v.Policy); err == nil {
 		fmt.Fprintf(tw, "Policy\t%s: On track from %.3f, Needs a look from %.3f, pause at or below %.3f\n", p.Name, p.OnTrackAt, p.NeedsALookAt, p.PauseAtOrBelow)
-		fmt.Fprintf(tw, "Promise\t%s\n", p.Promise)
+		fmt.Fprintf(tw, "Promise\t%s\n", p.Guarantee())
 	}
 	if len(v.Figures) > 0 {
 		fmt.Fprintf(tw, "Figures\t%s\n", v.Figures)
