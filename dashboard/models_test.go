@@ -110,7 +110,8 @@ func TestModelsPageShowsRoundsAndRefusals(t *testing.T) {
 			Readiness: learn.Readiness{Ready: true, Runs: 150, Sentence: "150 labelled runs (100 succeeded, 50 failed, 5 task families): enough to refit"},
 			Sentence:  "round 7 for CoroJob: refused learned-c: it ranks worse"},
 		{Type: "NewJob", At: t0, Rounds: 1, Rates: &young,
-			Readiness: learn.Readiness{Runs: 3, Sentence: "3 labelled runs (2 succeeded, 1 failed, 1 task families): a 5% false-pause promise at 95% confidence takes 59 succeeded runs to train on and 3 task families; needs about 72 more succeeded runs"},
+			Readiness: learn.Readiness{Runs: 3, Sentence: "3 labelled runs (2 succeeded, 1 failed, 1 task families): a 5% false-pause promise at 95% confidence takes 59 succeeded runs to train on and 3 task families; needs about 72 more succeeded runs",
+				Next: "NewJob is at stage 0, not calibrated for the type: stage 1 (recalibration) needs 30 closed jobs of both outcomes; 3 have closed; a refit (stage 3) needs about 72 more succeeded runs"},
 			Sentence:  "round 1 for NewJob: no candidate: 3 labelled runs …"},
 	}
 	tests := []struct {
@@ -137,6 +138,7 @@ func TestModelsPageShowsRoundsAndRefusals(t *testing.T) {
 			`<p data-promise>Promise of learned-mini-swe-v2: ` + shipped.String() + `</p>`,
 			`<p data-rates>False pauses and catches ` + young.Sentence + `.</p>`,
 			`needs about 72 more succeeded runs.</p>`,
+			`<p data-next>Calibration stage: NewJob is at stage 0, not calibrated for the type: stage 1 (recalibration) needs 30 closed jobs of both outcomes; 3 have closed; a refit (stage 3) needs about 72 more succeeded runs.</p>`,
 			`Round 1, 2026-12-01 09:00:00 UTC (0 promoted, 0 refused so far).</p>`,
 		},
 		notWant: []string{"round 1 for NewJob: no candidate", "data-learn-error"},
