@@ -53,7 +53,7 @@ type Config struct {
 	// with the judge (overseer.PolicyFor).
 	Policy overseer.Policy
 	// Mode for workflow types not in Modes. If not set, manage for the
-	// reference job and observe for anything else.
+	// reference job and the recorded job, observe for anything else.
 	Mode overseer.Mode
 	// Modes per workflow type.
 	Modes map[string]overseer.Mode
@@ -175,8 +175,10 @@ func (cfg Config) PluginOptions() overseer.Options {
 	}
 	if mode == "" {
 		mode = overseer.ModeObserve
-		if _, ok := modes[workflows.JobWorkflowName]; !ok {
-			modes[workflows.JobWorkflowName] = overseer.ModeManage
+		for _, t := range []string{workflows.JobWorkflowName, workflows.RecordedJobWorkflowName} {
+			if _, ok := modes[t]; !ok {
+				modes[t] = overseer.ModeManage
+			}
 		}
 	}
 	return overseer.Options{
@@ -196,7 +198,8 @@ func (cfg Config) PluginOptions() overseer.Options {
 }
 
 // New builds a worker on c with the overseer plugin, the job workflow and
-// the phase agents registered. Run it with Run or Start.
+// its phase agents, and the recorded job (workflows.RecordedJob) and its
+// phases registered. Run it with Run or Start.
 func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	opts := cfg.PluginOptions()
 	if opts.Judge == nil {
@@ -238,6 +241,8 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins})
 	workflows.Register(w)
 	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
+	workflows.RegisterRecorded(w)
+	(&activities.Recorded{}).Register(w)
 	if cfg.ModelRegistry {
 		return withRegistry{Worker: w, registry: registry.NewWorker(c, sdkworker.Options{})}, nil
 	}
