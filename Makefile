@@ -22,7 +22,7 @@ PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./bench/... ./learn/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck demo bench default-model cluster test-cluster
+.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint demo bench default-model cluster test-cluster
 
 tools:
 	@bash scripts/install-tools.sh
@@ -34,7 +34,7 @@ demo-tools:
 test: tools
 	$(GO) test -race -count=1 $(TESTFLAGS) $(PKGS)
 
-lint: tools fmt-check tidy-check vet staticcheck workflowcheck doccheck
+lint: tools fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint
 
 # A Temporal cluster on PostgreSQL on this machine (scripts/cluster.sh, the
 # cluster docker-compose.yml describes): `make cluster` runs one until
@@ -76,6 +76,30 @@ doccheck:
 
 vet:
 	$(GO) vet $(PKGS)
+
+# Checks the alerting rules in deploy/prometheus with promtool from
+# Debian's prometheus package (.ci/run installs it): their syntax (check
+# rules), their unit tests (test rules, *_test.yml), and that every alert
+# has a unit test and a runbook section (### Name) in
+# docs/operations-alerts.md. Without promtool it skips, saying so, except
+# under CI=true, where it fails.
+PROMTOOL ?= promtool
+PROM_RULES := $(filter-out %_test.yml,$(wildcard deploy/prometheus/*.yml))
+promlint:
+	@if ! command -v $(PROMTOOL) >/dev/null 2>&1; then \
+		if [[ "$${CI:-}" == "true" ]]; then echo "promlint: $(PROMTOOL) not found (apt-get install -y prometheus)"; exit 1; fi; \
+		echo "promlint: SKIPPED: $(PROMTOOL) not found; apt-get install -y prometheus to check deploy/prometheus (CI fails without it)"; exit 0; \
+	fi; \
+	$(PROMTOOL) check rules $(PROM_RULES); \
+	$(PROMTOOL) test rules deploy/prometheus/*_test.yml; \
+	missing=0; \
+	for a in $$(sed -n -E 's/^ *- alert: *([A-Za-z0-9_]+).*/\1/p' $(PROM_RULES)); do \
+		grep -qE "alertname: *$$a\b" deploy/prometheus/*_test.yml || { echo "promlint: alert $$a has no unit test in deploy/prometheus/*_test.yml"; missing=1; }; \
+		grep -qE "^### $$a\b" docs/operations-alerts.md || { echo "promlint: alert $$a has no runbook section (### $$a) in docs/operations-alerts.md"; missing=1; }; \
+	done; \
+	[[ $$missing == 0 ]] || exit 1; \
+	echo "promlint: ok"
+
 
 staticcheck: tools
 	$(TOOLS_BIN)/staticcheck $(PKGS)
