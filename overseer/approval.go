@@ -107,13 +107,12 @@ func (o Options) approvalFor(workflowType string) Approval {
 
 // startedBy reads who started the run from its memo, "" if it does not
 // say. The memo is part of the start event: every replay reads the same.
+// A memo its codec encrypted is read with the worker's data converter
+// (memoString).
 func startedBy(ctx workflow.Context) string {
-	p, ok := workflow.GetInfo(ctx).Memo.GetFields()[StartedByMemoKey]
-	if !ok {
-		return ""
-	}
-	var s string
-	if err := headerConverter.FromPayload(p, &s); err != nil {
+	s, _, err := memoString(ctx, StartedByMemoKey)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("overseer: the job's starter cannot be read", "memo", StartedByMemoKey, "error", err.Error())
 		return ""
 	}
 	return strings.TrimSpace(s)

@@ -143,12 +143,10 @@ const GateDeadlineMemoKey = "overseer.gate_deadline"
 // one. The memo is part of the run's start event, so it reads the same on
 // every replay and on every worker.
 func (r *run) deadline(ctx workflow.Context) GateDeadline {
-	p, ok := workflow.GetInfo(ctx).Memo.GetFields()[GateDeadlineMemoKey]
+	s, ok, err := memoString(ctx, GateDeadlineMemoKey)
 	if !ok {
 		return r.cfg.GateDeadline
 	}
-	var s string
-	err := headerConverter.FromPayload(p, &s)
 	var d GateDeadline
 	if err == nil {
 		d, err = ParseGateDeadline(s)

@@ -117,7 +117,7 @@ func decodeResume(raw converter.RawValue) (ResumeRequest, error) {
 		if dec.More() {
 			return ResumeRequest{}, invalidResume("resume request has data after its JSON object; send one object")
 		}
-	} else if err := headerConverter.FromPayload(p, &req); err != nil {
+	} else if err := defaultConverter.FromPayload(p, &req); err != nil {
 		return ResumeRequest{}, invalidResume("resume request cannot be decoded: %s", clip(err.Error(), 200))
 	}
 	return req, req.Validate()

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -30,16 +29,14 @@ var (
 	SearchAttributePaused      = temporal.NewSearchAttributeKeyBool("OverseerPaused")
 )
 
-// headerConverter encodes overseer headers. It is fixed (not the client's
-// converter) so that worker and activity always agree on the encoding.
-var headerConverter = converter.GetDefaultDataConverter()
-
 type workerInterceptor struct {
 	interceptor.WorkerInterceptorBase
 	opts Options
 	// circuit is the judge's on this worker, for the runs that ask it in
 	// the background.
 	circuit *judgeCircuit
+	// dc decodes the note's header in activities (codec.go).
+	dc *activityConverter
 }
 
 var (
@@ -57,11 +54,11 @@ func NewWorkerInterceptor(opts Options) (interceptor.WorkerInterceptor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workerInterceptor{opts: o, circuit: newJudgeCircuit()}, nil
+	return &workerInterceptor{opts: o, circuit: newJudgeCircuit(), dc: &activityConverter{set: o.DataConverter}}, nil
 }
 
 func (w *workerInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
-	return &activityInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}}
+	return &activityInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, dc: w.dc}
 }
 
 func (w *workerInterceptor) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
@@ -71,12 +68,12 @@ func (w *workerInterceptor) InterceptWorkflow(_ workflow.Context, next intercept
 // activityInbound makes the process note readable with ProcessNote.
 type activityInbound struct {
 	interceptor.ActivityInboundInterceptorBase
+	dc *activityConverter
 }
 
 func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	if p, ok := interceptor.Header(ctx)[noteHeader]; ok {
-		var n Note
-		if err := headerConverter.FromPayload(p, &n); err == nil {
+		if n, ok := a.dc.readNote(ctx, p); ok {
 			ctx = context.WithValue(ctx, noteKey{}, n)
 		}
 	}
@@ -101,7 +98,7 @@ func (i *workflowInbound) Init(outbound interceptor.WorkflowOutboundInterceptor)
 func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
 	info := workflow.GetInfo(ctx)
 	wfType := info.WorkflowType.Name
-	modeOverride, modeErr := memoMode(info.Memo)
+	modeOverride, modeErr := memoMode(ctx)
 	off := modeErr == nil && i.opts.modeFor(wfType, modeOverride) == ModeOff
 	// ModeOff writes nothing to history: no version marker (nor its
 	// TemporalChangeVersion upsert), no pinned configuration. Replayed, such
@@ -224,7 +221,7 @@ func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, er
 	r.endNotifications(wait)
 	var can *workflow.ContinueAsNewError
 	if errors.As(wfErr, &can) {
-		r.carryOver(can)
+		r.carryOver(wait, can)
 	}
 	return result, wfErr
 }
@@ -250,8 +247,12 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 		return o.Next.ExecuteActivity(ctx, activityType, args...)
 	}
 	if note := r.takeNote(); note != nil {
-		if p, err := headerConverter.ToPayload(*note); err == nil {
+		// The worker's converter: the note is as private as the input
+		// that carries it.
+		if p, err := toWorkflowPayload(ctx, *note); err == nil {
 			interceptor.WorkflowHeader(ctx)[noteHeader] = p
+		} else {
+			r.logger.Error("overseer: cannot pass the process note in a header", "error", err.Error())
 		}
 		if len(args) > 0 {
 			if nr, ok := args[0].(NoteReceiver); ok {
@@ -278,14 +279,12 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 // {"overseer.mode": "manage"} to manage just that job.
 const ModeMemoKey = "overseer.mode"
 
-func memoMode(memo *commonpb.Memo) (Mode, error) {
-	p, ok := memo.GetFields()[ModeMemoKey]
-	if !ok {
-		return "", nil
-	}
-	var s string
-	if err := headerConverter.FromPayload(p, &s); err != nil {
-		return "", fmt.Errorf("overseer: memo %s is not a string: %w", ModeMemoKey, err)
+// memoMode reads the run's mode override, with the worker's data
+// converter when its codec encoded the memo (memoString).
+func memoMode(ctx workflow.Context) (Mode, error) {
+	s, ok, err := memoString(ctx, ModeMemoKey)
+	if err != nil || !ok {
+		return "", err
 	}
 	return ParseMode(s)
 }
@@ -323,8 +322,10 @@ type carriedState struct {
 	Note       *Note      `json:"note,omitempty"`
 }
 
-func (r *run) carryOver(can *workflow.ContinueAsNewError) {
-	p, err := headerConverter.ToPayload(carriedState{Status: r.st, Trajectory: r.traj, Seq: r.seq, Note: r.note})
+func (r *run) carryOver(ctx workflow.Context, can *workflow.ContinueAsNewError) {
+	// The worker's converter: the status and trajectory are as private as
+	// the run's own payloads.
+	p, err := toWorkflowPayload(ctx, carriedState{Status: r.st, Trajectory: r.traj, Seq: r.seq, Note: r.note})
 	if err != nil {
 		r.logger.Error("overseer: cannot carry state across continue-as-new", "error", err)
 		return
@@ -343,7 +344,7 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 		return
 	}
 	var c carriedState
-	if err := headerConverter.FromPayload(p, &c); err != nil {
+	if err := fromWorkflowPayload(ctx, p, &c); err != nil {
 		workflow.GetLogger(ctx).Warn("overseer: ignoring unreadable carried state", "error", err)
 		return
 	}

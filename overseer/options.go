@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/converter"
+
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
@@ -182,6 +184,16 @@ type Options struct {
 	// DashboardURL/job?id=WORKFLOW_ID. It is read when a notification is
 	// sent, not recorded in history.
 	DashboardURL string
+
+	// DataConverter is the data converter of the worker's client, payload
+	// codec included (converter.NewCodecDataConverter). Workflow code needs
+	// none: it reads the memo fields and writes its headers with the
+	// worker's own converter. Activities read the process note's header
+	// (ProcessNote) with this one; if not set, with the converter of the
+	// client the plugin was given to (client.Options.Plugins), else the
+	// default converter, which cannot read a header a codec encoded (a
+	// warning says so, once).
+	DataConverter converter.DataConverter
 }
 
 // Default values used when an Options field is not set.

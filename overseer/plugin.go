@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -24,9 +25,16 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	dc := wi.(*workerInterceptor).dc
 	return temporal.NewSimplePlugin(temporal.SimplePluginOptions{
 		Name:               pluginName,
 		WorkerInterceptors: []interceptor.WorkerInterceptor{wi},
+		// Given to a client, the plugin learns its data converter, for the
+		// activities' note header (Options.DataConverter).
+		ConfigureClient: func(_ context.Context, o client.PluginConfigureClientOptions) error {
+			dc.capture(o.ClientOptions.DataConverter)
+			return nil
+		},
 		RunContextBefore: func(_ context.Context, o temporal.SimplePluginRunContextBeforeOptions) error {
 			o.Registry.RegisterActivityWithOptions(a.Assess, activity.RegisterOptions{Name: AssessActivityName})
 			registerNotify(o.Registry, opts)
