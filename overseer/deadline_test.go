@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
@@ -71,6 +72,21 @@ func (n *inbox) event(kind overseer.GateEventKind) overseer.GateEvent {
 func deadlineHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) (*harness, *capture) {
 	t.Helper()
 	return deadlineHarnessWith(t, opts, nil, steps...)
+}
+
+// settled makes every phase of h take half a second of the test clock.
+// The test environment moves its clock only once no activity runs, so a
+// notification attempt started with a phase finishes before the phase
+// does, as it would against a receiver faster than an agent: otherwise
+// which one finishes first is up to the goroutines, and with it whether
+// the run's end finds the attempt in flight and hands it to the notifier
+// workflow (a duplicate the receiver drops by its key, but a different
+// count in the status).
+func settled(h *harness) *harness {
+	for _, p := range testPhases {
+		h.env.OnActivity(p, mock.Anything, mock.Anything).After(500 * time.Millisecond).Return(h.rec.phase)
+	}
+	return h
 }
 
 // deadlineHarnessWith is deadlineHarness with worker interceptors.
@@ -295,6 +311,7 @@ func TestGateExpiresWithContinueAndTheNextPhaseRuns(t *testing.T) {
 		GateDeadlines: map[string]overseer.GateDeadline{"phasesWorkflow": {After: 4 * time.Hour, Action: overseer.DeadlineContinue}},
 		Notifier:      n,
 	}, onTrack(), flagged(), onTrack())
+	settled(h)
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 	require.NoError(t, h.env.GetWorkflowError())
 	calls := h.rec.Calls()
@@ -325,9 +342,10 @@ func TestResumeBeforeTheDeadlineCancelsIt(t *testing.T) {
 		GateDeadline: overseer.GateDeadline{After: 24 * time.Hour, Action: overseer.DeadlineAbort},
 		Notifier:     n,
 	}, onTrack(), flagged(), onTrack())
+	settled(h) // the gate opens after two phases: a second after the start
 	h.env.RegisterDelayedCallback(func() {
 		h.update(overseer.ResumeRequest{By: "alice", Gate: "code-1", Note: "fine"})
-	}, 2*time.Hour)
+	}, 2*time.Hour+time.Second)
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 	require.NoError(t, h.env.GetWorkflowError())
 	assert.Len(t, h.rec.Calls(), 3)
@@ -371,6 +389,7 @@ func TestNotificationFailuresNeverHoldTheJobAndAreShown(t *testing.T) {
 			return nil
 		}}
 		h, _ := deadlineHarness(t, overseer.Options{Mode: overseer.ModeManage, Notifier: n}, onTrack(), flagged(), onTrack())
+		settled(h)
 		h.env.RegisterDelayedCallback(func() { h.update(overseer.ResumeRequest{By: "carol"}) }, time.Hour)
 		h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 		require.NoError(t, h.env.GetWorkflowError())
@@ -391,6 +410,7 @@ func TestNotificationFailuresNeverHoldTheJobAndAreShown(t *testing.T) {
 			return nil
 		}}
 		h, m := deadlineHarness(t, overseer.Options{Mode: overseer.ModeManage, Notifier: n}, onTrack(), flagged(), onTrack())
+		settled(h)
 		var during overseer.Status
 		h.env.RegisterDelayedCallback(func() {
 			during = h.status(t)

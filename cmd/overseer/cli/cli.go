@@ -47,6 +47,7 @@ func Commands() map[string]Command {
 		"eval":        &Eval{},
 		"calibrate":   &CalibrateCmd{},
 		"recalibrate": &Recalibrate{},
+		"replay":      &ReplayCmd{},
 		"export":      &Export{},
 		"model":       &ModelCmd{},
 		"learn":       &LearnCmd{},
