@@ -80,14 +80,7 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 	if opts.For == "" {
 		return nil, fmt.Errorf("%w: say whose runs these are (the workflow type or agent)", ErrRecalibrate)
 	}
-	succeeded, failed := 0, 0
-	for _, r := range records {
-		if r.Outcome.Failed() {
-			failed++
-		} else {
-			succeeded++
-		}
-	}
+	succeeded, failed := Outcomes(records)
 	switch {
 	case succeeded == 0 || failed == 0:
 		return nil, fmt.Errorf("%w: the %d runs all %s: recalibration needs runs of both outcomes", ErrRecalibrate, len(records), map[bool]string{true: "succeeded", false: "failed"}[failed == 0])
@@ -135,6 +128,18 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 		return nil, err
 	}
 	return out, nil
+}
+
+// Outcomes counts the succeeded and the failed (or blocked) records.
+func Outcomes(records []Record) (succeeded, failed int) {
+	for _, r := range records {
+		if r.Outcome.Failed() {
+			failed++
+		} else {
+			succeeded++
+		}
+	}
+	return succeeded, failed
 }
 
 // scoreSamples are one sub-model's linear scores at the boundaries of the

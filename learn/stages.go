@@ -34,14 +34,7 @@ var stageNames = map[int]string{
 // applied) for a type whose current model is cur, and, when it cannot,
 // what it needs.
 func recalibrationReady(records []eval.Record, cur Current) (bool, string) {
-	succeeded, failed := 0, 0
-	for _, r := range records {
-		if r.Outcome.Failed() {
-			failed++
-		} else {
-			succeeded++
-		}
-	}
+	succeeded, failed := eval.Outcomes(records)
 	if r := cur.Model.Recalibration; r != nil && r.Runs >= len(records) {
 		return false, fmt.Sprintf("it is recalibrated on %d jobs already; it recalibrates again when more have closed", r.Runs)
 	}
