@@ -287,3 +287,17 @@ func TestPolicyPromiseIsShown(t *testing.T) {
 	assert.Contains(t, body, "<b>Policy:</b> default thresholds")
 	assert.Contains(t, body, "no false-pause promise")
 }
+
+func TestStageAndStandingAreShown(t *testing.T) {
+	const basis = telemetryBasis + "; stage 1: recalibrated (intercept) on 34 CoroJob jobs; lower than 92% of the last 34 CoroJob jobs at this point"
+	b := newBackend()
+	st := b.statuses["job-off"]
+	st.Basis = basis
+	b.statuses["job-off"] = st
+	srv := newServer(t, b, dashboard.Options{})
+	_, list := get(t, srv.Client(), srv.URL+"/")
+	assert.Contains(t, list, `<div class="sub basis">telemetry sub-model, stage 1</div>`, "the row names the stage")
+	assert.Contains(t, list, `<div class="sub standing" data-standing>lower than 92% of the last 34 CoroJob jobs at this point</div>`)
+	_, page := get(t, srv.Client(), srv.URL+"/job?id=job-off")
+	assert.Contains(t, page, `<p class="standing" data-standing><b>Among its type:</b> lower than 92% of the last 34 CoroJob jobs at this point</p>`)
+}

@@ -124,11 +124,14 @@ type row struct {
 	// Basis is what the latest assessment was based on; BasisShort its
 	// first words.
 	Basis, BasisShort string
-	Phase             string
-	Mode              string
-	Age               time.Duration
-	Pauses            int
-	StatusErr         string
+	// Standing is where the job stands among its type's recent jobs at
+	// this point (a recalibrated model's relative verdict), or "".
+	Standing  string
+	Phase     string
+	Mode      string
+	Age       time.Duration
+	Pauses    int
+	StatusErr string
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -193,7 +196,7 @@ func (r *row) fill(j ops.Job, st overseer.Status, err error) {
 		r.Phase, r.Mode, r.Pauses = st.Phase, string(st.Mode), st.Counters.Pauses
 		r.Badge, r.HasP, r.P, r.BandClass = bandBadge(st.Band), statusHasP(st), st.OnObjective, string(st.Band)
 		r.NotAssessed = st.Assessed && !r.HasP
-		r.Basis, r.BasisShort = st.Basis, shortBasis(st.Basis)
+		r.Basis, r.BasisShort, r.Standing = st.Basis, shortBasis(st.Basis), overseer.StandingOf(st.Basis)
 		// A job terminated or timed out at a gate still replays as paused.
 		if st.Paused && j.Running() {
 			r.Badge, r.Last = pausedBadge, lastVerdict(st)
@@ -514,6 +517,7 @@ func refusal(err error) string {
 
 var funcs = template.FuncMap{
 	"pct":         func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
+	"standing":    overseer.StandingOf,
 	"prob":        func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"auc":         func(v float64) string { return fmt.Sprintf("%.3f", v) },
 	"num":         func(v float64) string { return fmt.Sprintf("%.1f", v) },
