@@ -22,7 +22,7 @@ PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./bench/... ./learn/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint demo bench default-model cluster test-cluster
+.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check demo bench default-model cluster test-cluster
 
 tools:
 	@bash scripts/install-tools.sh
@@ -34,7 +34,7 @@ demo-tools:
 test: tools
 	$(GO) test -race -count=1 $(TESTFLAGS) $(PKGS)
 
-lint: tools fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint
+lint: tools fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check
 
 # A Temporal cluster on PostgreSQL on this machine (scripts/cluster.sh, the
 # cluster docker-compose.yml describes): `make cluster` runs one until
@@ -73,6 +73,14 @@ tidy-check:
 # documents or a path outside the repository.
 doccheck:
 	@$(GO) run scripts/doccheck.go
+
+# Fails when docs/cli.md is not what the commands' own flag sets generate
+# (a flag added without regenerating it: cd cmd && go test ./overseer/cli
+# -run TestCLIReference -update), or when README.md or a guide under docs/
+# shows an `overseer ...` command line with a command, subcommand or flag
+# the CLI does not have.
+clidoc-check:
+	cd cmd && $(GO) test -count=1 -run '^(TestCLIReference|TestDocsCommands|TestDocsCommandsCheckFails)$$' ./overseer/cli
 
 vet:
 	$(GO) vet $(PKGS)

@@ -189,7 +189,21 @@ func usage(out io.Writer, cmds map[string]Command) {
 func newFlags(name string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("overseer "+name, flag.ContinueOnError)
 	fs.SetOutput(out)
+	if onNewFlags != nil {
+		onNewFlags(fs)
+	}
 	return fs
+}
+
+// onNewFlags, when set, is given every flag set a command makes: the CLI
+// reference (docs/cli.md) and the docs' command check read the commands'
+// own flag sets through it.
+var onNewFlags func(*flag.FlagSet)
+
+// subcommander is a command made of verbs (overseer model list): the CLI
+// reference lists each verb's flags.
+type subcommander interface {
+	subcommandNames() []string
 }
 
 // parse parses flags anywhere on the line (`resume ID --by NAME` works as
@@ -242,13 +256,18 @@ type subcommand struct {
 	run  func(ctx context.Context, args []string, out io.Writer) error
 }
 
-// runSubcommand runs the subcommand args[0] names, or prints usage for
-// -h; an unknown or missing one is a usage error naming the choices.
-func runSubcommand(ctx context.Context, args []string, out io.Writer, usage string, subs []subcommand) error {
+func subcommandNames(subs []subcommand) []string {
 	names := make([]string, len(subs))
 	for i, sc := range subs {
 		names[i] = sc.name
 	}
+	return names
+}
+
+// runSubcommand runs the subcommand args[0] names, or prints usage for
+// -h; an unknown or missing one is a usage error naming the choices.
+func runSubcommand(ctx context.Context, args []string, out io.Writer, usage string, subs []subcommand) error {
+	names := subcommandNames(subs)
 	choices := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 	if len(args) == 0 {
 		return fmt.Errorf("%w: give a subcommand: %s", ErrUsage, choices)

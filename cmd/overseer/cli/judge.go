@@ -82,6 +82,8 @@ func (*JudgeCmd) Synopsis() string {
 	return "serve a judge over the Jev HTTP protocol: judge serve"
 }
 
+func (*JudgeCmd) subcommandNames() []string { return []string{"serve"} }
+
 // Run implements Command.
 func (*JudgeCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || args[0] != "serve" {

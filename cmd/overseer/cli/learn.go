@@ -44,10 +44,16 @@ workers started with --model-registry give new jobs the promoted model.`
 
 // Run implements Command.
 func (*LearnCmd) Run(ctx context.Context, args []string, out io.Writer) error {
-	return runSubcommand(ctx, args, out, learnUsage, []subcommand{
-		{"schedule", learnSchedule}, {"run", learnRun}, {"status", learnStatus},
-	})
+	return runSubcommand(ctx, args, out, learnUsage, learnSubcommands())
 }
+
+func learnSubcommands() []subcommand {
+	return []subcommand{
+		{"schedule", learnSchedule}, {"run", learnRun}, {"status", learnStatus},
+	}
+}
+
+func (*LearnCmd) subcommandNames() []string { return subcommandNames(learnSubcommands()) }
 
 // hostLearn registers the learn workflow and activities on a worker and,
 // unless it hosts the model registry already, hosts the registry so that

@@ -39,10 +39,16 @@ Run ` + "`overseer model <subcommand> -h`" + ` for a subcommand's flags.`
 
 // Run implements Command.
 func (*ModelCmd) Run(ctx context.Context, args []string, out io.Writer) error {
-	return runSubcommand(ctx, args, out, modelUsage, []subcommand{
-		{"list", modelList}, {"show", modelShow}, {"promote", modelPromote}, {"rollback", modelRollback},
-	})
+	return runSubcommand(ctx, args, out, modelUsage, modelSubcommands())
 }
+
+func modelSubcommands() []subcommand {
+	return []subcommand{
+		{"list", modelList}, {"show", modelShow}, {"promote", modelPromote}, {"rollback", modelRollback},
+	}
+}
+
+func (*ModelCmd) subcommandNames() []string { return subcommandNames(modelSubcommands()) }
 
 // registryConn dials the server and hosts the registry workflow while the
 // command runs, so that it works before any worker uses the registry.
