@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
@@ -39,6 +40,13 @@ type Config struct {
 	// TLS and the API key come only from the SDK's conventions
 	// (TEMPORAL_TLS*, TEMPORAL_API_KEY or a profile), so they never appear
 	// on a command line.
+
+	// DataConverter is the data converter of a deployment that encodes its
+	// payloads (converter.NewCodecDataConverter, e.g. package codec's
+	// AES-GCM codec): Dial sets it on the client, and the overseer's
+	// activities read the process note's header with it. Give New a
+	// client with the same converter. If not set, the SDK's default.
+	DataConverter converter.DataConverter
 
 	// Judge answers the overseer's questions. If not set, the judge that
 	// JudgeConfig selects.
@@ -129,6 +137,9 @@ func (cfg Config) ClientOptions() (client.Options, error) {
 		opts.Namespace = client.DefaultNamespace
 	}
 	opts.Logger = SDKLogger(cfg.logger())
+	if cfg.DataConverter != nil {
+		opts.DataConverter = cfg.DataConverter
+	}
 	if cfg.MetricsHandler != nil {
 		opts.MetricsHandler = cfg.MetricsHandler
 	}
@@ -194,6 +205,7 @@ func (cfg Config) PluginOptions() overseer.Options {
 		Approvals:        cfg.Approvals,
 		Notifier:         cfg.Notifier,
 		DashboardURL:     cfg.DashboardURL,
+		DataConverter:    cfg.DataConverter,
 	}
 }
 

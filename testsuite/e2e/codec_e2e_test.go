@@ -1,0 +1,193 @@
+package e2e_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/codec"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite"
+	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+// encryptedDeployment is a client and a worker with an AES-GCM codec and a
+// key of the test's own, as a team that encrypts its payloads runs them.
+type encryptedDeployment struct {
+	key    []byte
+	dc     converter.DataConverter
+	client client.Client
+	tq     string
+}
+
+func newEncryptedDeployment(t *testing.T, srv server, cfg worker.Config) *encryptedDeployment {
+	t.Helper()
+	key := make([]byte, 32)
+	_, err := rand.Read(key)
+	require.NoError(t, err)
+	c, err := codec.NewAESGCM(key)
+	require.NoError(t, err)
+	d := &encryptedDeployment{key: key, dc: codec.DataConverter(c)}
+	d.client, err = client.NewClientFromExisting(srv.Client(), client.Options{DataConverter: d.dc, Logger: worker.SDKLogger(zap.NewNop())})
+	require.NoError(t, err)
+	cfg.DataConverter = d.dc
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = "e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
+	}
+	if cfg.JudgeConfig.Kind == "" {
+		cfg.JudgeConfig.Kind = worker.JudgeHeuristic
+	}
+	cfg.Logger = zap.NewNop()
+	w, err := worker.New(d.client, cfg)
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(func() {
+		w.Stop()
+		d.client.Close()
+	})
+	d.tq = cfg.TaskQueue
+	return d
+}
+
+func (d *encryptedDeployment) start(t *testing.T, memo map[string]any, in workflows.JobInput) client.WorkflowRun {
+	t.Helper()
+	id := fmt.Sprintf("e2e-codec-%s-%d", in.Scenario, time.Now().UnixNano())
+	run, err := d.client.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: d.tq, Memo: memo}, workflows.JobWorkflowName, in)
+	require.NoError(t, err)
+	return run
+}
+
+// TestE2EEncryptedDeploymentWorksAndLeaksNothing: with an AES-GCM codec on
+// the client and the worker, the memo's mode, gate deadline and starter
+// take effect; the four-eyes rule refuses the starter and lets another
+// approver resume with a note; a job continued as new keeps its overseer
+// state; and a client without the codec finds no payload of either job's
+// histories in clear.
+func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
+	srv := e2eServer(t)
+	// Observe by default: only the memo's mode makes the job pause.
+	d := newEncryptedDeployment(t, srv, worker.Config{Mode: overseer.ModeObserve, Approval: overseer.Approval{FourEyes: true}})
+	c := d.client
+	run := d.start(t, map[string]any{
+		overseer.ModeMemoKey:         "manage",
+		overseer.GateDeadlineMemoKey: "1h:escalate,2h:abort",
+		overseer.StartedByMemoKey:    "alice",
+	}, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	gatedRun := run.GetRunID()
+
+	eventually(t, "the encrypted job to pause", 30*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
+	s := status(t, c, run.GetID())
+	assert.Equal(t, overseer.ModeManage, s.Mode, "the memo's mode took effect")
+	require.NotNil(t, s.GateDeadline, "the memo's gate deadline took effect")
+	assert.WithinDuration(t, s.Gates[len(s.Gates)-1].PausedAt.Add(time.Hour), *s.GateDeadline, time.Second)
+
+	// The starter's signal is ignored and the starter's update refused;
+	// bob's update opens the gate with a note for the next phase.
+	require.NoError(t, c.SignalWorkflow(context.Background(), run.GetID(), "", overseer.ResumeName, overseer.ResumeRequest{By: "alice"}))
+	own, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
+		Args: []any{overseer.ResumeRequest{By: "alice"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = own.Get(context.Background(), nil)
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"alice" started this job and may not resume its own gate`)
+	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
+		Args: []any{overseer.ResumeRequest{By: "bob", Note: "fix the parser, not the test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	var g overseer.Gate
+	require.NoError(t, h.Get(context.Background(), &g))
+	assert.Equal(t, "bob", g.By)
+	res, err := finish(t, c, run, "bob")
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", res.Outcome)
+	final := status(t, c, run.GetID())
+	assert.Equal(t, "fix the parser, not the test", final.Gates[0].Note)
+
+	// Continue-as-new carries the encrypted overseer state.
+	long := d.start(t, nil, workflows.JobInput{Objective: "Long job", Scenario: activities.OnTrack, ContinueAsNewAfter: 3})
+	firstRun := long.GetRunID() // Get follows the chain to its last run
+	var lres workflows.JobResult
+	require.NoError(t, long.Get(context.Background(), &lres))
+	ls := status(t, c, long.GetID())
+	assert.Equal(t, 8, ls.Counters.Phases, "phases of all runs are counted across an encrypted continue-as-new")
+
+	// A client without the codec reads the histories as the server stores
+	// them: every payload is the codec's.
+	plain := srv.Client()
+	ctx := context.Background()
+	gated, err := testsuite.FetchChain(ctx, plain, run.GetID(), gatedRun)
+	require.NoError(t, err)
+	chain, err := testsuite.FetchChain(ctx, plain, long.GetID(), firstRun)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(chain), 2, "the long job continued as new")
+	var all []testsuite.PayloadAt
+	for _, events := range append(gated, chain...) {
+		all = append(all, testsuite.HistoryPayloads(events)...)
+	}
+	seen := map[string]int{}
+	for _, p := range all {
+		assert.True(t, codec.Encrypted(p.Payload), "payload in clear: %s", p)
+		seen[payloadKind(p)]++
+	}
+	for _, kind := range []string{"memo overseer.mode", "memo overseer.gate_deadline", "memo overseer.started_by",
+		"header overseer-note", "header overseer-state", "marker", "activity input", "activity result",
+		"update input", "update result", "signal input"} {
+		assert.Positive(t, seen[kind], "the scan saw a %s (it covers every kind of overseer payload): %v", kind, seen)
+	}
+	assertNoClearText(t, append(gated, chain...), "fix the parser, not the test", "alice", "Process note", `"trajectory"`)
+}
+
+// payloadKind sorts a payload by where it is, for the scan's coverage.
+func payloadKind(p testsuite.PayloadAt) string {
+	switch {
+	case strings.Contains(p.Path, "memo.fields["):
+		return "memo " + between(p.Path, "memo.fields[", "]")
+	case strings.Contains(p.Path, "header.fields["):
+		return "header " + between(p.Path, "header.fields[", "]")
+	case strings.HasPrefix(p.Path, "marker_recorded_event_attributes"):
+		return "marker"
+	case strings.HasPrefix(p.Path, "activity_task_scheduled_event_attributes.input"):
+		return "activity input"
+	case strings.HasPrefix(p.Path, "activity_task_completed_event_attributes.result"):
+		return "activity result"
+	case strings.HasPrefix(p.Path, "workflow_execution_update_accepted_event_attributes") && strings.Contains(p.Path, "input.args"):
+		return "update input"
+	case strings.HasPrefix(p.Path, "workflow_execution_update_completed_event_attributes"):
+		return "update result"
+	case strings.HasPrefix(p.Path, "workflow_execution_signaled_event_attributes.input"):
+		return "signal input"
+	}
+	return "other"
+}
+
+func between(s, from, to string) string {
+	_, after, _ := strings.Cut(s, from)
+	v, _, _ := strings.Cut(after, to)
+	return v
+}
+
+// assertNoClearText: none of the texts appears anywhere in the raw
+// events (payload or not).
+func assertNoClearText(t *testing.T, runs [][]*historypb.HistoryEvent, texts ...string) {
+	t.Helper()
+	for _, events := range runs {
+		for _, e := range events {
+			raw := e.String()
+			for _, s := range texts {
+				assert.False(t, strings.Contains(raw, s), "event %d (%s) has %q in clear", e.GetEventId(), e.GetEventType(), s)
+			}
+		}
+	}
+}
