@@ -85,6 +85,24 @@ clidoc-check:
 vet:
 	$(GO) vet $(PKGS)
 
+# Renders each kustomization of deploy/kubernetes with kustomize and
+# validates every object with kubeconform -strict (unknown fields, wrong
+# types, missing required fields are errors) against the Kubernetes JSON
+# schemas make tools generates offline (scripts/k8sschemas: the OpenAPI
+# document of Kubernetes v1.21.2 that sigs.k8s.io/kustomize/kyaml ships).
+# testsuite/e2e/kubernetes_test.go checks the rest: secrets only by
+# reference, the image the Dockerfile builds, probes and resources.
+KUBE_KUSTOMIZATIONS := deploy/kubernetes/base deploy/kubernetes/overlays/tls
+kubelint: tools
+	@for k in $(KUBE_KUSTOMIZATIONS); do \
+		echo "kubelint: $$k"; \
+		$(TOOLS_BIN)/kustomize build $$k | $(TOOLS_BIN)/kubeconform -strict -summary \
+			-schema-location '$(CURDIR)/.tools/k8s-schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json' -; \
+	done; \
+	(cd scripts/k8sschemas && GOWORK=off $(GO) mod tidy -diff) || { echo "kubelint: run 'cd scripts/k8sschemas && GOWORK=off go mod tidy'"; exit 1; }; \
+	echo "kubelint: ok"
+
+
 # Checks the alerting rules in deploy/prometheus with promtool from
 # Debian's prometheus package (.ci/run installs it): their syntax (check
 # rules), their unit tests (test rules, *_test.yml), and that every alert
