@@ -178,7 +178,7 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 	d := r.deadline(ctx)
 	if !d.IsZero() {
 		at := g.PausedAt.Add(d.After)
-		r.setDeadline(ctx, g, &at)
+		r.setDeadline(ctx, g, &at, rule(d.After, d.Action))
 	}
 	r.notify(ctx, GateOpened, *g)
 	if d.IsZero() {
@@ -230,9 +230,10 @@ func lateText(l time.Duration) string {
 	return ", " + l.String() + " late"
 }
 
-// setDeadline records when the gate's next deadline acts.
-func (r *run) setDeadline(ctx workflow.Context, g *Gate, at *time.Time) {
-	g.Deadline = at
+// setDeadline records when the gate's next deadline acts, and by which
+// rule.
+func (r *run) setDeadline(ctx workflow.Context, g *Gate, at *time.Time, by string) {
+	g.Deadline, g.DeadlineBy = at, by
 	r.recordGate(*g)
 	r.syncGates(ctx)
 }
@@ -243,13 +244,14 @@ func (r *run) escalate(ctx workflow.Context, g *Gate, d GateDeadline) {
 	now := workflow.Now(ctx)
 	g.EscalatedAt, g.EscalatedBy, g.EscalatedLate = &now, rule(d.After, d.Action), late(ctx, g, d.After)
 	var next *time.Time
+	nextBy := ""
 	if d.FinalAfter != 0 {
 		at := g.PausedAt.Add(d.FinalAfter)
-		next = &at
+		next, nextBy = &at, rule(d.FinalAfter, d.FinalAction)
 	}
 	r.st.Counters.Escalations++
 	metricEscalation(ctx)
-	r.setDeadline(ctx, g, next)
+	r.setDeadline(ctx, g, next, nextBy)
 	r.logger.Warn("overseer: gate escalated", "gate", g.ID, "phase", g.Phase, "rule", g.EscalatedBy, "late", g.EscalatedLate)
 	r.notify(ctx, GateEscalated, *g)
 }
@@ -264,12 +266,12 @@ func (r *run) expire(ctx workflow.Context, g *Gate, by string, action DeadlineAc
 		return
 	}
 	now := workflow.Now(ctx)
-	g.ResumedAt, g.Action, g.Expired, g.ExpiredBy, g.ExpiredLate, g.Deadline = &now, Action(action), true, by, lateBy, nil
+	g.ResumedAt, g.Action, g.Expired, g.ExpiredBy, g.ExpiredLate, g.Deadline, g.DeadlineBy = &now, Action(action), true, by, lateBy, nil, ""
 	r.open = slices.Delete(r.open, i, i+1)
 	closed := []*Gate{g}
 	if g.Action == ActionAbort {
 		for _, o := range r.open {
-			o.ResumedAt, o.Action, o.Deadline = &now, ActionAbort, nil
+			o.ResumedAt, o.Action, o.Deadline, o.DeadlineBy = &now, ActionAbort, nil, ""
 			o.ExpiredBy = "closed with gate " + g.ID + " (" + by + ")"
 			closed = append(closed, o)
 		}

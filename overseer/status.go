@@ -145,6 +145,10 @@ type Gate struct {
 	// Deadline is, while the gate is open, when its next deadline acts
 	// ([GateDeadline]); nil when it has none.
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// DeadlineBy names the rule Deadline acts by ("deadline 72h: abort"),
+	// so a reviewer knows what waiting past it does; empty when Deadline
+	// is nil (and in gates recorded before it existed).
+	DeadlineBy string `json:"deadline_by,omitempty"`
 	// EscalatedAt is when the gate was escalated, by the rule EscalatedBy
 	// ("deadline 24h: escalate").
 	EscalatedAt *time.Time `json:"escalated_at,omitempty"`

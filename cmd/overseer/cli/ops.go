@@ -79,7 +79,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Temporal\t%s\n", closedState)
 	}
 	if g := s.Aborted(); g != nil && g.ResumedAt != nil {
-		fmt.Fprintf(tw, "Outcome\taborted by %s at %s after %s\n", g.By, g.ResumedAt.Format(time.RFC3339), g.Phase)
+		fmt.Fprintf(tw, "Outcome\t%s\n", abortOutcome(s, *g))
 	}
 	if s.Basis != "" {
 		fmt.Fprintf(tw, "Basis\t%s\n", s.Basis)
@@ -88,7 +88,8 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Among its type\t%s\n", st)
 	}
 	fmt.Fprintf(tw, "Mode\t%s\n", s.Mode)
-	if !s.Approval.IsZero() {
+	// A closed or aborted job has no gate left to open.
+	if !s.Approval.IsZero() && closedState == "" && s.Aborted() == nil {
 		fmt.Fprintf(tw, "Who may resume\t%s\n", s.Approval)
 	}
 	if s.Phase != "" {
@@ -98,8 +99,16 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Paused since\t%s\n", s.PausedSince.Format(time.RFC3339))
 		fmt.Fprintf(tw, "Pause reason\t%s\n", s.PauseReason)
 		fmt.Fprintf(tw, "Gate\t%s (overseer resume %s --gate %s --by NAME)\n", s.GateID, id, s.GateID)
+		open := openGate(s)
+		if open != nil && open.EscalatedAt != nil {
+			fmt.Fprintf(tw, "Escalated\t%s (%s%s): nobody had resumed it by then\n", open.EscalatedAt.Format(time.RFC3339), open.EscalatedBy, late(open.EscalatedLate))
+		}
 		if s.GateDeadline != nil {
-			fmt.Fprintf(tw, "Gate deadline\t%s\n", s.GateDeadline.Format(time.RFC3339))
+			rule := ""
+			if open != nil && open.DeadlineBy != "" {
+				rule = " (" + open.DeadlineBy + ")"
+			}
+			fmt.Fprintf(tw, "Gate deadline\t%s%s\n", s.GateDeadline.Format(time.RFC3339), rule)
 		}
 	}
 	if s.PendingNote != "" {
@@ -162,6 +171,34 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 			fmt.Fprintln(out)
 		}
 	}
+}
+
+// openGate is the gate the status's pause lines describe (Status.GateID),
+// or nil.
+func openGate(s overseer.Status) *overseer.Gate {
+	for i := range s.Gates {
+		if s.Gates[i].ID == s.GateID {
+			return &s.Gates[i]
+		}
+	}
+	return nil
+}
+
+// abortOutcome says who or what aborted the job at gate g: a person, the
+// gate's deadline, or another gate's deadline that closed g with it.
+func abortOutcome(s overseer.Status, g overseer.Gate) string {
+	// The gate whose deadline aborted the job may be an older one that
+	// closed g along with it: name the deadline that acted.
+	for _, e := range s.Gates {
+		if e.Expired && e.Action == overseer.ActionAbort && e.ResumedAt != nil {
+			g = e
+		}
+	}
+	at := g.ResumedAt.Format(time.RFC3339)
+	if g.Expired {
+		return fmt.Sprintf("aborted by its deadline (%s%s) at %s after %s", g.ExpiredBy, late(g.ExpiredLate), at, g.Phase)
+	}
+	return fmt.Sprintf("aborted by %s at %s after %s", g.By, at, g.Phase)
 }
 
 // Resume resumes (or aborts) a paused job through the overseer.resume update.

@@ -78,3 +78,49 @@ func TestStatusTextShowsBasisApprovalDeadlineAndExpiry(t *testing.T) {
 	assert.NotContains(t, text, "abort by  at", "an expiry is not a resume by nobody")
 	assert.Contains(t, text, "deadline 2026-12-04T10:00:00Z")
 }
+
+// A job its gate's deadline aborted says which deadline did it (not "by"
+// nobody), and a failed or closed job lists nobody who may resume it.
+func TestStatusOfAJobAbortedByItsDeadline(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	esc, closed := t0.Add(24*time.Hour), t0.Add(72*time.Hour)
+	s := overseer.Status{
+		Mode: overseer.ModeManage, Phase: "code", Assessments: []overseer.Assessment{},
+		Approval: overseer.Approval{Approvers: []string{"alice"}, FourEyes: true},
+		Gates: []overseer.Gate{{ID: "code-1", Phase: "code", Reason: "off track", PausedAt: t0, EscalatedAt: &esc,
+			EscalatedBy: "deadline 24h: escalate", Expired: true, ExpiredBy: "deadline 72h: abort", ExpiredLate: 2 * time.Second,
+			ResumedAt: &closed, Action: overseer.ActionAbort}},
+	}
+	for _, state := range []string{"failed", ""} {
+		var out bytes.Buffer
+		writeStatus(&out, "job-1", s, state)
+		text := out.String()
+		assert.Regexp(t, `Outcome\s+aborted by its deadline \(deadline 72h: abort, 2s late\) at 2026-12-03T10:00:00Z after code\n`, text, state)
+		assert.NotContains(t, text, "aborted by  at", state)
+		assert.NotContains(t, text, "Who may resume", "an aborted job has no gate to open (%q)", state)
+	}
+
+	// A job closed otherwise (terminated, here) has none either.
+	s.Gates = nil
+	var out bytes.Buffer
+	writeStatus(&out, "job-1", s, "terminated")
+	assert.NotContains(t, out.String(), "Who may resume")
+}
+
+// An escalated gate's pause lines say when and by which rule it escalated,
+// and what its final deadline will do.
+func TestStatusTextOfAnEscalatedGate(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	esc, final := t0.Add(24*time.Hour+3*time.Second), t0.Add(72*time.Hour)
+	s := overseer.Status{
+		Mode: overseer.ModeManage, Paused: true, PausedSince: &t0, PauseReason: "off track", GateID: "code-1", GateDeadline: &final,
+		Assessments: []overseer.Assessment{},
+		Gates: []overseer.Gate{{ID: "code-1", Phase: "code", Reason: "off track", PausedAt: t0, EscalatedAt: &esc,
+			EscalatedBy: "deadline 24h: escalate", EscalatedLate: 3 * time.Second, Deadline: &final, DeadlineBy: "deadline 72h: abort"}},
+	}
+	var out bytes.Buffer
+	writeStatus(&out, "job-1", s, "")
+	text := out.String()
+	assert.Regexp(t, `\nEscalated\s+2026-12-01T10:00:03Z \(deadline 24h: escalate, 3s late\): nobody had resumed it by then\n`, text)
+	assert.Regexp(t, `Gate deadline\s+2026-12-03T10:00:00Z \(deadline 72h: abort\)\n`, text)
+}
