@@ -180,6 +180,9 @@ type replayOptions struct {
 	Progress io.Writer
 	// TaskQueue of the replay's worker. If not set, one of its own.
 	TaskQueue string
+	// Policy is the jobs' policy until a model is promoted. If not set,
+	// the shipped model's.
+	Policy overseer.Policy
 }
 
 // replayJob is one job of the stream.
@@ -238,7 +241,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 	}
 	learnRounds := o.LearnEvery > 0
 	cfg := worker.Config{TaskQueue: tq, Namespace: o.Namespace, Mode: o.Mode, Modes: map[string]overseer.Mode{o.Type: o.Mode},
-		Logger: zap.NewNop(), ModelRegistry: learnRounds, ModelRegistryTTL: time.Millisecond}
+		Logger: zap.NewNop(), ModelRegistry: learnRounds, ModelRegistryTTL: time.Millisecond, Policy: o.Policy}
 	w, err := worker.New(c, cfg)
 	if err != nil {
 		return nil, err
@@ -283,7 +286,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 	var previous *learn.Result
 	for first := 0; first < n; first += size {
 		window := res.Jobs[first:min(n, first+size)]
-		force, err := inForce(ctx, c, o.Type)
+		force, err := inForce(ctx, c, o.Type, o.Policy)
 		if err != nil {
 			return nil, err
 		}
@@ -456,9 +459,13 @@ type force struct {
 }
 
 // inForce reads the type's current model and policy from the model
-// registry, as new jobs will (the shipped model when it has none).
-func inForce(ctx context.Context, c client.Client, typ string) (force, error) {
+// registry, as new jobs will (the shipped model, with policy when set,
+// when it has none).
+func inForce(ctx context.Context, c client.Client, typ string, policy overseer.Policy) (force, error) {
 	cur := learn.Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}
+	if policy != (overseer.Policy{}) {
+		cur.Policy = policy
+	}
 	st, err := registry.Get(ctx, c, registry.Query{Types: []string{typ, registry.DefaultType}, CurrentOnly: true, Content: true})
 	switch {
 	case errors.Is(err, registry.ErrNoRegistry):
@@ -567,7 +574,7 @@ type reviewer struct {
 	o     replayOptions
 	mu    sync.Mutex
 	jobs  map[string]*replayJob
-	seen  map[string]bool // gate ids handled
+	seen  map[string]bool // job id and gate id of the gates handled (gate ids are the job's own)
 	rng   *rand.Rand
 	wg    sync.WaitGroup
 	fails []string
@@ -603,11 +610,12 @@ func (r *reviewer) run(ctx context.Context) {
 		for _, g := range gates {
 			r.mu.Lock()
 			j, ok := r.jobs[g.JobID]
-			if !ok || r.seen[g.GateID] {
+			key := g.JobID + "\x00" + g.GateID
+			if !ok || r.seen[key] {
 				r.mu.Unlock()
 				continue
 			}
-			r.seen[g.GateID] = true
+			r.seen[key] = true
 			action := overseer.ActionContinue
 			if j.rec.Outcome.Failed() {
 				action = overseer.ActionAbort
@@ -674,6 +682,9 @@ func (res *replayResult) print(out io.Writer, o replayOptions) {
 		}
 		gates += j.gates
 		others += j.others
+	}
+	if len(res.Jobs) > len(o.Records) && len(o.Records) > 0 {
+		fmt.Fprintf(out, "Jobs after the %d-th repeat recorded runs: a window after a round that learned from their runs is not held out from it.\n", len(o.Records))
 	}
 	fmt.Fprintf(out, "Outcomes: %d of %d jobs ended as recorded (%d aborted at a gate, counted failed); %d gates, %d opened by the simulated reviewer; %d jobs lost or stuck.\n",
 		matched, len(res.Jobs), aborted, gates+others, gates, len(res.Lost))
