@@ -172,11 +172,11 @@ func TestReplayCheckNamesTheJobsThatDidNotEndAsRecorded(t *testing.T) {
 
 func TestReplayRefusesBadFlagsInOneSentence(t *testing.T) {
 	for args, want := range map[string]string{
-		"":                                          "give --traces, a directory of recorded runs",
-		"--traces x --mode off":                     `--mode "off": use manage or observe`,
-		"--traces x --reviewer-error-rate 2":        "--reviewer-error-rate 2: give a share in [0,1], e.g. 0.1",
-		"--traces x --concurrency 0":                "--concurrency 1 or more",
-		"--traces x --speed 0":                      "--speed a factor above 0",
+		"":                                   "give --traces, a directory of recorded runs",
+		"--traces x --mode off":              `--mode "off": use manage or observe`,
+		"--traces x --reviewer-error-rate 2": "--reviewer-error-rate 2: give a share in [0,1], e.g. 0.1",
+		"--traces x --concurrency 0":         "--concurrency 1 or more",
+		"--traces x --speed 0":               "--speed a factor above 0",
 		"--traces /nonexistent-overseer-replay-dir": "no such file or directory",
 	} {
 		err := (&ReplayCmd{}).Run(context.Background(), strings.Fields(args), io.Discard)
