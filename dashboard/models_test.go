@@ -112,7 +112,7 @@ func TestModelsPageShowsRoundsAndRefusals(t *testing.T) {
 		{Type: "NewJob", At: t0, Rounds: 1, Rates: &young,
 			Readiness: learn.Readiness{Runs: 3, Sentence: "3 labelled runs (2 succeeded, 1 failed, 1 task families): a 5% false-pause promise at 95% confidence takes 59 succeeded runs to train on and 3 task families; needs about 72 more succeeded runs",
 				Next: "NewJob is at stage 0, not calibrated for the type: stage 1 (recalibration) needs 30 closed jobs of both outcomes; 3 have closed; a refit (stage 3) needs about 72 more succeeded runs"},
-			Sentence:  "round 1 for NewJob: no candidate: 3 labelled runs …"},
+			Sentence: "round 1 for NewJob: no candidate: 3 labelled runs …"},
 	}
 	tests := []struct {
 		name    string
