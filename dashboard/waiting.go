@@ -67,13 +67,7 @@ func (s *Server) waiting(ctx context.Context) ([]ops.WaitingGate, error) {
 			if err != nil || !st.Paused || !j.Running() {
 				return // the queue shows what can be acted on
 			}
-			for _, g := range st.Gates {
-				if g.Outcome() == "open" {
-					gates[i] = append(gates[i], ops.WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID,
-						Phase: g.Phase, Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
-						Approvers: st.Approval.Approvers, FourEyes: st.Approval.FourEyes})
-				}
-			}
+			gates[i] = ops.JobWaitingGates(j, st, now)
 		})
 	}
 	wg.Wait()

@@ -159,3 +159,20 @@ func TestBatchResumeByTheSignedInUser(t *testing.T) {
 	assert.NotRegexp(t, byField, body)
 	assert.Contains(t, body, "by rev@example.com")
 }
+
+// A four-eyes job that does not say who started it can be opened by
+// nobody: the queue and the job page say so, and what to set, instead of
+// listing approvers who would all be refused.
+func TestWaitingViewOfAFourEyesJobWithoutAStarter(t *testing.T) {
+	b := waitingBackend()
+	st := b.statuses["job-early"]
+	st.Approval.NoStarter = true
+	b.statuses["job-early"] = st
+	srv := newServer(t, b, dashboard.Options{Now: func() time.Time { return waitingNow }})
+	nobody := "nobody: the four-eyes rule needs to know who started the job and it does not say; start jobs with the memo overseer.started_by set (overseer start --by NAME sets it)"
+	_, body := get(t, srv.Client(), srv.URL+"/waiting")
+	assert.Contains(t, body, "<td data-approvers>"+nobody+"</td>")
+	_, body = get(t, srv.Client(), srv.URL+"/job?id=job-early")
+	assert.Contains(t, body, "<b>Who may resume:</b> "+nobody+"</p>")
+	assert.NotContains(t, body, "lead@example.com, group:sre (not the job&#39;s starter)")
+}

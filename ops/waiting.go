@@ -27,8 +27,15 @@ type WaitingGate struct {
 	Deadline *time.Time `json:"deadline,omitempty"`
 	// Approvers are who may open the gate, when the job says; empty means
 	// anyone who can send the update. FourEyes: not the job's starter.
+	// NoStarter: nobody, as the four-eyes job does not say who started it.
 	Approvers []string `json:"approvers,omitempty"`
 	FourEyes  bool     `json:"four_eyes,omitempty"`
+	NoStarter bool     `json:"no_starter,omitempty"`
+}
+
+// Approval is who may open the gate, as the job's status said.
+func (g WaitingGate) Approval() overseer.Approval {
+	return overseer.Approval{Approvers: g.Approvers, FourEyes: g.FourEyes, NoStarter: g.NoStarter}
 }
 
 // OpenGates are the gates of a status that are still open, oldest first.
@@ -59,14 +66,22 @@ func Waiting(ctx context.Context, c client.Client, opts ListOptions) ([]WaitingG
 		if err != nil {
 			continue
 		}
-		for _, g := range OpenGates(s) {
-			out = append(out, WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID, Phase: g.Phase,
-				Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
-				Approvers: s.Approval.Approvers, FourEyes: s.Approval.FourEyes})
-		}
+		out = append(out, JobWaitingGates(j, s, now)...)
 	}
 	slices.SortStableFunc(out, func(a, b WaitingGate) int { return a.PausedAt.Compare(b.PausedAt) })
 	return out, nil
+}
+
+// JobWaitingGates are the open gates of job j, whose status is s, as the
+// queue lists them at now.
+func JobWaitingGates(j Job, s overseer.Status, now time.Time) []WaitingGate {
+	var out []WaitingGate
+	for _, g := range OpenGates(s) {
+		out = append(out, WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID, Phase: g.Phase,
+			Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
+			Approvers: s.Approval.Approvers, FourEyes: s.Approval.FourEyes, NoStarter: s.Approval.NoStarter})
+	}
+	return out
 }
 
 // PausedQuery narrows a visibility query (empty: every job) to the

@@ -50,3 +50,17 @@ func TestPausedQuery(t *testing.T) {
 	assert.Equal(t, "OverseerPaused = true AND ExecutionStatus = 'Running'", ops.PausedQuery(""))
 	assert.Equal(t, "(WorkflowType = 'CoroJob') AND OverseerPaused = true AND ExecutionStatus = 'Running'", ops.PausedQuery("WorkflowType = 'CoroJob'"))
 }
+
+// The queue's row of a four-eyes job that does not say who started it
+// says nobody can open its gate, not which approvers would all be refused.
+func TestJobWaitingGatesOfAFourEyesJobWithoutAStarter(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s := overseer.Status{Approval: overseer.Approval{Approvers: []string{"alice", "group:sre"}, FourEyes: true, NoStarter: true},
+		Gates: []overseer.Gate{{ID: "code-1", Phase: "code", PausedAt: t0}}}
+	gates := ops.JobWaitingGates(ops.Job{ID: "j"}, s, t0.Add(time.Minute))
+	assert.Len(t, gates, 1)
+	assert.Equal(t, time.Minute, gates[0].Wait)
+	assert.True(t, gates[0].NoStarter)
+	assert.Equal(t, "nobody: the four-eyes rule needs to know who started the job and it does not say; start jobs with the memo overseer.started_by set (overseer start --by NAME sets it)",
+		gates[0].Approval().String())
+}

@@ -43,6 +43,10 @@ type Approval struct {
 	// sentence that says so (fail-closed); cancel such a job through
 	// Temporal.
 	FourEyes bool `json:"four_eyes,omitempty"`
+	// NoStarter is set by the run in its status, never in Options: under
+	// the four-eyes rule, a gate opened and the job does not say who
+	// started it, so nobody can open its gates.
+	NoStarter bool `json:"no_starter,omitempty"`
 }
 
 // IsZero reports whether the approval sets no rule.
@@ -50,6 +54,9 @@ func (a Approval) IsZero() bool { return len(a.Approvers) == 0 && !a.FourEyes }
 
 // Validate refuses an approvers list with an empty entry or group name.
 func (a Approval) Validate() error {
+	if a.NoStarter {
+		return fmt.Errorf("overseer: Approval.NoStarter is what a job's status reports, not a rule: leave it unset")
+	}
 	for _, p := range a.Approvers {
 		if strings.TrimSpace(p) == "" || strings.TrimSpace(strings.TrimPrefix(p, groupPrefix)) == "" {
 			return fmt.Errorf("overseer: approvers %q: every entry must name a user or group:NAME", a.Approvers)
@@ -60,6 +67,9 @@ func (a Approval) Validate() error {
 
 // String lists who may open the gates, for a person.
 func (a Approval) String() string {
+	if a.FourEyes && a.NoStarter {
+		return fmt.Sprintf("nobody: the four-eyes rule needs to know who started the job and it does not say; start jobs with the memo %s set (overseer start --by NAME sets it)", StartedByMemoKey)
+	}
 	who := "anyone who may send the update"
 	if len(a.Approvers) > 0 {
 		who = strings.Join(a.Approvers, ", ")

@@ -22,6 +22,8 @@ func TestApprovalIsEnforcedByTheResumeValidator(t *testing.T) {
 		refused   []overseer.ResumeRequest
 		wantMsg   []string
 		ok        overseer.ResumeRequest
+		// who is who the status says may open the gate.
+		who string
 	}{
 		{
 			name:      "approvers and four eyes",
@@ -38,13 +40,15 @@ func TestApprovalIsEnforcedByTheResumeValidator(t *testing.T) {
 				`"alice" started this job and may not resume its own gate (four-eyes rule)`,
 				`"ALICE" started this job`,
 			},
-			ok: overseer.ResumeRequest{By: "bob", Groups: []string{"sre"}},
+			ok:  overseer.ResumeRequest{By: "bob", Groups: []string{"sre"}},
+			who: "alice, group:sre (not the job's starter)",
 		},
 		{
 			name:      "four eyes without a starter on record: fail-closed",
 			startedBy: "",
 			refused:   []overseer.ResumeRequest{{By: "alice"}},
 			wantMsg:   []string{`the job does not say who started it (memo "overseer.started_by")`},
+			who:       "nobody: the four-eyes rule needs to know who started the job and it does not say; start jobs with the memo overseer.started_by set (overseer start --by NAME sets it)",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,8 +73,9 @@ func TestApprovalIsEnforcedByTheResumeValidator(t *testing.T) {
 			}, time.Hour)
 			h.env.ExecuteWorkflow(starterWorkflow, tc.startedBy)
 
-			assert.Equal(t, approval, during.Approval, "the status says who may open the gate")
-			assert.Equal(t, "alice, group:sre (not the job's starter)", during.Approval.String())
+			assert.Equal(t, approval.Approvers, during.Approval.Approvers, "the status says who may open the gate")
+			assert.Equal(t, tc.startedBy == "", during.Approval.NoStarter, "and whether nobody can, for want of a starter")
+			assert.Equal(t, tc.who, during.Approval.String())
 			for i, r := range refused {
 				assert.Equal(t, overseer.NotAuthorizedErrorType, overseer.ErrorType(r.rejected), "%v", r.rejected)
 				assert.ErrorContains(t, r.rejected, tc.wantMsg[i])
@@ -120,4 +125,6 @@ func TestApprovalValidate(t *testing.T) {
 	assert.EqualError(t, err, `overseer: Approvals["Job"]: overseer: approvers ["group:"]: every entry must name a user or group:NAME`)
 	_, err = overseer.NewPlugin(overseer.Options{Approval: overseer.Approval{Approvers: []string{" "}}})
 	assert.ErrorContains(t, err, "every entry must name a user or group:NAME")
+	_, err = overseer.NewPlugin(overseer.Options{Approval: overseer.Approval{FourEyes: true, NoStarter: true}})
+	assert.ErrorContains(t, err, "NoStarter is what a job's status reports")
 }

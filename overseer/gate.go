@@ -329,6 +329,9 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 func (r *run) pause(ctx workflow.Context, phase, reason string) {
 	now := workflow.Now(ctx)
 	r.startedBy = startedBy(ctx)
+	// The queue and the status say that nobody can open such a gate,
+	// rather than list approvers who would all be refused.
+	r.st.Approval.NoStarter = r.cfg.Approval.FourEyes && r.startedBy == ""
 	r.st.Counters.Pauses++
 	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: reason, PausedAt: now}
 	r.open = append(r.open, g)

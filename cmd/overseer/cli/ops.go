@@ -373,7 +373,7 @@ func writeWaiting(ctx context.Context, out io.Writer, c client.Client, query str
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WAITING\tJOB\tGATE\tPHASE\tDEADLINE\tWHO MAY OPEN IT\tREASON")
 	for _, g := range gates {
-		deadline, who := "-", overseer.Approval{Approvers: g.Approvers, FourEyes: g.FourEyes}.String()
+		deadline, who := "-", g.Approval().String()
 		if g.Deadline != nil {
 			deadline = fmt.Sprintf("%s (in %s)", g.Deadline.Format(time.RFC3339), time.Until(*g.Deadline).Round(time.Second))
 		}
