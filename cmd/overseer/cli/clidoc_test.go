@@ -113,30 +113,36 @@ func TestCLIReference(t *testing.T) {
 	}
 }
 
-// lineDiff lists the lines only in want (-) and only in got (+).
+// lineDiff lists the lines only in want (-) and only in got (+), each
+// once with how many times it differs.
 func lineDiff(want, got string) string {
-	count := func(s string) map[string]int {
+	count := func(s string) (map[string]int, []string) {
 		m := map[string]int{}
+		var order []string
 		for _, l := range strings.Split(s, "\n") {
+			if m[l] == 0 {
+				order = append(order, l)
+			}
 			m[l]++
 		}
-		return m
+		return m, order
 	}
-	w, g := count(want), count(got)
+	w, wOrder := count(want)
+	g, gOrder := count(got)
 	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if w[l] > g[l] {
-			fmt.Fprintf(&b, "- %s\n", l)
-			w[l]--
+	list := func(sign string, order []string, a, other map[string]int) {
+		for _, l := range order {
+			if n := a[l] - other[l]; n > 0 {
+				fmt.Fprintf(&b, "%s %s", sign, l)
+				if n > 1 {
+					fmt.Fprintf(&b, "   (×%d)", n)
+				}
+				b.WriteString("\n")
+			}
 		}
 	}
-	w = count(want)
-	for _, l := range strings.Split(got, "\n") {
-		if g[l] > w[l] {
-			fmt.Fprintf(&b, "+ %s\n", l)
-			g[l]--
-		}
-	}
+	list("-", wOrder, w, g)
+	list("+", gOrder, g, w)
 	return b.String()
 }
 
