@@ -15,8 +15,10 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/corohq/temporal-overseer/codec"
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
@@ -68,10 +70,21 @@ func RunStatus(ctx context.Context, c client.Client, id, runID string) (overseer
 	}
 	var s overseer.Status
 	if err := v.Get(&s); err != nil {
+		if encrypted(err) {
+			return overseer.Status{}, wordedError{fmt.Sprintf("job %q: cannot read its status: %s", id, codec.Advice), errors.Join(ErrEncrypted, err)}
+		}
 		return overseer.Status{}, fmt.Errorf("job %q: read status: %w", id, err)
 	}
 	return s, nil
 }
+
+// ErrEncrypted: a payload is encoded with a payload codec this client was
+// not given (see package codec).
+var ErrEncrypted = errors.New("payload encoded with a codec this client was not given")
+
+// encrypted says err is the default converter's refusal of a payload a
+// codec encoded.
+func encrypted(err error) bool { return errors.Is(err, converter.ErrEncodingIsNotSupported) }
 
 // hasQuery asks the workflow which queries it answers (the SDK's built-in
 // metadata query), rather than reading a failed query's error text. If
@@ -116,6 +129,11 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	}
 	if err == nil {
 		return g, nil
+	}
+	if encrypted(err) {
+		// The update completed (a refusal would have come back as one):
+		// only its answer, the gate, is unreadable here.
+		return g, wordedError{fmt.Sprintf("job %q took the resume, but its answer cannot be read: %s", id, codec.Advice), errors.Join(ErrEncrypted, err)}
 	}
 	var notFound *serviceerror.NotFound
 	var timedOut *client.WorkflowUpdateServiceTimeoutOrCanceledError

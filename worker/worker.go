@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/codec"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer/registry"
@@ -45,8 +47,16 @@ type Config struct {
 	// payloads (converter.NewCodecDataConverter, e.g. package codec's
 	// AES-GCM codec): Dial sets it on the client, and the overseer's
 	// activities read the process note's header with it. Give New a
-	// client with the same converter. If not set, the SDK's default.
+	// client with the same converter. If not set, the codec CodecEndpoint
+	// selects, else the SDK's default converter.
 	DataConverter converter.DataConverter
+	// CodecEndpoint is the URL of a codec server (Temporal's convention:
+	// POST /encode and /decode, as `temporal --codec-endpoint` calls it)
+	// when DataConverter is not set. If not set, $TEMPORAL_CODEC_ENDPOINT;
+	// without one, the built-in AES-GCM codec when $OVERSEER_CODEC_KEY
+	// holds its key (never a flag, so it shows in no process list), else
+	// no codec.
+	CodecEndpoint string
 
 	// Judge answers the overseer's questions. If not set, the judge that
 	// JudgeConfig selects.
@@ -137,13 +147,38 @@ func (cfg Config) ClientOptions() (client.Options, error) {
 		opts.Namespace = client.DefaultNamespace
 	}
 	opts.Logger = SDKLogger(cfg.logger())
-	if cfg.DataConverter != nil {
-		opts.DataConverter = cfg.DataConverter
+	dc, err := cfg.dataConverter()
+	if err != nil {
+		return client.Options{}, err
+	}
+	if dc != nil {
+		opts.DataConverter = dc
 	}
 	if cfg.MetricsHandler != nil {
 		opts.MetricsHandler = cfg.MetricsHandler
 	}
 	return opts, nil
+}
+
+// CodecEndpointEnv names the environment variable of the codec server's
+// URL, as the Temporal CLI reads it.
+const CodecEndpointEnv = "TEMPORAL_CODEC_ENDPOINT"
+
+// dataConverter is DataConverter, else the converter with the codec
+// CodecEndpoint or the environment selects, else nil (the SDK's default).
+func (cfg Config) dataConverter() (converter.DataConverter, error) {
+	if cfg.DataConverter != nil {
+		return cfg.DataConverter, nil
+	}
+	endpoint := cfg.CodecEndpoint
+	if endpoint == "" {
+		endpoint = os.Getenv(CodecEndpointEnv)
+	}
+	c, err := codec.FromConfig(codec.Config{Endpoint: endpoint})
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return codec.DataConverter(c), nil
 }
 
 // Dial connects to Temporal. A server that does not answer is reported as
@@ -213,6 +248,11 @@ func (cfg Config) PluginOptions() overseer.Options {
 // its phase agents, and the recorded job (workflows.RecordedJob) and its
 // phases registered. Run it with Run or Start.
 func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
+	dc, err := cfg.dataConverter()
+	if err != nil {
+		return nil, err
+	}
+	cfg.DataConverter = dc
 	opts := cfg.PluginOptions()
 	if opts.Judge == nil {
 		judge, err := cfg.JudgeConfig.NewJudge()

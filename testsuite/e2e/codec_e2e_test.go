@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
+	"net/http/httptest"
 	"fmt"
 	"strings"
 	"testing"
@@ -103,12 +105,29 @@ func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
 	}
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"alice" started this job and may not resume its own gate`)
-	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
-		Args: []any{overseer.ResumeRequest{By: "bob", Note: "fix the parser, not the test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+
+	// The CLI without the codec says what to configure; with the key in
+	// the environment, or a codec server, it reads the status and resumes.
+	code, _, stderr := overseerCLI(srv, "status", run.GetID())
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "cannot read its status: the job's payloads are encrypted with a payload codec: give the codec with --codec-endpoint URL (a codec server) or set OVERSEER_CODEC_KEY")
+	t.Setenv(codec.KeyEnv, base64.StdEncoding.EncodeToString(d.key))
+	code, stdout, stderr := overseerCLI(srv, "status", run.GetID())
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Gate deadline")
+	assert.Contains(t, stdout, "Mode             manage")
+	eventually(t, "overseer list --paused to show the encrypted job", 20*time.Second, func() bool {
+		code, stdout, _ := overseerCLI(srv, "list", "--paused")
+		return code == 0 && strings.Contains(stdout, run.GetID())
+	})
+	t.Setenv(codec.KeyEnv, "")
+	aes, err := codec.NewAESGCM(d.key)
 	require.NoError(t, err)
-	var g overseer.Gate
-	require.NoError(t, h.Get(context.Background(), &g))
-	assert.Equal(t, "bob", g.By)
+	codecServer := httptest.NewServer(converter.NewPayloadCodecHTTPHandler(aes))
+	t.Cleanup(codecServer.Close)
+	code, stdout, stderr = overseerCLI(srv, "resume", run.GetID(), "--by", "bob", "--note", "fix the parser, not the test", "--codec-endpoint", codecServer.URL)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "resumed by bob")
 	res, err := finish(t, c, run, "bob")
 	require.NoError(t, err)
 	assert.Equal(t, "delivered", res.Outcome)

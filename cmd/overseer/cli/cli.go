@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/corohq/temporal-overseer/codec"
 	"github.com/corohq/temporal-overseer/worker"
 )
 
@@ -231,6 +232,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 type connFlags struct {
 	address, namespace, taskQueue string
 	timeout                       time.Duration
+	// codecEndpoint is a codec server's URL; the built-in codec's key
+	// comes only from the environment (codec.KeyEnv), never a flag.
+	codecEndpoint string
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
@@ -238,10 +242,12 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or profile, else default)")
 	fs.StringVar(&c.taskQueue, "task-queue", worker.DefaultTaskQueue, "task queue of the job workflow")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "how long to wait for the server")
+	fs.StringVar(&c.codecEndpoint, "codec-endpoint", "", "codec server URL of a deployment that encrypts its payloads (POST /encode, /decode; default: $"+
+		worker.CodecEndpointEnv+"); or set $"+codec.KeyEnv+" to the built-in AES-GCM codec's key")
 }
 
 func (c *connFlags) config() worker.Config {
-	return worker.Config{Address: c.address, Namespace: c.namespace, TaskQueue: c.taskQueue, Logger: zap.NewNop()}
+	return worker.Config{Address: c.address, Namespace: c.namespace, TaskQueue: c.taskQueue, Logger: zap.NewNop(), CodecEndpoint: c.codecEndpoint}
 }
 
 func (c *connFlags) dial(ctx context.Context) (client.Client, error) {
