@@ -21,12 +21,13 @@ import (
 
 // Demo runs the four scenario jobs in manage mode on an embedded dev server,
 // shows them as they go, resumes the paused ones as a human would, and ends
-// with a summary table.
+// with a summary table. With --traces it runs recorded real agent runs
+// instead (the shipped ones: examples/traces/mini-swe-agent).
 type Demo struct{}
 
 // Synopsis implements Command.
 func (*Demo) Synopsis() string {
-	return "run the four scenario jobs on an embedded dev server and show the overseer at work"
+	return "run the four scenario jobs (or, with --traces DIR, recorded real agent runs) on an embedded dev server and show the overseer at work"
 }
 
 // reviewerNotes are what the demo's human reviewer writes per scenario.
@@ -57,12 +58,21 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	reviewDelay := fs.Duration("review-delay", time.Second, "how long the demo reviewer looks at a paused job before resuming it")
 	retryDelay := fs.Duration("retry-delay", 2*time.Second, "how long a job waits before re-running a failed phase")
 	deadline := fs.Duration("deadline", 5*time.Minute, "give up after this long")
+	traces := fs.String("traces", "", "run these recorded agent runs as jobs instead of the scenarios (any format eval reads), e.g. examples/traces/mini-swe-agent")
+	format := fs.String("format", "", "format of --traces (default: detected)")
+	speed := fs.Float64("speed", 200, "with --traces: a recorded phase takes its recorded time divided by this")
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	if !(*speed > 0) {
+		return fmt.Errorf("%w: --speed %v: give a factor above 0, e.g. 200", ErrUsage, *speed)
+	}
 	ctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()
+	if *traces != "" {
+		return runTraceDemo(ctx, out, traceDemoOptions{traces: *traces, format: *format, speed: *speed, reviewDelay: *reviewDelay})
+	}
 
 	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs in manage mode, judged by the %s.\n", worker.JudgeConfig{})
 	policy := overseer.DefaultLearnedPolicy()

@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite"
+	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+// traceDemoOptions configure the demo on recorded runs.
+type traceDemoOptions struct {
+	traces, format string
+	speed          float64
+	reviewDelay    time.Duration
+}
+
+// traceJob is one recorded job of the demo.
+type traceJob struct {
+	rec     eval.Record
+	id      string
+	run     client.WorkflowRun
+	seen    int
+	handled map[string]bool // gates the reviewer decided
+	aborted bool
+	done    bool
+	outcome eval.Outcome
+	status  overseer.Status
+}
+
+// startRecordedJobs starts one recorded job per run on the task queue, in
+// manage mode, with the run's task family in the memo, and returns them.
+func startRecordedJobs(ctx context.Context, c client.Client, taskQueue string, recs []eval.Record, speed float64, stamp string) ([]*traceJob, error) {
+	var jobs []*traceJob
+	for _, rec := range recs {
+		in := eval.RecordedJob(rec)
+		in.Speed = speed
+		j := &traceJob{rec: rec, id: fmt.Sprintf("recorded-%s-%s", rec.ID, stamp), handled: map[string]bool{}}
+		var err error
+		j.run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: j.id, TaskQueue: taskQueue,
+			Memo: map[string]any{ops.TaskFamilyMemoKey: in.Family}}, workflows.RecordedJobWorkflowName, in)
+		if err != nil {
+			return nil, fmt.Errorf("start the recorded job of %s: %w", rec.ID, err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
+
+// runTraceDemo runs each recorded run as a recorded job in manage mode on an
+// embedded dev server, prints every verdict with its basis as the jobs go,
+// and plays the reviewer at each gate as the recording ended: continue a
+// run that succeeded, abort one that failed.
+func runTraceDemo(ctx context.Context, out io.Writer, o traceDemoOptions) error {
+	recs, src, err := eval.LoadSource(o.traces, o.format)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "temporal-overseer demo: %d recorded real agent runs replayed as jobs in manage mode, judged live by the %s.\n", len(recs), worker.JudgeConfig{})
+	fmt.Fprintln(out, src)
+	if note := src.SkippedNote(); note != "" {
+		fmt.Fprintln(out, note)
+	}
+	policy := overseer.DefaultLearnedPolicy()
+	fmt.Fprintf(out, "Policy: %s; Off track (pause) at or below P %.3f, On track from %.3f; %s.\n",
+		policy.Name, policy.PauseAtOrBelow, policy.OnTrackAt, policy.Guarantee())
+	fmt.Fprintf(out, "Each recorded phase takes its recorded time / %g. At a gate the demo reviewer decides as the recording ended: continue a run that succeeded, abort one that failed. A process note cannot change a recording.\n", o.speed)
+	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
+	quiet := zap.NewNop()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	c := srv.Client()
+	taskQueue := "overseer-demo"
+	w, err := worker.New(c, worker.Config{TaskQueue: taskQueue, Mode: overseer.ModeManage, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	defer w.Stop()
+	fmt.Fprintf(out, "Temporal %s, namespace %s, task queue %s\n\n", srv.FrontendHostPort(), srv.Namespace(), taskQueue)
+
+	jobs, err := startRecordedJobs(ctx, c, taskQueue, recs, o.speed, time.Now().Format("150405"))
+	if err != nil {
+		return err
+	}
+	width := 0
+	for _, j := range jobs {
+		width = max(width, len(j.rec.ID))
+		fmt.Fprintf(out, "started  %s (recorded: %s, %d steps)\n", j.id, j.rec.Outcome, j.rec.NumSteps())
+	}
+	fmt.Fprintln(out)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		open := 0
+		for _, j := range jobs {
+			if err := j.poll(ctx, c, out, width, o.reviewDelay); err != nil {
+				return err
+			}
+			if !j.done {
+				open++
+			}
+		}
+		if open == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("demo did not finish in time: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tRECORDED\tJOB ENDED\tFINAL STATUS\tBASIS\tPAUSES\tASSESSMENTS\tFLAGGED")
+	var bad []string
+	for _, j := range jobs {
+		k := j.status.Counters
+		ended := string(j.outcome)
+		if j.aborted {
+			ended += " (aborted at a gate)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", j.rec.ID, j.rec.Outcome, ended, j.status.Label(), basisName(j.status.Basis), k.Pauses, k.Assessments, k.Flags)
+		if want := expectedOutcome(j.rec.Outcome, j.aborted); j.outcome != want {
+			bad = append(bad, fmt.Sprintf("%s ended %s, recorded %s", j.id, j.outcome, j.rec.Outcome))
+		}
+	}
+	tw.Flush()
+	if len(bad) > 0 {
+		return fmt.Errorf("not every job ended as recorded: %s", strings.Join(bad, "; "))
+	}
+	fmt.Fprintln(out, "\nEvery job ended as its recording did (a job aborted at a gate counts as failed). The dev server keeps no data; run `overseer dev --traces DIR` for one that stays up.")
+	return nil
+}
+
+// expectedOutcome is how a recorded job must end: as recorded, and failed
+// when a reviewer aborted it.
+func expectedOutcome(recorded eval.Outcome, aborted bool) eval.Outcome {
+	if aborted || recorded.Failed() {
+		return eval.OutcomeFailed
+	}
+	return eval.OutcomeSucceeded
+}
+
+// poll prints the job's new verdicts, decides its open gates, and notices
+// when it closed.
+func (j *traceJob) poll(ctx context.Context, c client.Client, out io.Writer, width int, reviewDelay time.Duration) error {
+	if j.done {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := ops.Status(qctx, c, j.id)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil // a busy worker answers the query late: ask again at the next tick
+		}
+		return err
+	}
+	j.status = s
+	j.print(out, width)
+	for _, g := range ops.OpenGates(s) {
+		if j.handled[g.ID] {
+			continue
+		}
+		j.handled[g.ID] = true
+		fmt.Fprintf(out, "%-*s ⏸  PAUSED after %s: %s\n", width, j.rec.ID, g.Phase, g.Reason)
+		select {
+		case <-time.After(reviewDelay): // the reviewer reads the reason
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		req := overseer.ResumeRequest{By: "demo-reviewer", Gate: g.ID, Note: "The recording succeeded: carry on."}
+		if j.rec.Outcome.Failed() {
+			req.Action, req.Note = overseer.ActionAbort, "The recording failed: stop here."
+		}
+		if _, err := ops.Resume(qctx, c, j.id, req); err != nil {
+			return err
+		}
+		j.aborted = j.aborted || req.Action == overseer.ActionAbort
+		verb := "▶  continued"
+		if req.Action == overseer.ActionAbort {
+			verb = "■  aborted"
+		}
+		fmt.Fprintf(out, "%-*s %s by demo-reviewer: %q\n", width, j.rec.ID, verb, req.Note)
+	}
+	desc, err := c.DescribeWorkflow(qctx, j.id, "")
+	if err != nil {
+		return ops.JobError(j.id, err)
+	}
+	st := desc.RawResponse.GetWorkflowExecutionInfo().GetStatus()
+	if st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil
+	}
+	j.outcome = eval.OutcomeFailed
+	if st == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		j.outcome = eval.OutcomeSucceeded
+	}
+	// One last status read: the final assessment is recorded before the
+	// run completes.
+	if s, err := ops.Status(qctx, c, j.id); err == nil {
+		j.status = s
+		j.print(out, width)
+	}
+	j.done = true
+	fmt.Fprintf(out, "%-*s ■  finished: %s (recorded: %s) — %s\n", width, j.rec.ID, j.outcome, j.rec.Outcome, j.status.Label())
+	return nil
+}
+
+func (j *traceJob) print(out io.Writer, width int) {
+	for _, a := range j.status.Assessments {
+		if a.Seq <= j.seen {
+			continue
+		}
+		j.seen = a.Seq
+		fmt.Fprintf(out, "%-*s %s\n", width, j.rec.ID, describeAssessment(a))
+	}
+}
