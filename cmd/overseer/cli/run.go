@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/dashboard"
+	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/notify"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/supervision"
@@ -278,9 +279,25 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	metrics := fs.String("metrics", "127.0.0.1:9090", "serve the worker's Prometheus metrics on this host:port at /metrics (empty: none)")
 	port := fs.Int("port", 7233, "the dev server's gRPC port on 127.0.0.1 (0: any free port)")
 	uiPort := fs.Int("ui-port", 8233, "the Temporal Web UI's port (0: any free port)")
+	traces := fs.String("traces", "", "start one recorded job per run of this directory (any format eval reads), e.g. examples/traces/mini-swe-agent, so real agents are judged live in the dashboard")
+	tracesFormat := fs.String("traces-format", "", "format of --traces (default: detected)")
+	speed := fs.Float64("speed", 20, "with --traces: a recorded phase takes its recorded time divided by this")
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if !(*speed > 0) {
+		return fmt.Errorf("%w: --speed %v: give a factor above 0, e.g. 20", ErrUsage, *speed)
+	}
+	var recorded []eval.Record
+	if *traces != "" {
+		// Read the runs first: a bad directory is said before anything starts.
+		recs, src, err := eval.LoadSource(*traces, *tracesFormat)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, src)
+		recorded = recs
 	}
 	if *port < 0 || *port > 65535 || *uiPort < 0 || *uiPort > 65535 {
 		return fmt.Errorf("%w: --port and --ui-port take a port number from 0 to 65535", ErrUsage)
@@ -362,6 +379,13 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 		address = " --address " + srv.FrontendHostPort()
 	}
 	fmt.Fprintf(out, "Start a job:         overseer start%s --scenario looping --objective \"Add CSV export\"\n", address)
+	if len(recorded) > 0 {
+		jobs, err := startRecordedJobs(ctx, c, *taskQueue, recorded, *speed, time.Now().Format("150405"))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Recorded jobs        %d started from %s (e.g. %s), judged live; resume or abort their gates in the dashboard\n", len(jobs), *traces, jobs[0].id)
+	}
 	fmt.Fprintln(out, "Ctrl-C stops everything (the dev server keeps no data).")
 	<-ctx.Done()
 	fmt.Fprintln(out, "Stopping.")
