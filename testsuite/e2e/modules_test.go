@@ -22,6 +22,7 @@ const pluginModule = "github.com/corohq/temporal-overseer"
 
 // pluginPackages are what a plugin user imports from it.
 var pluginPackages = []string{
+	pluginModule + "/codec",
 	pluginModule + "/overseer",
 	pluginModule + "/overseer/jev",
 	pluginModule + "/overseer/jev/jevhttp",
