@@ -186,7 +186,18 @@ func TestE2EModelCommandsRefuseBadInputInOneSentence(t *testing.T) {
 		})
 	}
 
-	code, out, errOut := overseerCLI(srv, "model", "list", "--type", typ, "--json")
+	// The version every verdict of a job without a promoted model names is
+	// shown, as the shipped model (unless a model of that version was
+	// promoted here, as a cluster may have).
+	shipped := overseer.DefaultLearnedModel().Version
+	code, out, errOut := overseerCLI(srv, "model", "show", shipped+"/telemetry")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, shipped)
+	if !onCluster() {
+		assert.Contains(t, out, "shipped with the overseer (overseer.DefaultLearnedModel and DefaultLearnedPolicy), not from the model registry")
+	}
+
+	code, out, errOut = overseerCLI(srv, "model", "list", "--type", typ, "--json")
 	require.Equal(t, 0, code, errOut)
 	var st registry.State
 	require.NoError(t, json.Unmarshal([]byte(out), &st))

@@ -157,11 +157,18 @@ func modelShow(ctx context.Context, args []string, out io.Writer) error {
 		q.Types = []string{*typ}
 	}
 	st, err := registry.Get(r.ctx, r.c, q)
-	if errors.Is(err, registry.ErrNoRegistry) {
-		return fmt.Errorf("version %s is not in the model registry: no model was promoted in this namespace", version)
-	}
-	if err != nil {
+	noRegistry := errors.Is(err, registry.ErrNoRegistry)
+	if err != nil && !noRegistry {
 		return err
+	}
+	// Every verdict of a job without a promoted model names the shipped
+	// version: show that model rather than refuse it (a promoted version of
+	// the same name, found above, comes first).
+	if (noRegistry || len(st.Types) == 0) && isShippedVersion(version) {
+		return writeShipped(out, *asJSON)
+	}
+	if noRegistry {
+		return fmt.Errorf("version %s is not in the model registry: no model was promoted in this namespace", version)
 	}
 	if len(st.Types) == 0 {
 		where := "the model registry"
@@ -198,18 +205,55 @@ func writeVersion(out io.Writer, t registry.TypeModels, v registry.Version) {
 		fmt.Fprintf(tw, "Previous\t%s (overseer model rollback returns to it)\n", v.Previous)
 	}
 	if m, err := overseer.ParseLearnedModel(v.Model); err == nil {
-		for _, sm := range m.SubModels {
-			fmt.Fprintf(tw, "Sub-model\t%s\n", sm.Basis())
-		}
+		writeSubModels(tw, m)
 	}
 	if p, err := overseer.ParsePolicy(v.Policy); err == nil {
-		fmt.Fprintf(tw, "Policy\t%s: On track from %.3f, Needs a look from %.3f, pause at or below %.3f\n", p.Name, p.OnTrackAt, p.NeedsALookAt, p.PauseAtOrBelow)
-		fmt.Fprintf(tw, "Promise\t%s\n", p.Guarantee())
+		writePolicyLines(tw, p)
 	}
 	if len(v.Figures) > 0 {
 		fmt.Fprintf(tw, "Figures\t%s\n", v.Figures)
 	}
 	tw.Flush()
+}
+
+func writeSubModels(tw io.Writer, m *overseer.LearnedModel) {
+	for _, sm := range m.SubModels {
+		fmt.Fprintf(tw, "Sub-model\t%s\n", sm.Basis())
+	}
+}
+
+func writePolicyLines(tw io.Writer, p overseer.Policy) {
+	fmt.Fprintf(tw, "Policy\t%s: On track from %.3f, Needs a look from %.3f, pause at or below %.3f\n", p.Name, p.OnTrackAt, p.NeedsALookAt, p.PauseAtOrBelow)
+	fmt.Fprintf(tw, "Promise\t%s\n", p.Guarantee())
+}
+
+// isShippedVersion says version names the model that ships with the
+// overseer, alone or with a sub-model as verdicts name it
+// ("learned-mini-swe-v2/telemetry").
+func isShippedVersion(version string) bool {
+	v, _, _ := strings.Cut(version, "/")
+	return v == overseer.DefaultLearnedModel().Version
+}
+
+// writeShipped shows the model and policy that ship with the overseer,
+// which workers use for a job whose type has no promoted model.
+func writeShipped(out io.Writer, asJSON bool) error {
+	m, p := overseer.DefaultLearnedModel(), overseer.DefaultLearnedPolicy()
+	const source = "shipped with the overseer (overseer.DefaultLearnedModel and DefaultLearnedPolicy), not from the model registry: workers use it for jobs whose type has no promoted model"
+	if asJSON {
+		return writeJSON(out, struct {
+			Version string                 `json:"version"`
+			Source  string                 `json:"source"`
+			Model   *overseer.LearnedModel `json:"model"`
+			Policy  overseer.Policy        `json:"policy"`
+		}{m.Version, source, m, p})
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Version\t%s\n", m.Version)
+	fmt.Fprintf(tw, "Source\t%s\n", source)
+	writeSubModels(tw, m)
+	writePolicyLines(tw, p)
+	return tw.Flush()
 }
 
 // readFlagFile reads the file of a flag, or says which flag is missing.
