@@ -462,6 +462,31 @@
 //	resp, err := judge.Decide(ctx, req)
 //	answers, err := overseer.ParseAnswers(req, resp, obligations)
 //
+// # Encrypted payloads (a payload codec)
+//
+// A deployment that encrypts its payloads sets a payload codec on every
+// client and worker (converter.NewCodecDataConverter, e.g. the AES-GCM
+// codec of package codec). The overseer goes through the worker's data
+// converter, codec included, for everything it reads from or writes to
+// Temporal: the memo fields [ModeMemoKey], [GateDeadlineMemoKey] and
+// [StartedByMemoKey] are read with it (a memo field the default converter
+// cannot read records the version marker temporal-overseer/memo-codec, so
+// runs recorded before read their memo as they did), and the process
+// note's header and the state carried across continue-as-new are encoded
+// with it, so none of them is in clear in history. Markers, activity
+// inputs and results, the status query and the resume update and signal go
+// through the converter as the SDK sends them. Search attributes are never
+// encoded by a codec (the server indexes them): OverseerStatus,
+// OverseerOnObjective and OverseerPaused say a band, a probability and
+// whether a job waits, nothing else.
+//
+// Workflow code needs no configuration for this. Activities read the
+// process note's header ([ProcessNote]) with [Options].DataConverter, else
+// the converter of the client the plugin was given to (client.Options.Plugins);
+// a worker with neither warns once, and the note still reaches a phase
+// whose input is a [NoteReceiver]. docs/encryption.md says how to set the
+// codec on the overseer's CLI, dashboard and worker.
+//
 // # Secrets
 //
 // The judge and its credentials live on the worker ([Options.Judge]), as
