@@ -110,7 +110,7 @@ kubelint: tools
 # docs/operations-alerts.md. Without promtool it skips, saying so, except
 # under CI=true, where it fails.
 PROMTOOL ?= promtool
-PROM_RULES := $(filter-out %_test.yml,$(wildcard deploy/prometheus/*.yml))
+PROM_RULES := $(filter-out %_test.yml %/prometheus.yml,$(wildcard deploy/prometheus/*.yml))
 promlint:
 	@if ! command -v $(PROMTOOL) >/dev/null 2>&1; then \
 		if [[ "$${CI:-}" == "true" ]]; then echo "promlint: $(PROMTOOL) not found (apt-get install -y prometheus)"; exit 1; fi; \
