@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/activity"
@@ -259,4 +260,59 @@ func TestCarriedStateFromAnOlderWorkerIsReadUnderACodec(t *testing.T) {
 	var phases int
 	require.NoError(t, env.GetWorkflowResult(&phases))
 	assert.Equal(t, 2, phases)
+}
+
+const memoCodecChangeID = "temporal-overseer/memo-codec"
+
+func TestEncryptedMemoInARunRecordedBeforeTheChangeReadsAsItDid(t *testing.T) {
+	// A run recorded before the overseer read encrypted memo fields has no
+	// memo-codec marker: on replay GetVersion says DefaultVersion and the
+	// run goes as it went.
+	t.Run("mode: failed at once", func(t *testing.T) {
+		dc := encrypting(t)
+		h := encryptedHarness(t, dc, overseer.Options{Mode: overseer.ModeObserve},
+			map[string]any{overseer.ModeMemoKey: "manage"}, onTrack(), flagged(), onTrack())
+		h.env.OnGetVersion(memoCodecChangeID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+		err := h.env.GetWorkflowError()
+		require.Error(t, err)
+		assert.Equal(t, "OverseerInvalidMode", overseer.ErrorType(err), "%v", err)
+		assert.ErrorContains(t, err, "memo overseer.mode is not a string")
+	})
+	t.Run("deadline: the type's applied", func(t *testing.T) {
+		dc := encrypting(t)
+		h := encryptedHarness(t, dc, overseer.Options{Mode: overseer.ModeManage,
+			GateDeadline: overseer.GateDeadline{After: 3 * time.Hour, Action: overseer.DeadlineContinue}},
+			map[string]any{overseer.GateDeadlineMemoKey: "90m:continue"}, onTrack(), flagged(), onTrack())
+		h.env.OnGetVersion(memoCodecChangeID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+		require.NoError(t, h.env.GetWorkflowError())
+		s := h.status(t)
+		require.Len(t, s.Gates, 1)
+		assert.Equal(t, "deadline 3h: continue", s.Gates[0].ExpiredBy)
+	})
+}
+
+func TestMemoCodecMarkerOnlyWhenAFieldNeedsTheCodec(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		dc        converter.DataConverter
+		wantCalls bool
+	}{
+		{"plain memo", converter.GetDefaultDataConverter(), false},
+		{"encrypted memo", encrypting(t), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := encryptedHarness(t, tc.dc, overseer.Options{Mode: overseer.ModeManage},
+				map[string]any{overseer.GateDeadlineMemoKey: "90m:continue", overseer.StartedByMemoKey: "alice"}, onTrack(), flagged(), onTrack())
+			calls := 0
+			h.env.OnGetVersion(memoCodecChangeID, workflow.DefaultVersion, 1).Run(func(mock.Arguments) { calls++ }).Return(workflow.Version(1))
+			h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+			require.NoError(t, h.env.GetWorkflowError())
+			assert.Equal(t, tc.wantCalls, calls > 0, "GetVersion(%s) called %d times", memoCodecChangeID, calls)
+			s := h.status(t)
+			require.Len(t, s.Gates, 1)
+			assert.Equal(t, "deadline 1h30m: continue", s.Gates[0].ExpiredBy, "the memo's deadline either way")
+		})
+	}
 }
