@@ -303,7 +303,11 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			err = writePolicy(*policyOut, c)
 			cal = &c
 		}
-		calErr = err
+		if err != nil {
+			// The model file is already written and good: say so, so that
+			// the exit status is not read as "nothing was written".
+			calErr = fmt.Errorf("model %s written to %s; only the policy (--policy-out %s) was refused: %w", res.Model.Version, *modelOut, *policyOut, err)
+		}
 	}
 	rep := eval.NewReport("learned (grouped cross-validation)", res.CV, overseer.Policy{})
 	if *asJSON {

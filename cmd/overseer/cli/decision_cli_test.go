@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -244,4 +245,27 @@ func TestRecalibrateThenEval(t *testing.T) {
 	var before eval.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &before))
 	assert.InDelta(t, float64(before.Checkpoints[1].AUROC), float64(mid.AUROC), 0.02)
+}
+
+// train --policy-out writes the model before it calibrates the policy: when
+// the policy is refused the exit status is 1, and the sentence says the
+// model was written all the same.
+func TestTrainSaysTheModelWasWrittenWhenOnlyThePolicyIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs.csv")
+	lettersCSV(t, runs, []string{"alpha", "beta", "gamma", "delta"}) // 16 succeeded runs: too few for a 5% promise
+	model, policy := filepath.Join(dir, "model.json"), filepath.Join(dir, "policy.json")
+	for _, asJSON := range []bool{false, true} {
+		args := []string{"train", "--traces", runs, "--out", model, "--policy-out", policy, "--folds", "4"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		code, _, errOut := runCLI(args...)
+		assert.Equal(t, 1, code, errOut)
+		assert.Regexp(t, `^overseer train: model learned-\S+ written to `+regexp.QuoteMeta(model)+`; only the policy \(--policy-out `+
+			regexp.QuoteMeta(policy)+`\) was refused: calibrate: .*it takes at least 19 succeeded runs\n$`, errOut)
+		_, err := overseer.LoadLearnedModel(model)
+		assert.NoError(t, err, "the model was written")
+		assert.NoFileExists(t, policy)
+	}
 }
