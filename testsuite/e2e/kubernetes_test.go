@@ -238,6 +238,12 @@ func TestKubernetesManifestsRunTheImageTheDockerfileBuilds(t *testing.T) {
 				if strings.HasPrefix(e.Name, "OVERSEER_") {
 					assert.Contains(t, overseerEnv, e.Name, "a variable the overseer reads")
 				}
+				if e.Name == worker.EnvJevURL {
+					// The judge service's Service, port and decide path.
+					assert.Equal(t, "http://overseer-judge:8088"+jevhttp.DecidePath, e.Value)
+					assert.True(t, slices.ContainsFunc(objs, func(o k8sObject) bool { return o.Kind == "Service" && o.Metadata.Name == "overseer-judge" }),
+						"a Service overseer-judge")
+				}
 			}
 			if sub == "worker" || sub == "dashboard" {
 				// The Temporal connection: the ConfigMap's variables, read by
