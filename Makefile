@@ -78,9 +78,10 @@ doccheck:
 # (a flag added without regenerating it: cd cmd && go test ./overseer/cli
 # -run TestCLIReference -update), or when README.md or a guide under docs/
 # shows an `overseer ...` command line with a command, subcommand or flag
-# the CLI does not have.
+# the CLI does not have, a `make` target the Makefile does not have, or a
+# link to a file or heading that does not exist.
 clidoc-check:
-	cd cmd && $(GO) test -count=1 -run '^(TestCLIReference|TestDocsCommands|TestDocsCommandsCheckFails)$$' ./overseer/cli
+	cd cmd && $(GO) test -count=1 -run '^(TestCLIReference|TestDocsCommands|TestDocsCommandsCheckFails|TestDocsMakeTargets|TestDocsLinks)$$' ./overseer/cli
 
 vet:
 	$(GO) vet $(PKGS)

@@ -416,3 +416,141 @@ func TestDocsCommandsCheckFails(t *testing.T) {
 		"doc.md:11: overseer worker: no flag --no-flag",
 	}, problems)
 }
+
+// makeTargets are the targets the Makefile defines.
+func makeTargets(t *testing.T) map[string]bool {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	require.NoError(t, err)
+	targets := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([a-zA-Z0-9][a-zA-Z0-9_.-]*):`).FindAllStringSubmatch(string(text), -1) {
+		targets[m[1]] = true
+	}
+	return targets
+}
+
+// makeInvocations finds every `make TARGET …` in a document's code.
+func makeInvocations(text string) [][2]string {
+	var found [][2]string
+	scan := func(line int, s string) {
+		ws := shellWords(s)
+		for i, w := range ws {
+			if w.quoted || w.text != "make" || !runsProgram(ws[:i]) {
+				continue
+			}
+			for _, arg := range ws[i+1:] {
+				if arg.quoted || strings.Contains(arg.text, "=") || strings.HasPrefix(arg.text, "-") {
+					continue // VAR=value, -j2
+				}
+				if commandName.MatchString(arg.text) {
+					found = append(found, [2]string{fmt.Sprint(line), arg.text})
+				}
+			}
+			return
+		}
+	}
+	lines := strings.Split(text, "\n")
+	inFence := false
+	for i, l := range lines {
+		if fence.MatchString(l) {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			scan(i+1, l)
+			continue
+		}
+		for _, m := range inlineCode.FindAllStringSubmatch(l, -1) {
+			scan(i+1, m[1])
+		}
+	}
+	return found
+}
+
+// TestDocsMakeTargets fails when README.md or a guide shows `make X` for
+// a target the Makefile does not have.
+func TestDocsMakeTargets(t *testing.T) {
+	targets := makeTargets(t)
+	require.True(t, targets["lint"] && targets["test"] && targets["demo"], "the Makefile's targets were not found")
+	var problems []string
+	for _, path := range docFiles(t) {
+		text, err := os.ReadFile(path)
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(repoRoot, path)
+		for _, m := range makeInvocations(string(text)) {
+			if !targets[m[1]] {
+				problems = append(problems, fmt.Sprintf("%s:%s: make %s: no such target in the Makefile", rel, m[0], m[1]))
+			}
+		}
+	}
+	assert.Empty(t, problems, "\n%s", strings.Join(problems, "\n"))
+	assert.Equal(t, []string{"3:no-such-target"}, func() []string {
+		var bad []string
+		for _, m := range makeInvocations("`make demo`\n```sh\nmake no-such-target TESTFLAGS=-v\n```\n") {
+			if !targets[m[1]] {
+				bad = append(bad, m[0]+":"+m[1])
+			}
+		}
+		return bad
+	}(), "the check refuses a made-up target")
+}
+
+// headingAnchors are the GitHub anchors of a Markdown file's headings.
+func headingAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	inFence := false
+	drop := regexp.MustCompile(`[^\p{L}\p{N}\- _]`)
+	for _, l := range strings.Split(text, "\n") {
+		if fence.MatchString(l) {
+			inFence = !inFence
+			continue
+		}
+		if inFence || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		anchors[strings.ReplaceAll(drop.ReplaceAllString(h, ""), " ", "-")] = true
+	}
+	return anchors
+}
+
+// TestDocsLinks fails when README.md or a guide links to a file of the
+// repository that does not exist, or to a heading a Markdown file does not
+// have (a section moved or renamed).
+func TestDocsLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	codeBlock := regexp.MustCompile("(?s)```.*?```")
+	var problems []string
+	checked := 0
+	for _, path := range docFiles(t) {
+		text, err := os.ReadFile(path)
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(repoRoot, path)
+		prose := codeBlock.ReplaceAllString(string(text), "")
+		for _, m := range link.FindAllStringSubmatch(prose, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			checked++
+			file, frag, _ := strings.Cut(target, "#")
+			resolved := path
+			if file != "" {
+				resolved = filepath.Join(filepath.Dir(path), file)
+				if _, err := os.Stat(resolved); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: link %s: no such file", rel, target))
+					continue
+				}
+			}
+			if frag != "" && strings.HasSuffix(resolved, ".md") {
+				body, err := os.ReadFile(resolved)
+				require.NoError(t, err)
+				if !headingAnchors(string(body))[frag] {
+					problems = append(problems, fmt.Sprintf("%s: link %s: no such heading", rel, target))
+				}
+			}
+		}
+	}
+	assert.Empty(t, problems, "\n%s", strings.Join(problems, "\n"))
+	assert.Greater(t, checked, 30, "the docs' links were not found")
+}
