@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -151,7 +152,11 @@ func TestE2ELearnPromotesAGoodCandidateAndRefusesAWorseOne(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, " updated: a learn round for "+typ+" every 12h0m0s")
 	t.Cleanup(func() { _ = c.ScheduleClient().GetHandle(ctx, "overseer-learn-"+typ).Delete(ctx) })
+	// The first round is --every from the command, not at the interval's
+	// next multiple since the epoch, and the server agrees with what it said.
+	firstRound := regexp.MustCompile(`, the first at (\S+) `).FindStringSubmatch(out)
+	require.NotNil(t, firstRound, out)
 	code, out, errOut = overseerCLI(srv, "learn", "status", "--type", typ)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, typ+": schedule overseer-learn-"+typ+", next round ")
+	assert.Contains(t, out, typ+": schedule overseer-learn-"+typ+", next round "+firstRound[1]+"\n")
 }

@@ -119,7 +119,8 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 	cctx, cancel := context.WithTimeout(ctx, conn.timeout)
 	defer cancel()
 	id := learnScheduleID(*typ)
-	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: *every}}}
+	interval, first := intervalFromNow(time.Now(), *every)
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{interval}}
 	action := &client.ScheduleWorkflowAction{ID: id, Workflow: learn.WorkflowName, Args: []any{in}, TaskQueue: conn.taskQueue}
 	sc := c.ScheduleClient()
 	verb := "created"
@@ -145,11 +146,22 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 			Budget    float64       `json:"max_false_pause"`
 			Input     learn.Input   `json:"input"`
 			Interval  time.Duration `json:"interval_ns"`
-		}{id, verb, *typ, every.String(), conn.taskQueue, *budget, in, *every})
+			First     time.Time     `json:"first_round"`
+		}{id, verb, *typ, every.String(), conn.taskQueue, *budget, in, *every, first})
 	}
-	fmt.Fprintf(out, "schedule %s %s: a learn round for %s every %s on task queue %s (promise: at most %.1f%% false pauses); `overseer learn status --type %s` shows the rounds\n",
-		id, verb, *typ, *every, conn.taskQueue, 100**budget, *typ)
+	fmt.Fprintf(out, "schedule %s %s: a learn round for %s every %s on task queue %s, the first at %s (promise: at most %.1f%% false pauses); `overseer learn status --type %s` shows the rounds\n",
+		id, verb, *typ, *every, conn.taskQueue, first.UTC().Format(time.RFC3339), 100**budget, *typ)
 	return nil
+}
+
+// intervalFromNow is the interval spec whose first round is every from now,
+// and that round's time. Temporal counts intervals from the Unix epoch (a
+// 24h interval alone fires at midnight UTC), so the offset is now's phase
+// in the interval. The server counts both in whole seconds.
+func intervalFromNow(now time.Time, every time.Duration) (client.ScheduleIntervalSpec, time.Time) {
+	secs := int64(every / time.Second)
+	offset := time.Duration(now.Unix()%secs) * time.Second
+	return client.ScheduleIntervalSpec{Every: every, Offset: offset}, time.Unix(now.Unix()+secs, 0).UTC()
 }
 
 // lastRounds is the latest completed round of each of types that has one,
