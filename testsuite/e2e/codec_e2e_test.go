@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"fmt"
 	"strings"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/codec"
+	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
@@ -105,6 +108,27 @@ func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
 	}
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"alice" started this job and may not resume its own gate`)
+
+	// The dashboard without the codec says what to configure; with the
+	// client that has it, it shows the open gate.
+	page := func(base string) string {
+		resp, err := http.Get(base + "/job?id=" + run.GetID())
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	plainPage := page(startDashboard(t, srv))
+	assert.Contains(t, plainPage, "cannot read its status: the job")
+	assert.Contains(t, plainPage, "give the codec with --codec-endpoint URL (a codec server) or set OVERSEER_CODEC_KEY")
+	dash, err := dashboard.New(dashboard.Options{Client: c, Namespace: srv.Namespace()})
+	require.NoError(t, err)
+	encDash := httptest.NewServer(dash)
+	t.Cleanup(encDash.Close)
+	encPage := page(encDash.URL)
+	assert.NotContains(t, encPage, "give the codec")
+	assert.Contains(t, encPage, s.GateID)
 
 	// The CLI without the codec says what to configure; with the key in
 	// the environment, or a codec server, it reads the status and resumes.
