@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -217,4 +218,60 @@ func TestOverseerDevSaysWhenItsPortIsTaken(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut.String(), fmt.Sprintf("port %d for the Temporal Web UI is taken", port))
 	assert.Contains(t, errOut.String(), "--ui-port")
+}
+
+// untilWriter keeps what is written and closes seen once it holds want.
+type untilWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *untilWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if strings.Contains(w.b.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *untilWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// overseer dev says which approval and notification settings it took, so a
+// user can tell they took effect, and never a secret's value.
+func TestOverseerDevSaysTheSettingsItTook(t *testing.T) {
+	skipOnCluster(t)
+	requireCLI(t)
+	const secret = "whsec-e2e-do-not-print"
+	t.Setenv("OVERSEER_WEBHOOK_URL", "http://127.0.0.1:1/hook")
+	t.Setenv("OVERSEER_WEBHOOK_SECRET", secret)
+	out := &untilWriter{want: "Ctrl-C stops everything", seen: make(chan struct{})}
+	var errOut strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"dev", "--port", "0", "--ui-port", "0", "--no-dashboard", "--metrics", "",
+			"--approvers", "alice,group:sre", "--four-eyes"}, out, &errOut)
+	}()
+	select {
+	case <-out.seen:
+	case code := <-done:
+		cancel()
+		t.Fatalf("overseer dev ended (%d) before it was ready: %s%s", code, out, errOut.String())
+	}
+	cancel()
+	assert.Equal(t, 0, <-done, errOut.String())
+	text := out.String()
+	assert.Contains(t, text, "Approvers            alice, group:sre may resume gates\n")
+	assert.Contains(t, text, "Four-eyes            on: a job's starter may not resume its gates")
+	assert.Contains(t, text, "Notifications        webhook http://127.0.0.1:1/… (webhooks signed with the key in $OVERSEER_WEBHOOK_SECRET)\n")
+	assert.NotContains(t, text+errOut.String(), secret)
 }

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -258,6 +260,50 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
+// devSettings are the lines `overseer dev` prints for the gate, approval,
+// notification and sign-in settings it took, so that a user sees they took
+// effect. They name where a secret comes from, never its value.
+func devSettings(cfg worker.Config, df *dashboardFlags, dashboardOn bool) []string {
+	var lines []string
+	add := func(label, format string, args ...any) {
+		lines = append(lines, fmt.Sprintf("%-21s", label)+fmt.Sprintf(format, args...))
+	}
+	if !cfg.GateDeadline.IsZero() {
+		add("Gate deadline", "%s", cfg.GateDeadline)
+	}
+	for _, wt := range slices.Sorted(maps.Keys(cfg.GateDeadlines)) {
+		add("Gate deadline", "%s for %s", cfg.GateDeadlines[wt], wt)
+	}
+	if len(cfg.Approval.Approvers) > 0 {
+		add("Approvers", "%s may resume gates", strings.Join(cfg.Approval.Approvers, ", "))
+	}
+	if cfg.Approval.FourEyes {
+		add("Four-eyes", "on: a job's starter may not resume its gates; start jobs with overseer start --by NAME (memo %s)", overseer.StartedByMemoKey)
+	}
+	if cfg.Notifier != nil {
+		// The notifiers' names redact their URLs, which may carry tokens.
+		signed := ""
+		if os.Getenv(notify.EnvWebhookSecret) != "" {
+			signed = " (webhooks signed with the key in $" + notify.EnvWebhookSecret + ")"
+		}
+		add("Notifications", "%s%s", cfg.Notifier, signed)
+	}
+	if !dashboardOn {
+		return lines
+	}
+	if df.trustedProxy != "" {
+		add("Dashboard sign-in", "trusted proxy %s: user from %s, groups from %s", strings.Join(splitList(df.trustedProxy), ", "), df.proxyUserHeader, df.proxyGroupsHeader)
+	}
+	if df.oidcIssuer != "" {
+		secret := "no client secret (a public client)"
+		if df.oidcSecretEnv != "" && os.Getenv(df.oidcSecretEnv) != "" {
+			secret = "client secret from $" + df.oidcSecretEnv
+		}
+		add("Dashboard sign-in", "OpenID Connect %s, client %s, %s", df.oidcIssuer, df.oidcClientID, secret)
+	}
+	return lines
+}
+
 // Dev runs an embedded Temporal dev server, a worker, the dashboard and the
 // metrics endpoint in one process tree.
 type Dev struct{}
@@ -373,6 +419,9 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if ms != nil {
 		fmt.Fprintf(out, "Worker metrics       %s\n", ms.URL())
+	}
+	for _, l := range devSettings(cfg, &df, dashURL != "") {
+		fmt.Fprintln(out, l)
 	}
 	address := ""
 	if !strings.HasSuffix(srv.FrontendHostPort(), ":7233") { // the CLI's default needs no flag
