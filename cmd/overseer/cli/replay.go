@@ -59,6 +59,7 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	errorRate := fs.Float64("reviewer-error-rate", 0, "share of gates at which the simulated reviewer decides against the recorded outcome, in [0,1]")
 	delay := fs.Duration("reviewer-delay", 100*time.Millisecond, "how long the simulated reviewer waits at a gate before deciding")
 	speed := fs.Float64("speed", workflows.DefaultRecordedSpeed, "recorded time divided by this is the time a phase takes")
+	stepTime := fs.Duration("step-time", workflows.DefaultRecordedStepTime, "time a step takes in a run recorded without timestamps")
 	typ := fs.String("type", workflows.RecordedJobWorkflowName, "workflow type of the jobs, whose model the learn rounds fit (a fresh one keeps a cluster's other replays apart)")
 	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a learn round's model must keep, in (0,1)")
 	promise := promiseFlag(fs)
@@ -81,8 +82,8 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: --jobs and --learn-every take a count of 0 or more, --concurrency 1 or more", ErrUsage)
 	case *errorRate < 0 || *errorRate > 1:
 		return fmt.Errorf("%w: --reviewer-error-rate %v: give a share in [0,1], e.g. 0.1", ErrUsage, *errorRate)
-	case *delay < 0 || !(*speed > 0):
-		return fmt.Errorf("%w: --reviewer-delay takes a duration of 0 or more and --speed a factor above 0", ErrUsage)
+	case *delay < 0 || !(*speed > 0) || *stepTime <= 0:
+		return fmt.Errorf("%w: --reviewer-delay takes a duration of 0 or more, --step-time one above 0 and --speed a factor above 0", ErrUsage)
 	}
 	lin, err := learnInput(*typ, "", *budget, *promise, *pauseBudget)
 	if err != nil {
@@ -117,7 +118,7 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		defer c.Close()
 	}
 	opts := replayOptions{Records: recs, Jobs: *jobs, Concurrency: *concurrency, Mode: m, LearnEvery: *learnEvery,
-		Type: *typ, Namespace: ns, ErrorRate: *errorRate, Delay: *delay, Speed: *speed, Seed: *seed, Learn: lin, Progress: out}
+		Type: *typ, Namespace: ns, ErrorRate: *errorRate, Delay: *delay, Speed: *speed, StepTime: *stepTime, Seed: *seed, Learn: lin, Progress: out}
 	res, err := runReplay(ctx, c, opts)
 	if err != nil {
 		return err
@@ -172,6 +173,7 @@ type replayOptions struct {
 	ErrorRate   float64
 	Delay       time.Duration
 	Speed       float64
+	StepTime    time.Duration // 0: the workflow's default
 	Seed        uint64
 	// Learn is the learn rounds' input (Type, Where and Previous are set
 	// by the replay).
@@ -275,7 +277,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 	for i := range n {
 		rec := &o.Records[i%len(o.Records)]
 		in := eval.RecordedJob(*rec)
-		in.Speed = o.Speed
+		in.Speed, in.StepTime = o.Speed, o.StepTime
 		res.Jobs = append(res.Jobs, &replayJob{n: i + 1, rec: rec, in: in, id: fmt.Sprintf("replay-%s-%d-%s", stamp, i+1, rec.ID)})
 	}
 	size := o.LearnEvery

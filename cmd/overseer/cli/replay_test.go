@@ -184,3 +184,29 @@ func TestReplayRefusesBadFlagsInOneSentence(t *testing.T) {
 		assert.Contains(t, err.Error(), want, args)
 	}
 }
+
+// TestReplayOfSharedOpenHandsRuns streams a few of the shared OpenHands
+// sample's runs (read where they are, never copied: they state no
+// licence) through the dev server with the shipped model and policy.
+func TestReplayOfSharedOpenHandsRuns(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "..", "shared", "data", "traces", "openhands-sample")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("the shared OpenHands sample is not here (%v)", err)
+	}
+	srv := devServer(t)
+	recs, err := eval.LoadRuns(dir, "")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := runReplay(ctx, srv.Client(), replayOptions{Records: recs, Jobs: 8, Concurrency: 4, Mode: overseer.ModeManage,
+		Type: "ReplayTestOpenHands", Namespace: srv.Namespace(), Speed: 1e6, StepTime: time.Microsecond})
+	require.NoError(t, err)
+	require.NoError(t, res.check())
+	require.Len(t, res.Jobs, 8)
+	for _, j := range res.Jobs {
+		assert.Equal(t, j.expected(), j.outcome, j.id)
+		if !j.aborted {
+			assert.Len(t, j.scored.Points, len(j.in.Phases), "%s: one verdict per recorded phase", j.id)
+		}
+	}
+}
