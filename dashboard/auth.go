@@ -257,6 +257,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 			return r, false
 		}
 		user := strings.TrimSpace(r.Header.Get(a.proxy.UserHeader))
+		if user == "" && strings.HasPrefix(r.URL.Path, "/static/") {
+			// The stylesheet and script hold no data: serve them without a
+			// user, so that the 401 page the proxy shows is styled.
+			return r, true
+		}
 		if user == "" {
 			s.unauthenticated(w, r, fmt.Sprintf("The proxy sent no %s header, so the request is not signed in.", a.proxy.UserHeader))
 			return r, false

@@ -136,6 +136,13 @@ func TestTrustedProxy(t *testing.T) {
 		code, body := get(t, srv.Client(), srv.URL+"/")
 		assert.Equal(t, http.StatusUnauthorized, code)
 		assert.Contains(t, body, "The proxy sent no X-Forwarded-User header")
+		// The 401 page is styled: its assets need no sign-in.
+		for _, asset := range regexp.MustCompile(`(?:href|src)="(/static/[^"]+)"`).FindAllStringSubmatch(body, -1) {
+			code, css := get(t, srv.Client(), srv.URL+asset[1])
+			assert.Equal(t, http.StatusOK, code, asset[1])
+			assert.NotContains(t, css, "sent no X-Forwarded-User", asset[1])
+		}
+		assert.Contains(t, body, `href="/static/style.css`)
 	})
 	t.Run("own header names", func(t *testing.T) {
 		b := newBackend()
