@@ -37,7 +37,7 @@ func recordedInput(outcome string) workflows.RecordedJobInput {
 
 // runRecorded runs a recorded job in observe mode under the heuristic
 // judge and returns its error and final status.
-func runRecorded(t *testing.T, in workflows.RecordedJobInput) (error, overseer.Status, []time.Duration) {
+func runRecorded(t *testing.T, in workflows.RecordedJobInput) (overseer.Status, []time.Duration, error) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
@@ -60,12 +60,12 @@ func runRecorded(t *testing.T, in workflows.RecordedJobInput) (error, overseer.S
 	require.NoError(t, err)
 	var st overseer.Status
 	require.NoError(t, v.Get(&st))
-	return env.GetWorkflowError(), st, works
+	return st, works, env.GetWorkflowError()
 }
 
 func TestRecordedJobReportsEachRecordedPhaseAndSaysItIsARecording(t *testing.T) {
 	in := recordedInput(workflows.RecordedSucceeded)
-	err, st, works := runRecorded(t, in)
+	st, works, err := runRecorded(t, in)
 	require.NoError(t, err)
 	assert.Equal(t, len(in.Phases), st.Counters.Assessments, "one boundary per recorded phase")
 	assert.True(t, strings.HasPrefix(st.Objective, "Recording of run django__django-11099 by mini-swe-agent/gemini-3-pro (a replay: a process note cannot change it): Fix"), st.Objective)
@@ -78,7 +78,7 @@ func TestRecordedJobReportsEachRecordedPhaseAndSaysItIsARecording(t *testing.T) 
 
 func TestRecordedJobEndsAsTheRecordedRunEnded(t *testing.T) {
 	for outcome, typ := range map[string]string{workflows.RecordedFailed: workflows.RecordedFailedErrorType, workflows.RecordedBlocked: workflows.RecordedBlockedErrorType} {
-		err, st, _ := runRecorded(t, recordedInput(outcome))
+		st, _, err := runRecorded(t, recordedInput(outcome))
 		var app *temporal.ApplicationError
 		require.ErrorAs(t, err, &app, outcome)
 		assert.Equal(t, typ, app.Type(), outcome)
@@ -88,12 +88,12 @@ func TestRecordedJobEndsAsTheRecordedRunEnded(t *testing.T) {
 
 func TestRecordedJobRefusesBadInputInOneSentence(t *testing.T) {
 	in := recordedInput("resolved")
-	err, _, _ := runRecorded(t, in)
+	_, _, err := runRecorded(t, in)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `run django__django-11099 has outcome "resolved": use succeeded, failed or blocked`)
 	in = recordedInput(workflows.RecordedSucceeded)
 	in.Phases[1].Phase = "str.replace"
-	err, _, _ = runRecorded(t, in)
+	_, _, err = runRecorded(t, in)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `phase 1 is named "str.replace": give each phase a name without dots`)
 }
