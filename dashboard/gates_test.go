@@ -193,3 +193,66 @@ func newServerFor(t *testing.T, h http.Handler) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// A signed-in user the gate's approval refuses sees why, in the refusal's
+// words, instead of a resume form that would only be refused; an approver
+// sees the form.
+func TestJobPageTellsASignedInUserWhoMayNotOpenTheGateWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		approval overseer.Approval
+		starter  string
+		user     map[string]string
+		want     string // "" for the form
+	}{
+		{"not an approver", overseer.Approval{Approvers: []string{"alice", "group:sre"}}, "",
+			map[string]string{"X-Forwarded-User": "mallory", "X-Forwarded-Groups": "dev"},
+			`You may not open this gate: "mallory" may not resume this job: its approvers are alice, group:sre.`},
+		{"the job's starter", overseer.Approval{Approvers: []string{"alice"}, FourEyes: true}, "alice",
+			map[string]string{"X-Forwarded-User": "alice"},
+			`You may not open this gate: "alice" started this job and may not resume its own gate (four-eyes rule): ask another approver.`},
+		{"no starter on record", overseer.Approval{Approvers: []string{"alice"}, FourEyes: true, NoStarter: true}, "",
+			map[string]string{"X-Forwarded-User": "alice"},
+			`You may not open this gate: this job's gates need a reviewer other than its starter, and the job does not say who started it`},
+		{"an approver by group", overseer.Approval{Approvers: []string{"alice", "group:sre"}, FourEyes: true}, "alice",
+			map[string]string{"X-Forwarded-User": "bob", "X-Forwarded-Groups": "sre"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBackend()
+			st := b.statuses["job-paused"]
+			st.Approval, st.StartedBy = tc.approval, tc.starter
+			b.statuses["job-paused"] = st
+			srv := newServer(t, b, dashboard.Options{TrustedProxy: dashboard.TrustedProxy{Addresses: []string{"127.0.0.0/8"}}})
+			req, err := http.NewRequest(http.MethodGet, srv.URL+"/job?id=job-paused", nil)
+			require.NoError(t, err)
+			for k, v := range tc.user {
+				req.Header.Set(k, v)
+			}
+			resp, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			text := pageText(string(body))
+			if tc.want == "" {
+				assert.Contains(t, string(body), `<form method="post" action="/job/resume"`)
+				assert.NotContains(t, string(body), "data-cannot-resume")
+				return
+			}
+			assert.Contains(t, text, tc.want)
+			assert.NotContains(t, string(body), `action="/job/resume"`, "no form that would only be refused")
+			assert.Contains(t, text, "Who may resume: "+tc.approval.String())
+		})
+	}
+
+	// Without sign-in the form asks who resumes: the approval is the
+	// resume's to check.
+	b := newBackend()
+	st := b.statuses["job-paused"]
+	st.Approval = overseer.Approval{Approvers: []string{"alice"}}
+	b.statuses["job-paused"] = st
+	srv := newServer(t, b, dashboard.Options{})
+	_, body := get(t, srv.Client(), srv.URL+"/job?id=job-paused")
+	assert.Contains(t, body, `<form method="post" action="/job/resume"`)
+}

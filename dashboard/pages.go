@@ -273,8 +273,11 @@ type jobPage struct {
 	LiveURL    string
 	HistoryURL string
 	Form       resumeForm
-	Flash      string
-	Policy     overseer.Policy
+	// CannotResume says, to a signed-in user the gate's approval refuses,
+	// why (the resume's refusal), in place of the form.
+	CannotResume string
+	Flash        string
+	Policy       overseer.Policy
 }
 
 // resumeForm is the resume / abort form with what was typed and the
@@ -377,6 +380,7 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 				p.OpenGate = g
 			}
 		}
+		p.CannotResume = s.cannotResume(r, st)
 		p.Deadline = st.GateDeadline
 		if p.Deadline == nil && p.OpenGate != nil {
 			p.Deadline = p.OpenGate.Deadline
@@ -488,6 +492,22 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 
 // resumeRequest is the request a form sends: by the signed-in user when
 // users sign in (a typed name is ignored), else by the name typed.
+// cannotResume is why the signed-in user may not open the job's gates, ""
+// when they may (or nobody is signed in: the form asks who resumes).
+func (s *Server) cannotResume(r *http.Request, st overseer.Status) string {
+	id, ok := identityOf(r.Context())
+	if !s.auth.on() || !ok {
+		return ""
+	}
+	a := st.Approval
+	if a.FourEyes && !a.NoStarter && st.StartedBy == "" {
+		// A status from before the starter was recorded: leave the
+		// four-eyes rule to the resume.
+		a.FourEyes = false
+	}
+	return a.Refusal(id.Name, id.Groups, st.StartedBy)
+}
+
 func (s *Server) resumeRequest(r *http.Request, form resumeForm) overseer.ResumeRequest {
 	req := overseer.ResumeRequest{By: form.By, Note: form.Note, Action: overseer.Action(form.Action)}
 	if s.auth.on() {

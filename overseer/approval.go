@@ -83,28 +83,39 @@ func (a Approval) String() string {
 // allows refuses a resume the approval does not let through. startedBy is
 // the job's starter ("" when the job does not say).
 func (a Approval) allows(req ResumeRequest, startedBy string) error {
-	by := strings.TrimSpace(req.By)
+	if msg := a.Refusal(req.By, req.Groups, startedBy); msg != "" {
+		return refusal(NotAuthorizedErrorType, "overseer: "+msg)
+	}
+	return nil
+}
+
+// Refusal is why the approval refuses a resume by by, who claims groups,
+// of a job started by startedBy ("" when the job does not say), in the
+// words of the resume's refusal; "" when it lets the resume through. The
+// dashboard shows it instead of a form that would only be refused.
+func (a Approval) Refusal(by string, groups []string, startedBy string) string {
+	by = strings.TrimSpace(by)
 	if a.FourEyes {
 		if startedBy == "" {
-			return refusal(NotAuthorizedErrorType, fmt.Sprintf("overseer: this job's gates need a reviewer other than its starter, and the job does not say who started it (memo %q): no resume can be checked; cancel the job through Temporal", StartedByMemoKey))
+			return fmt.Sprintf("this job's gates need a reviewer other than its starter, and the job does not say who started it (memo %q): no resume can be checked; cancel the job through Temporal", StartedByMemoKey)
 		}
 		if strings.EqualFold(by, startedBy) {
-			return refusal(NotAuthorizedErrorType, fmt.Sprintf("overseer: %q started this job and may not resume its own gate (four-eyes rule): ask another approver", clip(by, 80)))
+			return fmt.Sprintf("%q started this job and may not resume its own gate (four-eyes rule): ask another approver", clip(by, 80))
 		}
 	}
 	if len(a.Approvers) == 0 {
-		return nil
+		return ""
 	}
 	for _, p := range a.Approvers {
 		if g, ok := strings.CutPrefix(p, groupPrefix); ok {
-			if slices.Contains(req.Groups, g) {
-				return nil
+			if slices.Contains(groups, g) {
+				return ""
 			}
 		} else if strings.EqualFold(p, by) {
-			return nil
+			return ""
 		}
 	}
-	return refusal(NotAuthorizedErrorType, fmt.Sprintf("overseer: %q may not resume this job: its approvers are %s", clip(by, 80), strings.Join(a.Approvers, ", ")))
+	return fmt.Sprintf("%q may not resume this job: its approvers are %s", clip(by, 80), strings.Join(a.Approvers, ", "))
 }
 
 // approvalFor is the approval of workflowType.

@@ -75,6 +75,7 @@ func TestApprovalIsEnforcedByTheResumeValidator(t *testing.T) {
 
 			assert.Equal(t, approval.Approvers, during.Approval.Approvers, "the status says who may open the gate")
 			assert.Equal(t, tc.startedBy == "", during.Approval.NoStarter, "and whether nobody can, for want of a starter")
+			assert.Equal(t, tc.startedBy, during.StartedBy, "and who started the job")
 			assert.Equal(t, tc.who, during.Approval.String())
 			for i, r := range refused {
 				assert.Equal(t, overseer.NotAuthorizedErrorType, overseer.ErrorType(r.rejected), "%v", r.rejected)

@@ -332,6 +332,9 @@ func (r *run) pause(ctx workflow.Context, phase, reason string) {
 	// The queue and the status say that nobody can open such a gate,
 	// rather than list approvers who would all be refused.
 	r.st.Approval.NoStarter = r.cfg.Approval.FourEyes && r.startedBy == ""
+	if r.cfg.Approval.FourEyes {
+		r.st.StartedBy = r.startedBy // so the dashboard can tell a starter they may not open it
+	}
 	r.st.Counters.Pauses++
 	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: reason, PausedAt: now}
 	r.open = append(r.open, g)

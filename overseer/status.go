@@ -44,6 +44,10 @@ type Status struct {
 	// Approval is who may open the job's gates; zero when anyone who can
 	// send the update may.
 	Approval Approval `json:"approval,omitzero"`
+	// StartedBy is, under the four-eyes rule, who started the job (memo
+	// "overseer.started_by") as read when its latest gate opened; empty
+	// otherwise, and in runs from before it was recorded.
+	StartedBy string `json:"started_by,omitempty"`
 	// Gates are the most recent pauses with their resumes, oldest first.
 	Gates    []Gate   `json:"gates,omitempty"`
 	Counters Counters `json:"counters"`
