@@ -133,6 +133,17 @@ func TestJobPageShowsAnOpenGatesDeadlineEscalationAndApprovers(t *testing.T) {
 	assert.Contains(t, form, `<p class="approval" data-approval><b>Who may resume:</b> alice, group:sre (not the job&#39;s starter)</p>`,
 		"who may resume, in the resume form")
 
+	// The escalated gate names what its final deadline will do.
+	st.Gates[0].DeadlineBy, st.Gates[0].DeadlineAction = "deadline 72h: abort", overseer.DeadlineAbort
+	_, body = gateJob(t, "running", st)
+	text = pageText(body)
+	assert.Contains(t, text, "Deadline "+when+" (1d 23h left): if nobody resumes the gate by then, the job is aborted (deadline 72h: abort).", "the panel")
+	assert.Contains(t, text, "deadline "+when+" (1d 23h left) deadline 72h: abort", "the timeline")
+	st.Gates[0].DeadlineBy, st.Gates[0].DeadlineAction = "deadline 72h: continue", overseer.DeadlineContinue
+	_, body = gateJob(t, "running", st)
+	assert.Contains(t, pageText(body), "if nobody resumes the gate by then, the job goes on without a reviewer (deadline 72h: continue).")
+	st.Gates[0].DeadlineBy, st.Gates[0].DeadlineAction = "", ""
+
 	// Past its deadline, the gate is due: the worker acts any moment.
 	past := gateNow.Add(-time.Minute)
 	st.GateDeadline, st.Gates[0].Deadline = &past, &past

@@ -270,6 +270,9 @@ type jobPage struct {
 	Deadline   *time.Time
 	DeadlineIn time.Duration
 	Overdue    bool
+	// DeadlineDoes says what the open gate's next deadline will do, with
+	// its rule; empty when the gate does not record it (older runs).
+	DeadlineDoes string
 	LiveURL    string
 	HistoryURL string
 	Form       resumeForm
@@ -388,6 +391,7 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 		if p.Deadline != nil {
 			p.DeadlineIn = p.Deadline.Sub(s.opts.Now())
 			p.Overdue = p.DeadlineIn <= 0
+			p.DeadlineDoes = deadlineDoes(p.OpenGate)
 		}
 	}
 	p.Chart = newChart(s.opts.Policy, st.Assessments, st.Gates, st.Counters.Assessments)
@@ -492,6 +496,26 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 
 // resumeRequest is the request a form sends: by the signed-in user when
 // users sign in (a typed name is ignored), else by the name typed.
+// deadlineDoes says what gate g's next deadline will do, "" when g does
+// not record it.
+func deadlineDoes(g *overseer.Gate) string {
+	if g == nil {
+		return ""
+	}
+	var does string
+	switch g.DeadlineAction {
+	case overseer.DeadlineEscalate:
+		does = "the gate is escalated and stays open"
+	case overseer.DeadlineContinue:
+		does = "the job goes on without a reviewer"
+	case overseer.DeadlineAbort:
+		does = "the job is aborted"
+	default:
+		return ""
+	}
+	return does + " (" + g.DeadlineBy + ")"
+}
+
 // cannotResume is why the signed-in user may not open the job's gates, ""
 // when they may (or nobody is signed in: the form asks who resumes).
 func (s *Server) cannotResume(r *http.Request, st overseer.Status) string {

@@ -178,7 +178,7 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 	d := r.deadline(ctx)
 	if !d.IsZero() {
 		at := g.PausedAt.Add(d.After)
-		r.setDeadline(ctx, g, &at, rule(d.After, d.Action))
+		r.setDeadline(ctx, g, &at, rule(d.After, d.Action), d.Action)
 	}
 	r.notify(ctx, GateOpened, *g)
 	if d.IsZero() {
@@ -230,13 +230,16 @@ func lateText(l time.Duration) string {
 	return ", " + l.String() + " late"
 }
 
-// setDeadline records when the gate's next deadline acts, and by which
-// rule.
-func (r *run) setDeadline(ctx workflow.Context, g *Gate, at *time.Time, by string) {
-	g.Deadline, g.DeadlineBy = at, by
+// setDeadline records when the gate's next deadline acts, by which rule
+// and what it does.
+func (r *run) setDeadline(ctx workflow.Context, g *Gate, at *time.Time, by string, action DeadlineAction) {
+	g.Deadline, g.DeadlineBy, g.DeadlineAction = at, by, action
 	r.recordGate(*g)
 	r.syncGates(ctx)
 }
+
+// clearDeadline forgets the next deadline of a gate that closed.
+func (g *Gate) clearDeadline() { g.Deadline, g.DeadlineBy, g.DeadlineAction = nil, "", "" }
 
 // escalate records the first deadline of an escalating gate and notifies
 // the escalation audience; the gate stays open.
@@ -244,14 +247,14 @@ func (r *run) escalate(ctx workflow.Context, g *Gate, d GateDeadline) {
 	now := workflow.Now(ctx)
 	g.EscalatedAt, g.EscalatedBy, g.EscalatedLate = &now, rule(d.After, d.Action), late(ctx, g, d.After)
 	var next *time.Time
-	nextBy := ""
+	nextBy, nextAction := "", DeadlineAction("")
 	if d.FinalAfter != 0 {
 		at := g.PausedAt.Add(d.FinalAfter)
-		next, nextBy = &at, rule(d.FinalAfter, d.FinalAction)
+		next, nextBy, nextAction = &at, rule(d.FinalAfter, d.FinalAction), d.FinalAction
 	}
 	r.st.Counters.Escalations++
 	metricEscalation(ctx)
-	r.setDeadline(ctx, g, next, nextBy)
+	r.setDeadline(ctx, g, next, nextBy, nextAction)
 	r.logger.Warn("overseer: gate escalated", "gate", g.ID, "phase", g.Phase, "rule", g.EscalatedBy, "late", g.EscalatedLate)
 	r.notify(ctx, GateEscalated, *g)
 }
@@ -266,12 +269,14 @@ func (r *run) expire(ctx workflow.Context, g *Gate, by string, action DeadlineAc
 		return
 	}
 	now := workflow.Now(ctx)
-	g.ResumedAt, g.Action, g.Expired, g.ExpiredBy, g.ExpiredLate, g.Deadline, g.DeadlineBy = &now, Action(action), true, by, lateBy, nil, ""
+	g.ResumedAt, g.Action, g.Expired, g.ExpiredBy, g.ExpiredLate = &now, Action(action), true, by, lateBy
+	g.clearDeadline()
 	r.open = slices.Delete(r.open, i, i+1)
 	closed := []*Gate{g}
 	if g.Action == ActionAbort {
 		for _, o := range r.open {
-			o.ResumedAt, o.Action, o.Deadline, o.DeadlineBy = &now, ActionAbort, nil, ""
+			o.ResumedAt, o.Action = &now, ActionAbort
+			o.clearDeadline()
 			o.ExpiredBy = "closed with gate " + g.ID + " (" + by + ")"
 			closed = append(closed, o)
 		}

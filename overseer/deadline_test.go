@@ -133,6 +133,7 @@ func TestGateEscalatesAtItsDeadlineThenExpiresWithAbort(t *testing.T) {
 	opened := open.Gates[0].PausedAt
 	assert.Equal(t, opened.Add(24*time.Hour), *open.GateDeadline, "the open gate shows its first deadline")
 	assert.Equal(t, "deadline 24h: escalate", open.Gates[0].DeadlineBy, "and the rule it acts by")
+	assert.Equal(t, overseer.DeadlineEscalate, open.Gates[0].DeadlineAction)
 	assert.Nil(t, open.Gates[0].EscalatedAt)
 
 	require.True(t, escalated.Paused, "escalation keeps the gate open")
@@ -142,6 +143,7 @@ func TestGateEscalatesAtItsDeadlineThenExpiresWithAbort(t *testing.T) {
 	assert.Equal(t, "deadline 24h: escalate", g.EscalatedBy)
 	assert.Equal(t, opened.Add(72*time.Hour), *escalated.GateDeadline, "then the final deadline")
 	assert.Equal(t, "deadline 72h: abort", g.DeadlineBy, "and what it will do")
+	assert.Equal(t, overseer.DeadlineAbort, g.DeadlineAction)
 	assert.Equal(t, 1, escalated.Counters.Escalations)
 
 	s := h.status(t)
@@ -157,6 +159,7 @@ func TestGateEscalatesAtItsDeadlineThenExpiresWithAbort(t *testing.T) {
 	assert.Equal(t, 72*time.Hour, g.ResumedAt.Sub(g.PausedAt))
 	assert.Nil(t, g.Deadline)
 	assert.Empty(t, g.DeadlineBy)
+	assert.Empty(t, g.DeadlineAction)
 	assert.NotNil(t, s.Aborted())
 	assert.Equal(t, 1, s.Counters.Expired)
 	assert.Equal(t, 0, s.Counters.Resumes, "an expiry is not a human resume")

@@ -306,7 +306,7 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 		}
 	}
 	for _, c := range closed {
-		c.Deadline, c.DeadlineBy = nil, ""
+		c.clearDeadline()
 		r.recordGate(*c)
 		r.st.Counters.Resumes++
 		metricResume(ctx, *c)
@@ -348,7 +348,8 @@ func (r *run) pause(ctx workflow.Context, phase, reason string) {
 		// the search attributes say "paused" once the run has ended. The
 		// upsert needs a context that is not cancelled.
 		if i := r.openGate(g.ID); i >= 0 {
-			g.Cancelled, g.Deadline, g.DeadlineBy = true, nil, ""
+			g.Cancelled = true
+			g.clearDeadline()
 			r.open = slices.Delete(r.open, i, i+1)
 			r.recordGate(*g)
 		}

@@ -153,6 +153,8 @@ type Gate struct {
 	// so a reviewer knows what waiting past it does; empty when Deadline
 	// is nil (and in gates recorded before it existed).
 	DeadlineBy string `json:"deadline_by,omitempty"`
+	// DeadlineAction is what that rule does: escalate, continue or abort.
+	DeadlineAction DeadlineAction `json:"deadline_action,omitempty"`
 	// EscalatedAt is when the gate was escalated, by the rule EscalatedBy
 	// ("deadline 24h: escalate").
 	EscalatedAt *time.Time `json:"escalated_at,omitempty"`
