@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/corohq/temporal-overseer/codec"
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -35,13 +36,13 @@ const DefaultExportQuery = "OverseerStatus IS NOT NULL OR WorkflowType = 'CoroJo
 const TaskFamilyMemoKey = "overseer.task_family"
 
 // familyOfMemo is the memo's task family, or "".
-func familyOfMemo(m *commonpb.Memo) string {
+func familyOfMemo(m *commonpb.Memo, dc converter.DataConverter) string {
 	p, ok := m.GetFields()[TaskFamilyMemoKey]
 	if !ok {
 		return ""
 	}
 	var f string
-	if converter.GetDefaultDataConverter().FromPayload(p, &f) != nil {
+	if dc.FromPayload(p, &f) != nil {
 		return ""
 	}
 	return strings.TrimSpace(f)
@@ -55,6 +56,11 @@ type ExportOptions struct {
 	Labels map[string]eval.Outcome
 	// Limit caps the number of workflows listed. If not set, no cap.
 	Limit int
+	// DataConverter reads the histories' payloads: the converter of the
+	// deployment's clients, with the codec when it encrypts its payloads
+	// (package codec). If not set, the SDK's default converter, and a
+	// history it cannot read is refused in one sentence (ErrEncrypted).
+	DataConverter converter.DataConverter
 }
 
 // ExportResult is what Export found.
@@ -84,6 +90,10 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 	if query == "" {
 		query = DefaultExportQuery
 	}
+	dc := opts.DataConverter
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
 	var res ExportResult
 	var token []byte
 	listed := 0
@@ -108,7 +118,7 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 			case !ok:
 				continue
 			}
-			rec, err := RecordOfJob(ctx, c, id, runID)
+			rec, err := recordOfJob(ctx, c, id, runID, dc, opts.DataConverter == nil)
 			if err != nil {
 				return ExportResult{}, err
 			}
@@ -117,7 +127,7 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 				continue
 			}
 			rec.Outcome = outcome
-			if f := familyOfMemo(e.GetMemo()); f != "" {
+			if f := familyOfMemo(e.GetMemo(), dc); f != "" {
 				rec.Task.Family = f
 			}
 			if l, ok := opts.Labels[id]; ok {
@@ -147,6 +157,18 @@ func outcomeOfStatus(s enumspb.WorkflowExecutionStatus) (eval.Outcome, bool) {
 // RecordOfJob reads the history of one closed run of a job, and of the
 // runs it continued from, into a phase-unit record without an outcome.
 func RecordOfJob(ctx context.Context, c client.Client, id, runID string) (eval.Record, error) {
+	return recordOfJob(ctx, c, id, runID, converter.GetDefaultDataConverter(), true)
+}
+
+// RecordOfJobWith is RecordOfJob reading the payloads with dc (the
+// deployment's converter, codec included).
+func RecordOfJobWith(ctx context.Context, c client.Client, id, runID string, dc converter.DataConverter) (eval.Record, error) {
+	return recordOfJob(ctx, c, id, runID, dc, false)
+}
+
+// recordOfJob reads the runs' payloads with dc; withoutCodec refuses, in
+// one sentence, a history whose payloads a codec encoded.
+func recordOfJob(ctx context.Context, c client.Client, id, runID string, dc converter.DataConverter, withoutCodec bool) (eval.Record, error) {
 	rec := eval.Record{Format: eval.RecordFormat, ID: id, Unit: eval.UnitPhase, Task: eval.Task{Family: eval.FamilyOf(id)}}
 	seen := map[string]bool{}
 	for runID != "" && !seen[runID] {
@@ -160,7 +182,14 @@ func RecordOfJob(ctx context.Context, c client.Client, id, runID string) (eval.R
 			}
 			events = append(events, e)
 		}
-		h := RecordOfHistory(events)
+		if withoutCodec && len(events) > 0 {
+			for _, p := range events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads() {
+				if codec.Unreadable(p) {
+					return eval.Record{}, wordedError{fmt.Sprintf("job %q: cannot read its history: %s", id, codec.Advice), ErrEncrypted}
+				}
+			}
+		}
+		h := RecordOfHistoryWith(events, dc)
 		// This run came before those read so far: their gates move back.
 		for i := range rec.Gates {
 			rec.Gates[i].After += len(h.Steps)
@@ -210,8 +239,13 @@ type HistoryRecord struct {
 //     so is a continue sent as a signal (the signal cannot say whether it
 //     was taken).
 func RecordOfHistory(events []*historypb.HistoryEvent) HistoryRecord {
+	return RecordOfHistoryWith(events, converter.GetDefaultDataConverter())
+}
+
+// RecordOfHistoryWith is RecordOfHistory reading the payloads with dc (the
+// deployment's converter, codec included).
+func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConverter) HistoryRecord {
 	var out HistoryRecord
-	dc := converter.GetDefaultDataConverter()
 	policy := overseer.DefaultPolicy()
 	var phaseActivities []string
 	type scheduled struct {

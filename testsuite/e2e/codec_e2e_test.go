@@ -190,6 +190,18 @@ func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
 		assert.Positive(t, seen[kind], "the scan saw a %s (it covers every kind of overseer payload): %v", kind, seen)
 	}
 	assertNoClearText(t, append(gated, chain...), "fix the parser, not the test", "alice", "Process note", `"trajectory"`)
+
+	// overseer export reads the histories with the codec, and says what to
+	// configure without it.
+	query := fmt.Sprintf("WorkflowId = %q", run.GetID())
+	code, _, stderr = overseerCLI(srv, "export", "--query", query)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "cannot read its history: the job's payloads are encrypted with a payload codec")
+	t.Setenv(codec.KeyEnv, base64.StdEncoding.EncodeToString(d.key))
+	code, stdout, stderr = overseerCLI(srv, "export", "--query", query)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, run.GetID())
+	assert.Contains(t, stdout, "fix the parser, not the test", "the reviewer's decision is in the record")
 }
 
 // payloadKind sorts a payload by where it is, for the scan's coverage.

@@ -52,6 +52,11 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
+	// The histories' payloads are read with the client's converter (the
+	// codec of --codec-endpoint or $OVERSEER_CODEC_KEY).
+	if o, err := conn.config().ClientOptions(); err == nil {
+		opts.DataConverter = o.DataConverter
+	}
 	res, err := ops.Export(ctx, c, opts)
 	if err != nil {
 		return err
