@@ -34,6 +34,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -243,6 +244,10 @@ func memoOf(res Result) Result {
 // Activities are the learn workflow's activities.
 type Activities struct {
 	Client client.Client
+	// DataConverter reads the closed jobs' histories: the converter of the
+	// deployment's clients, codec included (ops.ExportOptions). If not
+	// set, the SDK's default.
+	DataConverter converter.DataConverter
 	// Judge is the current model when the registry has none for the type;
 	// default overseer.DefaultLearnedModel and its policy.
 	Judge *Current
@@ -268,7 +273,7 @@ func (a *Activities) records(ctx context.Context, workflowType, where string, be
 	if a.Records != nil {
 		return a.Records(ctx, workflowType, where, before)
 	}
-	res, err := ops.Export(ctx, a.Client, ops.ExportOptions{Query: Query(workflowType, where, before)})
+	res, err := ops.Export(ctx, a.Client, ops.ExportOptions{Query: Query(workflowType, where, before), DataConverter: a.DataConverter})
 	if err != nil {
 		return nil, err
 	}

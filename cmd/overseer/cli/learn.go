@@ -13,12 +13,14 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/learn"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/registry"
+	"github.com/corohq/temporal-overseer/worker"
 )
 
 // LearnCmd is `overseer learn`: the learn workflow a Temporal Schedule
@@ -59,7 +61,17 @@ func (*LearnCmd) subcommandNames() []string { return subcommandNames(learnSubcom
 // unless it hosts the model registry already, hosts the registry so that
 // a promotion can be recorded. The returned func stops what it started.
 func hostLearn(c client.Client, w sdkworker.Worker, hostsRegistry bool) (func(), error) {
-	learn.Register(w, c)
+	return hostLearnWith(c, w, hostsRegistry, worker.Config{})
+}
+
+// hostLearnWith is hostLearn with the learn activities reading the jobs'
+// histories with cfg's data converter (its codec).
+func hostLearnWith(c client.Client, w sdkworker.Worker, hostsRegistry bool, cfg worker.Config) (func(), error) {
+	var dc converter.DataConverter
+	if o, err := cfg.ClientOptions(); err == nil {
+		dc = o.DataConverter
+	}
+	learn.RegisterActivities(w, &learn.Activities{Client: c, DataConverter: dc})
 	if hostsRegistry {
 		return func() {}, nil
 	}

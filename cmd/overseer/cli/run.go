@@ -245,7 +245,7 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stopLearn, err := hostLearn(c, w, cfg.ModelRegistry)
+	stopLearn, err := hostLearnWith(c, w, cfg.ModelRegistry, cfg)
 	if err != nil {
 		return err
 	}
@@ -381,7 +381,7 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stopLearn, err := hostLearn(c, w, cfg.ModelRegistry)
+	stopLearn, err := hostLearnWith(c, w, cfg.ModelRegistry, cfg)
 	if err != nil {
 		return err
 	}
