@@ -14,8 +14,10 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
@@ -220,6 +222,10 @@ type replayResult struct {
 	Lost    []string // jobs that did not close
 	// ReviewerErrors are the resumes the server refused.
 	ReviewerErrors []string
+	// Replayed counts the closed jobs whose history replayed clean on
+	// the current code; ReplayErrors say which did not.
+	Replayed     int
+	ReplayErrors []string
 }
 
 // runReplay streams the jobs through Temporal on c, window by window: a
@@ -318,7 +324,47 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 			fmt.Fprintf(o.Progress, "learn round %d after %d jobs: %s\n", r.Rounds, first+len(window), r.Sentence)
 		}
 	}
+	if err := replayHistories(ctx, c, o.Type, res); err != nil {
+		return res, err
+	}
 	return res, nil
+}
+
+// replayHistories replays every closed job's history on the current
+// workflow code with the overseer's interceptors, as a worker restarted
+// on this code would: a non-determinism is a job that could not go on.
+func replayHistories(ctx context.Context, c client.Client, typ string, res *replayResult) error {
+	for _, j := range res.Jobs {
+		if j.outcome == "" {
+			continue
+		}
+		it := c.GetWorkflowHistory(ctx, j.id, j.runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		var h historypb.History
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				return fmt.Errorf("read the history of %s: %w", j.id, err)
+			}
+			h.Events = append(h.Events, ev)
+		}
+		// A replayer per history: its plugin registers the overseer's
+		// workflows on each replay.
+		plugin, err := overseer.NewPlugin(overseer.Options{})
+		if err != nil {
+			return err
+		}
+		rp, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{Plugins: []sdkworker.Plugin{plugin}})
+		if err != nil {
+			return err
+		}
+		rp.RegisterWorkflowWithOptions(workflows.RecordedJob, workflow.RegisterOptions{Name: typ})
+		if err := rp.ReplayWorkflowHistory(nil, &h); err != nil {
+			res.ReplayErrors = append(res.ReplayErrors, fmt.Sprintf("the history of %s does not replay: %v", j.id, err))
+			continue
+		}
+		res.Replayed++
+	}
+	return nil
 }
 
 func count(jobs []*replayJob, f func(*replayJob) bool) int {
@@ -688,8 +734,8 @@ func (res *replayResult) print(out io.Writer, o replayOptions) {
 	if len(res.Jobs) > len(o.Records) && len(o.Records) > 0 {
 		fmt.Fprintf(out, "Jobs after the %d-th repeat recorded runs: a window after a round that learned from their runs is not held out from it.\n", len(o.Records))
 	}
-	fmt.Fprintf(out, "Outcomes: %d of %d jobs ended as recorded (%d aborted at a gate, counted failed); %d gates, %d opened by the simulated reviewer; %d jobs lost or stuck.\n",
-		matched, len(res.Jobs), aborted, gates+others, gates, len(res.Lost))
+	fmt.Fprintf(out, "Outcomes: %d of %d jobs ended as recorded (%d aborted at a gate, counted failed); %d gates, %d opened by the simulated reviewer; %d jobs lost or stuck; %d histories replay clean.\n",
+		matched, len(res.Jobs), aborted, gates+others, gates, len(res.Lost), res.Replayed)
 }
 
 // check fails the replay when a job did not end as recorded, a gate was
@@ -708,6 +754,7 @@ func (res *replayResult) check() error {
 	}
 	sort.Strings(bad)
 	bad = append(bad, res.ReviewerErrors...)
+	bad = append(bad, res.ReplayErrors...)
 	if len(bad) == 0 {
 		return nil
 	}

@@ -78,6 +78,7 @@ func TestReplayTheOracleReviewerContinuesSucceededRunsAndAbortsFailedOnes(t *tes
 	require.NoError(t, err)
 	require.Len(t, res.Jobs, 4, "four jobs, cycling the two runs")
 	require.NoError(t, res.check())
+	assert.Equal(t, 4, res.Replayed, "every history replays clean")
 	gates := 0
 	for _, j := range res.Jobs {
 		assert.Equal(t, j.rec.ID, res.Jobs[(j.n-1)%2].rec.ID)
@@ -203,6 +204,7 @@ func TestReplayOfSharedOpenHandsRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, res.check())
 	require.Len(t, res.Jobs, 8)
+	assert.Equal(t, 8, res.Replayed, "every history replays clean")
 	for _, j := range res.Jobs {
 		assert.Equal(t, j.expected(), j.outcome, j.id)
 		if !j.aborted {
