@@ -316,3 +316,20 @@ func TestMemoCodecMarkerOnlyWhenAFieldNeedsTheCodec(t *testing.T) {
 		})
 	}
 }
+
+func TestEncryptedMemoTurnsARunOff(t *testing.T) {
+	dc := encrypting(t)
+	h := encryptedHarness(t, dc, overseer.Options{Mode: overseer.ModeManage},
+		map[string]any{overseer.ModeMemoKey: "off"}, flagged(), flagged(), flagged())
+	versions := map[string]int{}
+	for _, max := range []workflow.Version{1, 2} { // the overseer's change IDs go up to 2
+		h.env.OnGetVersion(mock.Anything, workflow.DefaultVersion, max).Run(func(args mock.Arguments) {
+			versions[args.String(0)]++
+		}).Return(max)
+	}
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+	assert.Equal(t, overseer.ModeOff, h.status(t).Mode)
+	assert.Empty(t, h.judge.Requests(), "an off run asks no judge")
+	assert.Equal(t, map[string]int{memoCodecChangeID: 1}, versions, "the memo-codec marker and no other")
+}
