@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -164,6 +165,11 @@ func (cfg Config) ClientOptions() (client.Options, error) {
 // URL, as the Temporal CLI reads it.
 const CodecEndpointEnv = "TEMPORAL_CODEC_ENDPOINT"
 
+// CodecAuthEnv names the environment variable whose value is sent as the
+// Authorization header of every codec server request, as the Temporal CLI
+// reads it (never a flag: it is a credential).
+const CodecAuthEnv = "TEMPORAL_CODEC_AUTH"
+
 // dataConverter is DataConverter, else the converter with the codec
 // CodecEndpoint or the environment selects, else nil (the SDK's default).
 func (cfg Config) dataConverter() (converter.DataConverter, error) {
@@ -174,7 +180,11 @@ func (cfg Config) dataConverter() (converter.DataConverter, error) {
 	if endpoint == "" {
 		endpoint = os.Getenv(CodecEndpointEnv)
 	}
-	c, err := codec.FromConfig(codec.Config{Endpoint: endpoint})
+	var header http.Header
+	if auth := os.Getenv(CodecAuthEnv); auth != "" && endpoint != "" {
+		header = http.Header{"Authorization": {auth}}
+	}
+	c, err := codec.FromConfig(codec.Config{Endpoint: endpoint, Header: header})
 	if err != nil || c == nil {
 		return nil, err
 	}
