@@ -164,10 +164,11 @@ func TestDashboardOIDCBatchResumeInChromium(t *testing.T) {
 // dashboard's job page, signed in through a real in-process OpenID
 // provider, under an approvers list (a user and a group from the groups
 // claim) and the four-eyes rule: a user outside the list and the job's own
-// starter are refused with the typed error (the page's "You may not open
-// this gate" sentence is the dashboard's wording of OverseerNotAuthorized)
-// and the gate stays open; an approver who did not start the job resumes
-// it, as the signed-in identity.
+// starter see why they may not open the gate instead of the form, a resume
+// they post all the same is refused with the typed error (the page's "You
+// may not open this gate" sentence is the dashboard's wording of
+// OverseerNotAuthorized) and the gate stays open; an approver who did not
+// start the job resumes it, as the signed-in identity.
 func TestDashboardOIDCApproversAndFourEyesInChromium(t *testing.T) {
 	exe := requireChromium(t)
 	srv := e2eServer(t)
@@ -206,8 +207,12 @@ func TestDashboardOIDCApproversAndFourEyesInChromium(t *testing.T) {
 
 	ctx := browser(t, exe)
 	signedIn := false
+	noForm := false // the last resumeAs found no form, only why
 	// resumeAs signs user in (signing the previous one out), sends the
-	// job page's resume form and returns the page's refusal, if any.
+	// job page's resume form and returns the page's refusal, if any. A
+	// user the approval refuses gets no form: the page says why, and a
+	// resume posted all the same (with the session's CSRF token) is
+	// refused with the same sentence.
 	resumeAs := func(user *mockoidc.MockUser) (refusal string) {
 		t.Helper()
 		if signedIn {
@@ -220,15 +225,35 @@ func TestDashboardOIDCApproversAndFourEyesInChromium(t *testing.T) {
 		m.QueueUser(user)
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.Navigate(base+"/job?id="+id),
-			chromedp.WaitVisible(chromedp.CSS(`form.resume button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`form.resume button[type=submit], [data-cannot-resume]`)),
 		), "sign in as %s", user.Email)
-		signedIn = true
+		signedIn, noForm = true, false
 		who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-user]`)))
 		require.NoError(t, err)
 		require.Equal(t, "signed in as "+user.Email, who)
-		approval, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`form.resume [data-approval]`)))
+		approval, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-approval]`)))
 		require.NoError(t, err)
-		assert.Equal(t, "Who may resume: "+starter+", group:sre (not the job's starter)", approval, "beside the form")
+		assert.Equal(t, "Who may resume: "+starter+", group:sre (not the job's starter)", approval)
+		if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("[data-cannot-resume]").length`)); err == nil && n > 0 {
+			shown, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-cannot-resume]`)))
+			require.NoError(t, err)
+			forms, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("form.resume").length`))
+			require.NoError(t, err)
+			assert.Zero(t, forms, "no resume form for %s, who would only be refused", user.Email)
+			// The session's CSRF token is on the Waiting page's form.
+			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/waiting"), chromedp.WaitReady(chromedp.CSS(`input[name=csrf]`))))
+			posted, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(async () => {
+				const body = new URLSearchParams({id: %q, gate: %q, note: "crafted", csrf: document.querySelector("input[name=csrf]").value});
+				const r = await fetch("/job/resume", {method: "POST", body, redirect: "manual"});
+				const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+				const e = doc.querySelector("[data-form-error], [data-cannot-resume]");
+				return r.status + " " + (e ? e.textContent : "");
+			})()`, id, gate), chromedp.EvalAwaitPromise))
+			require.NoError(t, err)
+			assert.Equal(t, "422 "+shown, posted, "a resume posted all the same is refused with the sentence the page showed")
+			noForm = true
+			return shown
+		}
 		formGate, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("form.resume input[name=gate]").value`))
 		require.NoError(t, err)
 		require.Equal(t, gate, formGate, "the form resumes the gate the test watches")
@@ -261,12 +286,14 @@ func TestDashboardOIDCApproversAndFourEyesInChromium(t *testing.T) {
 	msg := resumeAs(&mockoidc.MockUser{Subject: "u-mallory", Email: outsider, EmailVerified: true, PreferredUsername: "mallory",
 		Groups: []string{"dev"}})
 	assert.Equal(t, fmt.Sprintf("You may not open this gate: %q may not resume this job: its approvers are %s, group:sre.", outsider, starter), msg)
+	assert.True(t, noForm, "the page told %s why instead of showing the form", outsider)
 	stillOpen(outsider)
 
 	// The job's starter, an approver: refused by the four-eyes rule.
 	msg = resumeAs(&mockoidc.MockUser{Subject: "u-alice", Email: starter, EmailVerified: true, PreferredUsername: "alice",
 		Groups: []string{"sre"}})
 	assert.Equal(t, fmt.Sprintf("You may not open this gate: %q started this job and may not resume its own gate (four-eyes rule): ask another approver.", starter), msg)
+	assert.True(t, noForm, "the page told %s why instead of showing the form", starter)
 	stillOpen(starter)
 
 	// An approver (through the groups claim) who did not start the job.
