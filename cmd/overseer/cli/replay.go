@@ -732,7 +732,7 @@ func (res *replayResult) print(out io.Writer, o replayOptions) {
 		others += j.others
 	}
 	if len(res.Jobs) > len(o.Records) && len(o.Records) > 0 {
-		fmt.Fprintf(out, "Jobs after the %d-th repeat recorded runs: a window after a round that learned from their runs is not held out from it.\n", len(o.Records))
+		fmt.Fprintf(out, "Jobs beyond the first %d repeat recorded runs: a window after a round that learned from their runs is not held out from it.\n", len(o.Records))
 	}
 	fmt.Fprintf(out, "Outcomes: %d of %d jobs ended as recorded (%d aborted at a gate, counted failed); %d gates, %d opened by the simulated reviewer; %d jobs lost or stuck; %d histories replay clean.\n",
 		matched, len(res.Jobs), aborted, gates+others, gates, len(res.Lost), res.Replayed)
