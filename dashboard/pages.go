@@ -273,9 +273,9 @@ type jobPage struct {
 	// DeadlineDoes says what the open gate's next deadline will do, with
 	// its rule; empty when the gate does not record it (older runs).
 	DeadlineDoes string
-	LiveURL    string
-	HistoryURL string
-	Form       resumeForm
+	LiveURL      string
+	HistoryURL   string
+	Form         resumeForm
 	// CannotResume says, to a signed-in user the gate's approval refuses,
 	// why (the resume's refusal), in place of the form.
 	CannotResume string
