@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +131,36 @@ func TestE2EApproversAndFourEyesFromTheCLI(t *testing.T) {
 	for _, g := range status(t, c, id).Gates {
 		assert.NotContains(t, []string{"mallory", "alice"}, g.By)
 	}
+}
+
+// TestE2EFourEyesJobWithoutAStarterFromTheCLI: a four-eyes job started
+// without --by can be opened by nobody, and the queue and the status say
+// so, with what to set, instead of listing approvers who would be refused.
+func TestE2EFourEyesJobWithoutAStarterFromTheCLI(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{Approval: overseer.Approval{Approvers: []string{"alice", "group:sre"}, FourEyes: true}})
+	id := fmt.Sprintf("e2e-no-starter-%d", time.Now().UnixNano())
+	code, _, stderr := overseerCLI(srv, "start", "--id", id, "--scenario", "looping", "--objective", "Add CSV export", "--task-queue", tq)
+	require.Equal(t, 0, code, stderr)
+	// Nobody can open its gates: end it through Temporal.
+	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), id, "", "e2e: test over") })
+	eventually(t, "the job to pause", 30*time.Second, func() bool { return status(t, c, id).Paused })
+
+	const nobody = "nobody: the four-eyes rule needs to know who started the job and it does not say; start jobs with the memo overseer.started_by set (overseer start --by NAME sets it)"
+	code, stdout, stderr := overseerCLI(srv, "list", "--paused")
+	require.Equal(t, 0, code, stderr)
+	var row string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.Contains(l, id) {
+			row = l
+		}
+	}
+	assert.Contains(t, row, nobody, "the queue")
+	code, stdout, stderr = overseerCLI(srv, "status", id)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `Who may resume\s+`+regexp.QuoteMeta(nobody), stdout, "the status")
+	code, _, stderr = overseerCLI(srv, "resume", id, "--by", "alice")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "the job does not say who started it", "and the resume is refused, as the queue said")
 }
