@@ -207,12 +207,7 @@ type replayJob struct {
 
 // expected is the outcome the job must end with: the recorded one, and
 // failed when the reviewer aborted it.
-func (j *replayJob) expected() eval.Outcome {
-	if j.aborted || j.rec.Outcome.Failed() {
-		return eval.OutcomeFailed
-	}
-	return eval.OutcomeSucceeded
-}
+func (j *replayJob) expected() eval.Outcome { return expectedOutcome(j.rec.Outcome, j.aborted) }
 
 // replayResult is what a replay did.
 type replayResult struct {
