@@ -129,9 +129,9 @@ func (o Options) approvalFor(workflowType string) Approval {
 // startedBy reads who started the run from its memo, "" if it does not
 // say. The memo is part of the start event: every replay reads the same.
 // A memo its codec encrypted is read with the worker's data converter
-// (memoString).
+// (memoStringUnversioned: the starter decides no command).
 func startedBy(ctx workflow.Context) string {
-	s, _, err := memoString(ctx, StartedByMemoKey)
+	s, _, err := memoStringUnversioned(ctx, StartedByMemoKey)
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("overseer: the job's starter cannot be read", "memo", StartedByMemoKey, "error", err.Error())
 		return ""

@@ -89,6 +89,18 @@ const memoCodecChangeID = "temporal-overseer/memo-codec"
 // is read with the worker's data converter, in runs that record
 // memoCodecChangeID; runs before it read it as they did.
 func memoString(ctx workflow.Context, key string) (string, bool, error) {
+	return readMemoString(ctx, key, true)
+}
+
+// memoStringUnversioned is memoString for a field whose value sends no
+// command (the starter, which only the resume's validator reads, and a
+// refused update leaves nothing in history): it records no marker, so a
+// run in flight when the worker learned to read it gets it too.
+func memoStringUnversioned(ctx workflow.Context, key string) (string, bool, error) {
+	return readMemoString(ctx, key, false)
+}
+
+func readMemoString(ctx workflow.Context, key string, versioned bool) (string, bool, error) {
 	p, ok := workflow.GetInfo(ctx).Memo.GetFields()[key]
 	if !ok {
 		return "", false, nil
@@ -101,7 +113,7 @@ func memoString(ctx workflow.Context, key string) (string, bool, error) {
 	if plainJSON(p) {
 		return "", true, fmt.Errorf("overseer: memo %s is not a string: %w", key, plainErr)
 	}
-	if workflow.GetVersion(ctx, memoCodecChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if versioned && workflow.GetVersion(ctx, memoCodecChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return "", true, fmt.Errorf("overseer: memo %s is not a string: %w", key, plainErr)
 	}
 	if err := fromWorkflowPayload(ctx, p, &s); err != nil {

@@ -293,6 +293,29 @@ func TestEncryptedMemoInARunRecordedBeforeTheChangeReadsAsItDid(t *testing.T) {
 	})
 }
 
+func TestEncryptedStarterIsReadInARunInFlightBeforeTheChange(t *testing.T) {
+	// The starter decides no command (only the resume's validator reads
+	// it), so a run without the memo-codec marker reads it too: a four-eyes
+	// gate opened before the worker learned to read encrypted memos can be
+	// opened by another approver after.
+	dc := encrypting(t)
+	h := encryptedHarness(t, dc, overseer.Options{Mode: overseer.ModeManage,
+		Approval:     overseer.Approval{FourEyes: true},
+		GateDeadline: overseer.GateDeadline{After: 2 * time.Hour, Action: overseer.DeadlineAbort}},
+		map[string]any{overseer.StartedByMemoKey: "alice"}, onTrack(), flagged(), onTrack())
+	h.env.OnGetVersion(memoCodecChangeID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	var own, other *updateResult
+	h.env.RegisterDelayedCallback(func() {
+		own = h.update(overseer.ResumeRequest{By: "alice"})
+		other = h.update(overseer.ResumeRequest{By: "bob"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+	assert.ErrorContains(t, own.rejected, `"alice" started this job`)
+	require.NoError(t, other.rejected)
+	assert.True(t, other.done)
+}
+
 func TestMemoCodecMarkerOnlyWhenAFieldNeedsTheCodec(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
