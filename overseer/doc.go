@@ -469,10 +469,11 @@
 // codec of package codec). The overseer goes through the worker's data
 // converter, codec included, for everything it reads from or writes to
 // Temporal: the memo fields [ModeMemoKey], [GateDeadlineMemoKey] and
-// [StartedByMemoKey] are read with it (a memo field the default converter
-// cannot read records the version marker temporal-overseer/memo-codec, so
-// runs recorded before read their memo as they did; a run turned off by an
-// encrypted mode memo records that one marker and nothing else), and the process
+// [StartedByMemoKey] are read with it (an encrypted mode or deadline, which
+// decide commands, records the version marker temporal-overseer/memo-codec,
+// so runs recorded before read them as they did; a run turned off by an
+// encrypted mode memo records that one marker and nothing else; the
+// starter, which only the resume's validator reads, needs none), and the process
 // note's header and the state carried across continue-as-new are encoded
 // with it, so none of them is in clear in history. Markers, activity
 // inputs and results, the status query and the resume update and signal go
