@@ -77,11 +77,12 @@ func plainJSON(p *commonpb.Payload) bool {
 	return false
 }
 
-// memoCodecChangeID versions memo fields only the worker's data converter
-// can read (a memo its codec encrypted): runs recorded before the overseer
-// read them so failed (the mode), ignored them (the gate deadline) or
-// refused every resume (the starter); GetVersion is recorded only when a
-// field needs the codec, so runs without one have no marker.
+// memoCodecChangeID versions the memo fields that decide commands when
+// only the worker's data converter can read them (a memo its codec
+// encrypted): runs recorded before the overseer read them so failed (the
+// mode) or ignored them (the gate deadline). GetVersion is recorded only
+// when such a field needs the codec, so runs without one have no marker.
+// The starter decides no command and is read unversioned.
 const memoCodecChangeID = "temporal-overseer/memo-codec"
 
 // memoString reads the memo field key as a string: "" and false when the
