@@ -218,10 +218,13 @@
 // that started the job (the memo field "overseer.started_by") may not
 // resume its own gates. The resume's validator enforces it; a refusal has
 // type [NotAuthorizedErrorType]. Four-eyes on a job that does not say who
-// started it refuses every resume (fail-closed). Inside the workflow an
-// identity is what the caller claims: who may send the update at all is
-// for the Temporal server's authorizer (or Temporal Cloud's namespace
-// permissions) to decide.
+// started it refuses every resume (fail-closed). When a gate opens, the
+// status records the starter (Status.StartedBy) or that there is none
+// (Approval.NoStarter, whose String says nobody can open the gates and
+// what to set); [Approval.Refusal] gives a refusal's sentence before any
+// resume is sent. Inside the workflow an identity is what the caller
+// claims: who may send the update at all is for the Temporal server's
+// authorizer (or Temporal Cloud's namespace permissions) to decide.
 //
 // # Deadlines and escalation
 //
@@ -251,7 +254,7 @@
 // not a person's resume: it does not count judge failures afresh and gives
 // the next phase no reviewer's note. While a gate is open, Gate.Deadline (and
 // Status.GateDeadline for the oldest open gate) says when its next rule
-// acts; the gate's age is the time since PausedAt. Runs pin their type's
+// acts, Gate.DeadlineBy which rule and Gate.DeadlineAction what it does; the gate's age is the time since PausedAt. Runs pin their type's
 // deadline when they start, so changing a worker's deadlines never changes
 // runs in flight; without a deadline nothing is added to history.
 //
