@@ -61,8 +61,8 @@ type Recorded struct{}
 
 // Register registers the recorded phases as the worker's dynamic activity:
 // a recorded run's phase names are whatever its agent's were, so they
-// cannot be listed in advance. Any other unregistered activity type is
-// refused.
+// cannot be listed in advance. Any other unregistered activity type fails
+// its attempt, retryably.
 func (r *Recorded) Register(w worker.ActivityRegistry) {
 	w.RegisterDynamicActivity(r.dynamic, activity.DynamicRegisterOptions{})
 }
@@ -70,8 +70,10 @@ func (r *Recorded) Register(w worker.ActivityRegistry) {
 func (r *Recorded) dynamic(ctx context.Context, args converter.EncodedValues) (RecordedPhaseOutput, error) {
 	typ := activity.GetInfo(ctx).ActivityType.Name
 	if !strings.HasPrefix(typ, RecordedActivityPrefix) {
-		return RecordedPhaseOutput{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("no activity %q is registered on this worker", typ), "UnknownActivity", nil)
+		// Retryable, as the SDK's own error for an unregistered type is: a
+		// worker of the same task queue that has it may take the retry.
+		return RecordedPhaseOutput{}, temporal.NewApplicationError(
+			fmt.Sprintf("no activity %q is registered on this worker", typ), "UnknownActivity")
 	}
 	var in RecordedPhaseInput
 	if err := args.Get(&in); err != nil {

@@ -97,3 +97,15 @@ func TestRecordedJobRefusesBadInputInOneSentence(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `phase 1 is named "str.replace": give each phase a name without dots`)
 }
+
+func TestTheRecordedPhasesRefuseOtherActivityTypesRetryably(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	(&activities.Recorded{}).Register(env)
+	_, err := env.ExecuteActivity("billing.charge", activities.RecordedPhaseInput{})
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, err, &app)
+	assert.Equal(t, "UnknownActivity", app.Type())
+	assert.False(t, app.NonRetryable(), "another worker of the queue may have it")
+	assert.Contains(t, err.Error(), `no activity "billing.charge" is registered on this worker`)
+}
