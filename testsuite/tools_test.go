@@ -22,10 +22,11 @@ func TestMakeDemoInstallsOnlyTheTemporalCLI(t *testing.T) {
 	assert.Contains(t, string(out), "scripts/install-tools.sh temporal\n")
 	assert.NotContains(t, string(out), "staticcheck")
 	assert.NotContains(t, string(out), "workflowcheck")
+	assert.NotContains(t, string(out), "kubeconform")
 
 	out, err = exec.Command("bash", root+"/scripts/install-tools.sh", "gofmt").CombinedOutput()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit)
 	assert.Equal(t, 2, exit.ExitCode())
-	assert.Equal(t, "install-tools: unknown tool 'gofmt': use temporal, staticcheck or workflowcheck", strings.TrimSpace(string(out)))
+	assert.Equal(t, "install-tools: unknown tool 'gofmt': use temporal, staticcheck, workflowcheck, kubeconform, kustomize or k8s-schemas", strings.TrimSpace(string(out)))
 }
