@@ -76,6 +76,10 @@ type ExportResult struct {
 	NoPhases []string
 	// Labelled counts the records whose outcome came from Labels.
 	Labelled int
+	// Encrypted lists the closed jobs skipped because a payload codec
+	// encrypted their histories and no DataConverter with it was given.
+	// When every job was such, Export refuses instead (ErrEncrypted).
+	Encrypted []string
 }
 
 // Export writes one phase-unit run record per closed job that matches the
@@ -97,6 +101,16 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 	var res ExportResult
 	var token []byte
 	listed := 0
+	// A namespace may hold jobs of a deployment that encrypts beside jobs
+	// of one that does not: the readable ones are exported, the others
+	// counted; only an export that can read none of them refuses.
+	var encrypted error
+	finish := func() (ExportResult, error) {
+		if len(res.Records) == 0 && encrypted != nil {
+			return ExportResult{}, encrypted
+		}
+		return res, nil
+	}
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 100, NextPageToken: token})
 		if err != nil {
@@ -119,6 +133,13 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 				continue
 			}
 			rec, err := recordOfJob(ctx, c, id, runID, dc, opts.DataConverter == nil)
+			if errors.Is(err, ErrEncrypted) {
+				res.Encrypted = append(res.Encrypted, id)
+				if encrypted == nil {
+					encrypted = err
+				}
+				continue
+			}
 			if err != nil {
 				return ExportResult{}, err
 			}
@@ -138,7 +159,7 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 		}
 		token = resp.NextPageToken
 		if len(token) == 0 || (opts.Limit > 0 && listed == opts.Limit) {
-			return res, nil
+			return finish()
 		}
 	}
 }

@@ -325,15 +325,15 @@ func TestE2EModeOffWritesNothingToHistory(t *testing.T) {
 	assert.Equal(t, overseer.ModeOff, status(t, c, run.GetID()).Mode)
 }
 
-// TestE2EReadmeTemporalWalkthrough runs the README's plain-Temporal block
-// verbatim, with JOB_ID and GATE_ID filled in.
+// TestE2EReadmeTemporalWalkthrough runs the manage-mode guide's
+// plain-Temporal block verbatim, with JOB_ID and GATE_ID filled in.
 func TestE2EReadmeTemporalWalkthrough(t *testing.T) {
 	srv := e2eServer(t)
 	c := srv.Client()
 	tq := startWorker(t, srv, worker.Config{})
 	root, err := testsuite.RepoRoot()
 	require.NoError(t, err)
-	readme := string(mustRead(t, filepath.Join(root, "README.md")))
+	readme := string(mustRead(t, filepath.Join(root, "docs", "manage-mode.md")))
 	start := strings.Index(readme, "With the plain Temporal CLI:\n\n```sh\n")
 	require.NotEqual(t, -1, start)
 	block := readme[start+len("With the plain Temporal CLI:\n\n```sh\n"):]

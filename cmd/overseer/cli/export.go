@@ -109,6 +109,9 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(summary, "exported %d runs (%d succeeded, %d failed or blocked) to %s; skipped %d running and %d without phases",
 		len(res.Records), succeeded, len(res.Records)-succeeded, where, res.Running, len(res.NoPhases))
+	if n := len(res.Encrypted); n > 0 {
+		fmt.Fprintf(summary, "; skipped %d whose payloads a codec encrypted (give the codec with --codec-endpoint URL or OVERSEER_CODEC_KEY to export them)", n)
+	}
 	if opts.Labels != nil {
 		fmt.Fprintf(summary, "; %d outcomes from %s", res.Labelled, *labels)
 	}
