@@ -75,27 +75,12 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs in manage mode, judged by the %s.\n", worker.JudgeConfig{})
-	policy := overseer.DefaultLearnedPolicy()
-	fmt.Fprintf(out, "Policy: %s; Off track (pause) at or below P %.3f, On track from %.3f; %s.\n",
-		policy.Name, policy.PauseAtOrBelow, policy.OnTrackAt, policy.Guarantee())
-	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
-	quiet := zap.NewNop()
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})
+	printDemoPolicy(out)
+	c, taskQueue, stop, err := startDemoServer(ctx, out, worker.Config{AgentWork: *agentWork})
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
-	c := srv.Client()
-	taskQueue := "overseer-demo"
-	w, err := worker.New(c, worker.Config{TaskQueue: taskQueue, Mode: overseer.ModeManage, AgentWork: *agentWork, Logger: quiet})
-	if err != nil {
-		return err
-	}
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
-	}
-	defer w.Stop()
-	fmt.Fprintf(out, "Temporal %s, namespace %s, task queue %s\n\n", srv.FrontendHostPort(), srv.Namespace(), taskQueue)
+	defer stop()
 
 	stamp := time.Now().Format("150405")
 	var jobs []*demoJob
@@ -246,4 +231,37 @@ func writeSummary(out io.Writer, jobs []*demoJob) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", j.id, j.outcome, j.status.Label(), basisName(j.status.Basis), k.Pauses, k.Assessments, k.Flags, avg.Round(time.Microsecond))
 	}
 	tw.Flush()
+}
+
+// printDemoPolicy prints the line both demos start with: the default
+// policy and what its pause threshold stands for.
+func printDemoPolicy(out io.Writer) {
+	policy := overseer.DefaultLearnedPolicy()
+	fmt.Fprintf(out, "Policy: %s; Off track (pause) at or below P %.3f, On track from %.3f; %s.\n",
+		policy.Name, policy.PauseAtOrBelow, policy.OnTrackAt, policy.Guarantee())
+}
+
+// startDemoServer starts the embedded dev server and a manage-mode worker
+// with cfg on the demo's task queue, and says where they are; stop stops
+// both.
+func startDemoServer(ctx context.Context, out io.Writer, cfg worker.Config) (c client.Client, taskQueue string, stop func(), err error) {
+	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
+	quiet := zap.NewNop()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	taskQueue = "overseer-demo"
+	cfg.TaskQueue, cfg.Mode, cfg.Logger = taskQueue, overseer.ModeManage, quiet
+	w, err := worker.New(srv.Client(), cfg)
+	if err != nil {
+		srv.Stop()
+		return nil, "", nil, err
+	}
+	if err := w.Start(); err != nil {
+		srv.Stop()
+		return nil, "", nil, fmt.Errorf("start worker: %w", err)
+	}
+	fmt.Fprintf(out, "Temporal %s, namespace %s, task queue %s\n\n", srv.FrontendHostPort(), srv.Namespace(), taskQueue)
+	return srv.Client(), taskQueue, func() { w.Stop(); srv.Stop() }, nil
 }

@@ -11,12 +11,10 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
-	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -74,28 +72,13 @@ func runTraceDemo(ctx context.Context, out io.Writer, o traceDemoOptions) error 
 	if note := src.SkippedNote(); note != "" {
 		fmt.Fprintln(out, note)
 	}
-	policy := overseer.DefaultLearnedPolicy()
-	fmt.Fprintf(out, "Policy: %s; Off track (pause) at or below P %.3f, On track from %.3f; %s.\n",
-		policy.Name, policy.PauseAtOrBelow, policy.OnTrackAt, policy.Guarantee())
+	printDemoPolicy(out)
 	fmt.Fprintf(out, "Each recorded phase takes its recorded time / %g. At a gate the demo reviewer decides as the recording ended: continue a run that succeeded, abort one that failed. A process note cannot change a recording.\n", o.speed)
-	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
-	quiet := zap.NewNop()
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})
+	c, taskQueue, stop, err := startDemoServer(ctx, out, worker.Config{})
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
-	c := srv.Client()
-	taskQueue := "overseer-demo"
-	w, err := worker.New(c, worker.Config{TaskQueue: taskQueue, Mode: overseer.ModeManage, Logger: quiet})
-	if err != nil {
-		return err
-	}
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
-	}
-	defer w.Stop()
-	fmt.Fprintf(out, "Temporal %s, namespace %s, task queue %s\n\n", srv.FrontendHostPort(), srv.Namespace(), taskQueue)
+	defer stop()
 
 	jobs, err := startRecordedJobs(ctx, c, taskQueue, recs, o.speed, time.Now().Format("150405"))
 	if err != nil {
