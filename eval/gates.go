@@ -12,10 +12,19 @@ type GateDecision struct {
 	// After is the number of the record's steps done when the gate opened:
 	// the boundary the decision is about.
 	After int `json:"after,omitempty"`
-	// By is who decided, Action continue or abort, Note their note.
+	// By is who decided, Action continue, redo or abort, Note their note.
 	By     string `json:"by"`
 	Action string `json:"action"`
 	Note   string `json:"note,omitempty"`
+	// Reason is the rule that paused, Evidence what happened in plain
+	// words (overseer.Gate.Evidence).
+	Reason   string   `json:"reason,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+	// Needed is the judgement of the pause (overseer.Gate.Needed) and
+	// NeededBy where it came from; nil in exports of gates recorded
+	// before it existed.
+	Needed   *bool  `json:"needed,omitempty"`
+	NeededBy string `json:"needed_by,omitempty"`
 	// WaitMS is how long the gate was open before the decision.
 	WaitMS int64 `json:"wait_ms,omitempty"`
 }
@@ -23,6 +32,7 @@ type GateDecision struct {
 // The actions of a GateDecision.
 const (
 	GateContinue = "continue"
+	GateRedo     = "redo"
 	GateAbort    = "abort"
 )
 

@@ -21,8 +21,13 @@ type ResumeRequest struct {
 	// Note is passed to the next phase with the process note. At most
 	// MaxResumeNoteBytes.
 	Note string `json:"note,omitempty"`
-	// Action is continue or abort. Empty means continue.
+	// Action is continue, redo or abort. Empty means continue.
 	Action Action `json:"action,omitempty"`
+	// Needed is the reviewer's judgement of the pause: true, it was needed;
+	// false, it was a false alarm. Nil lets the rule decide (see
+	// Gate.Needed): a continue with a note was needed, one without a note
+	// was not; a redo or an abort always was.
+	Needed *bool `json:"needed,omitempty"`
 	// Gate is the id of the gate this resume is meant for (Status.GateID).
 	// If set, the resume is refused unless that gate is still open, so a
 	// decision taken at one gate never closes a later one. If empty, the

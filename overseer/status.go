@@ -137,6 +137,10 @@ type Gate struct {
 	ID       string    `json:"id,omitempty"`
 	Phase    string    `json:"phase"`
 	Reason   string    `json:"reason"`
+	// Evidence is what happened, in plain words, computed from the
+	// trajectory that tripped the flag ("test failed 3 times in a row, …"),
+	// most telling first. Reason keeps the rule that fired.
+	Evidence []string  `json:"evidence,omitempty"`
 	PausedAt time.Time `json:"paused_at"`
 	// ResumedAt is when the gate closed: resumed by By, or, if Expired, by
 	// its deadline.
@@ -144,6 +148,13 @@ type Gate struct {
 	By        string     `json:"by,omitempty"`
 	Note      string     `json:"note,omitempty"`
 	Action    Action     `json:"action,omitempty"`
+	// Needed is the judgement of the pause once the gate closed: was it
+	// needed, or a false alarm. NeededBy says where it came from: the
+	// reviewer (NeededByReviewer) or a rule (NeededByNote, NeededByNoNote,
+	// NeededByAction, NeededByDeadline). Nil on open gates and on gates
+	// recorded before it existed.
+	Needed   *bool    `json:"needed,omitempty"`
+	NeededBy NeededBy `json:"needed_by,omitempty"`
 	// Cancelled says the run was cancelled while the gate was open.
 	Cancelled bool `json:"cancelled,omitempty"`
 	// Deadline is, while the gate is open, when its next deadline acts
@@ -195,7 +206,29 @@ type Action string
 // Gate actions.
 const (
 	ActionContinue Action = "continue"
-	ActionAbort    Action = "abort"
+	// ActionRedo runs the held phase again, the same activity with the
+	// same input, with the reviewer's note as its process note.
+	ActionRedo  Action = "redo"
+	ActionAbort Action = "abort"
+)
+
+// NeededBy says where a gate's Needed judgement came from.
+type NeededBy string
+
+// Sources of Gate.Needed.
+const (
+	// NeededByReviewer: the reviewer said (ResumeRequest.Needed).
+	NeededByReviewer NeededBy = "reviewer"
+	// NeededByNote: not said; a continue with a note counts as needed.
+	NeededByNote NeededBy = "continue with a note"
+	// NeededByNoNote: not said; a continue without a note counts as a
+	// false alarm.
+	NeededByNoNote NeededBy = "continue without a note"
+	// NeededByAction: a redo or an abort is always needed.
+	NeededByAction NeededBy = "redo or abort"
+	// NeededByDeadline: a deadline closed the gate; nobody judged it, so
+	// it counts as not needed when it continued and needed when it aborted.
+	NeededByDeadline NeededBy = "deadline"
 )
 
 // AbortedErrorType is the application error type a job ends with when a
