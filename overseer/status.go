@@ -134,9 +134,9 @@ type Assessment struct {
 type Gate struct {
 	// ID names the gate in ResumeRequest.Gate: the phase and the job's
 	// pause count, e.g. "code-2".
-	ID       string    `json:"id,omitempty"`
-	Phase    string    `json:"phase"`
-	Reason   string    `json:"reason"`
+	ID     string `json:"id,omitempty"`
+	Phase  string `json:"phase"`
+	Reason string `json:"reason"`
 	// Evidence is what happened, in plain words, computed from the
 	// trajectory that tripped the flag ("test failed 3 times in a row, …"),
 	// most telling first. Reason keeps the rule that fired.
