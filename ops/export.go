@@ -194,21 +194,9 @@ func recordOfJob(ctx context.Context, c client.Client, id, runID string, dc conv
 	seen := map[string]bool{}
 	for runID != "" && !seen[runID] {
 		seen[runID] = true
-		var events []*historypb.HistoryEvent
-		it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			e, err := it.Next()
-			if err != nil {
-				return eval.Record{}, fmt.Errorf("read the history of job %q run %s: %w", id, runID, err)
-			}
-			events = append(events, e)
-		}
-		if withoutCodec && len(events) > 0 {
-			for _, p := range events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads() {
-				if codec.Unreadable(p) {
-					return eval.Record{}, wordedError{fmt.Sprintf("job %q: cannot read its history: %s", id, codec.Advice), ErrEncrypted}
-				}
-			}
+		events, err := runHistory(ctx, c, id, runID, withoutCodec)
+		if err != nil {
+			return eval.Record{}, err
 		}
 		h := RecordOfHistoryWith(events, dc)
 		// This run came before those read so far: their gates move back.
@@ -223,6 +211,28 @@ func recordOfJob(ctx context.Context, c client.Client, id, runID string, dc conv
 		runID = h.continuedFrom
 	}
 	return rec, nil
+}
+
+// runHistory reads the events of one run of job id; withoutCodec refuses,
+// in one sentence (ErrEncrypted), a history whose payloads a codec encoded.
+func runHistory(ctx context.Context, c client.Client, id, runID string, withoutCodec bool) ([]*historypb.HistoryEvent, error) {
+	var events []*historypb.HistoryEvent
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read the history of job %q run %s: %w", id, runID, err)
+		}
+		events = append(events, e)
+	}
+	if withoutCodec && len(events) > 0 {
+		for _, p := range events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads() {
+			if codec.Unreadable(p) {
+				return nil, wordedError{fmt.Sprintf("job %q: cannot read its history: %s", id, codec.Advice), ErrEncrypted}
+			}
+		}
+	}
+	return events, nil
 }
 
 // HistoryRecord is what one run's history says about its phases.
