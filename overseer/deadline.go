@@ -270,12 +270,16 @@ func (r *run) expire(ctx workflow.Context, g *Gate, by string, action DeadlineAc
 	}
 	now := workflow.Now(ctx)
 	g.ResumedAt, g.Action, g.Expired, g.ExpiredBy, g.ExpiredLate = &now, Action(action), true, by, lateBy
+	// Nobody judged the pause: a continue counts as not needed, an abort
+	// as needed (NeededByDeadline).
+	g.Needed, g.NeededBy = ptrTo(g.Action == ActionAbort), NeededByDeadline
 	g.clearDeadline()
 	r.open = slices.Delete(r.open, i, i+1)
 	closed := []*Gate{g}
 	if g.Action == ActionAbort {
 		for _, o := range r.open {
 			o.ResumedAt, o.Action = &now, ActionAbort
+			o.Needed, o.NeededBy = ptrTo(true), NeededByDeadline
 			o.clearDeadline()
 			o.ExpiredBy = "closed with gate " + g.ID + " (" + by + ")"
 			closed = append(closed, o)

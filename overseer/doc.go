@@ -169,7 +169,7 @@
 // Resume it with the update or the signal named overseer.resume
 // ([ResumeName]) carrying a [ResumeRequest]:
 //
-//	{"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}
+//	{"by": NAME, "note": TEXT, "action": "continue"|"abort", "needed": true|false, "gate": GATE_ID}
 //
 // Send the gate id you read: a resume for a gate that is no longer open is
 // refused, so a decision taken at one gate never closes the next one (a
@@ -177,6 +177,16 @@
 // gate is closed. The request is decoded strictly: a field not listed is
 // refused, as is a missing by, an unknown action or a note over
 // [MaxResumeNoteBytes] (4 KiB).
+//
+// "needed" is the reviewer's judgement of the pause: true, it was needed;
+// false, it was a false alarm. The closed gate records it (Gate.Needed)
+// and where it came from (Gate.NeededBy): the reviewer, or, when the
+// request does not say, a rule: a continue with a note was needed, a
+// continue without one was not, a redo or an abort always was (a redo or
+// an abort with "needed": false is refused). A gate its deadline closed
+// counts as not needed when it continued and needed when it aborted.
+// Labels, the false-pause rate and its alert read this judgement: a job
+// that succeeded after a needed pause is not a false pause.
 //
 // The update validates before anything is written to history. Its
 // refusals are application errors with stable types, for clients to test

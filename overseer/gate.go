@@ -96,6 +96,8 @@ func (r ResumeRequest) Validate() error {
 		return invalidResume(`resume "by" is %d bytes; keep it to %d`, len(r.By), maxResumeByBytes)
 	case len(r.Note) > MaxResumeNoteBytes:
 		return invalidResume("resume note is %d bytes; keep it to %d bytes (4 KiB)", len(r.Note), MaxResumeNoteBytes)
+	case r.Needed != nil && !*r.Needed && (r.Action == ActionAbort || r.Action == ActionRedo):
+		return invalidResume(`resume action %q is always a needed pause: drop "needed": false, or continue instead`, r.Action)
 	}
 	switch r.Action {
 	case "", ActionContinue, ActionAbort:
@@ -116,7 +118,7 @@ func decodeResume(raw converter.RawValue) (ResumeRequest, error) {
 		dec := json.NewDecoder(bytes.NewReader(p.GetData()))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return ResumeRequest{}, invalidResume("resume request is not valid: %s; send {\"by\": NAME} with optional note, action and gate",
+			return ResumeRequest{}, invalidResume("resume request is not valid: %s; send {\"by\": NAME} with optional note, action, needed and gate",
 				strings.TrimPrefix(clip(err.Error(), 200), "json: "))
 		}
 		if dec.More() {
@@ -172,7 +174,7 @@ func signalChannels(ctx workflow.Context) signalInbox {
 	return signalInbox{
 		resumes: workflow.GetSignalChannelWithOptions(ctx, ResumeName, workflow.SignalChannelOptions{
 			Description: "Resume (or abort) a job paused at an overseer gate; cannot be refused, so prefer the update. " +
-				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}.`,
+				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "needed": true|false, "gate": GATE_ID}.`,
 		}),
 		advice: workflow.GetSignalChannelWithOptions(ctx, InPhaseSignalName, workflow.SignalChannelOptions{
 			Description: "In-phase advice from the supervisor of a running phase activity; shown in the status, never acted on.",
@@ -270,7 +272,7 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 				return err
 			},
 			Description: "Resume (or abort) a job paused at an overseer gate; refused unless the job is paused (at the named gate). " +
-				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "gate": GATE_ID}; returns the closed gate.`,
+				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "needed": true|false, "gate": GATE_ID}; returns the closed gate.`,
 		})
 	if err != nil {
 		return fmt.Errorf("overseer: register %s update: %w", ResumeName, err)
@@ -292,12 +294,14 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 	if g.Action == "" {
 		g.Action = ActionContinue
 	}
+	g.judge(req)
 	closed := []*Gate{g}
 	r.open = slices.Delete(r.open, i, i+1)
 	if g.Action == ActionAbort {
 		// Aborting ends the job, so every other open gate ends with it.
 		for _, o := range r.open {
 			o.ResumedAt, o.By, o.Action = &now, req.By, ActionAbort
+			o.Needed, o.NeededBy = ptrTo(true), NeededByAction
 			closed = append(closed, o)
 		}
 		r.open = nil
@@ -327,6 +331,26 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 	}
 	return *g, nil
 }
+
+// judge records whether the pause was needed (Needed, NeededBy) as its
+// gate closes with req: the reviewer's judgement if req gives one, else a
+// redo or an abort was needed, a continue with a note was needed and one
+// without a note was a false alarm. Validate has refused a redo or an
+// abort judged not needed.
+func (g *Gate) judge(req ResumeRequest) {
+	switch {
+	case req.Needed != nil:
+		g.Needed, g.NeededBy = ptrTo(*req.Needed), NeededByReviewer
+	case g.Action == ActionRedo || g.Action == ActionAbort:
+		g.Needed, g.NeededBy = ptrTo(true), NeededByAction
+	case strings.TrimSpace(req.Note) != "":
+		g.Needed, g.NeededBy = ptrTo(true), NeededByNote
+	default:
+		g.Needed, g.NeededBy = ptrTo(false), NeededByNoNote
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // pause opens a gate and waits, durably, until a human resumes it. Gates of
 // phases flagged in parallel queue up: each is recorded and resumed on its
