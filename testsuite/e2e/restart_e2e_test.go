@@ -17,6 +17,7 @@ import (
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
 )
 
 // TestE2EWorkerRestartMidGate stops every worker of a job paused at a gate
@@ -127,4 +128,53 @@ func clusterCtl(t *testing.T, ctl, cmd string) string {
 	require.NoError(t, err, "scripts/cluster.sh %s: %s", cmd, out)
 	t.Logf("scripts/cluster.sh %s (%s):\n%s", cmd, time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
 	return string(out)
+}
+
+// TestE2EGateDeadlinesPastDuringAWorkerOutageActOnTheWorkersReturn stops
+// every worker of a job paused at a gate with deadlines "3s: escalate, 6s:
+// abort" and starts new ones only once both deadlines have passed. Both
+// deadlines count from the gate's opening: the new workers escalate and
+// expire the gate in the same workflow task, the first they run, and each
+// says how late it acted — measured from the opening, not from when the
+// escalation was processed.
+func TestE2EGateDeadlinesPastDuringAWorkerOutageActOnTheWorkersReturn(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	cfg := worker.Config{GateDeadlines: map[string]overseer.GateDeadline{workflows.JobWorkflowName: {
+		After: 3 * time.Second, Action: overseer.DeadlineEscalate, FinalAfter: 6 * time.Second, FinalAction: overseer.DeadlineAbort,
+	}}}
+	tq, stop := startWorkers(t, srv, cfg)
+	run, open := pausedJob(t, srv, tq)
+	require.NotNil(t, open.PausedSince)
+	stop()
+	opened := *open.PausedSince
+
+	// The outage lasts past both deadlines (and a margin for clock steps).
+	final := opened.Add(6 * time.Second)
+	eventually(t, "both deadlines to pass with no worker", 30*time.Second, func() bool { return time.Now().After(final.Add(2 * time.Second)) })
+	back := time.Now()
+	cfg.TaskQueue = tq
+	startWorker(t, srv, cfg)
+
+	var res workflows.JobResult
+	err := run.Get(context.Background(), &res)
+	require.Error(t, err, "aborted by the final deadline")
+	assert.Equal(t, overseer.AbortedErrorType, overseer.ErrorType(err), "%v", err)
+
+	s := status(t, c, run.GetID())
+	g := s.Gates[len(s.Gates)-1]
+	assert.Equal(t, open.GateID, g.ID)
+	require.NotNil(t, g.EscalatedAt, "escalated: %+v", g)
+	require.NotNil(t, g.ResumedAt, "expired: %+v", g)
+	assert.True(t, g.Expired)
+	assert.Equal(t, "deadline 6s: abort", g.ExpiredBy)
+	assert.Equal(t, overseer.ActionAbort, g.Action)
+	assert.True(t, g.EscalatedAt.Equal(*g.ResumedAt), "escalation %s and expiry %s in the one workflow task the new worker ran", g.EscalatedAt, g.ResumedAt)
+	assert.False(t, g.EscalatedAt.Before(back.Add(-time.Second)), "acted once a worker was back (%s), not before (%s)", back, g.EscalatedAt)
+	// How late each acted is counted from the gate's opening.
+	assert.Equal(t, g.ResumedAt.Sub(opened.Add(3*time.Second)).Round(time.Second), g.EscalatedLate.Round(time.Second), "escalation lateness from the opening")
+	assert.Equal(t, g.ResumedAt.Sub(final).Round(time.Second), g.ExpiredLate.Round(time.Second), "expiry lateness from the opening")
+	assert.GreaterOrEqual(t, g.ExpiredLate, 2*time.Second, "the expiry says it came late")
+	assert.Equal(t, 1, s.Counters.Escalations)
+	assert.Equal(t, 1, s.Counters.Expired)
 }
