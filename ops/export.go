@@ -244,6 +244,9 @@ type HistoryRecord struct {
 	// Gates are the reviewers' decisions at the run's gates, in order.
 	Gates         []eval.GateDecision
 	continuedFrom string
+	// assessedAt holds, for each step with an assessment, the id of the
+	// event that recorded it.
+	assessedAt []int64
 }
 
 // RecordOfHistory reads one run's history as the overseer saw it:
@@ -285,6 +288,12 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 	}
 	sched := map[int64]scheduled{}
 	var assessments []*eval.RecordedAssessment
+	var assessedAt []int64
+	var current int64 // the id of the event being read
+	addAssessment := func(a *eval.RecordedAssessment) {
+		assessments = append(assessments, a)
+		assessedAt = append(assessedAt, current)
+	}
 	isPhase := func(t string) bool {
 		if strings.HasPrefix(t, "overseer.") {
 			return false
@@ -316,7 +325,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 					fillAssessment(a, ao, policy)
 				}
 			}
-			assessments = append(assessments, a)
+			addAssessment(a)
 			return
 		}
 		if !isPhase(s.activityType) {
@@ -356,6 +365,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 	}
 	pinned := false
 	for _, e := range events {
+		current = e.GetEventId()
 		at := e.GetEventTime().AsTime()
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
@@ -382,7 +392,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 					} else if ra.Error == "" {
 						ra.Error = "unreadable assessment: no output"
 					}
-					assessments = append(assessments, ra)
+					addAssessment(ra)
 					continue
 				}
 				var cfg struct {
@@ -413,7 +423,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 						fillAssessment(ra, ao, policy)
 					}
 				}
-				assessments = append(assessments, ra)
+				addAssessment(ra)
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 			if e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName() == overseer.ResumeName {
@@ -453,6 +463,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 	for i := range out.Steps {
 		if i < len(assessments) {
 			out.Steps[i].Assessment = assessments[i]
+			out.assessedAt = append(out.assessedAt, assessedAt[i])
 		}
 	}
 	return out
