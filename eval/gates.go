@@ -36,6 +36,41 @@ const (
 	GateAbort    = "abort"
 )
 
+// PauseNeeded reports whether the decision judged its pause needed: the
+// recorded judgement (Needed: the reviewer's, or the overseer's rule when
+// the reviewer did not say) when it has one. A gate exported before the
+// judgement existed (Needed nil) keeps the old rule: an abort or a redo
+// was needed, a continue was not.
+func (g GateDecision) PauseNeeded() bool {
+	if g.Needed != nil {
+		return *g.Needed
+	}
+	return g.Action == GateAbort || g.Action == GateRedo
+}
+
+// falsePause reports whether the decision is a false pause on a run that
+// then succeeded: a continue judged not needed.
+func (g GateDecision) falsePause() bool {
+	return (g.Action == GateContinue || g.Action == "") && !g.PauseNeeded()
+}
+
+// FalsePauses counts the run's false pauses: continues judged not needed
+// (GateDecision.PauseNeeded) on a run that succeeded. A run that succeeded
+// after a needed pause has none: the pause helped. Apply [UseGateLabels]
+// first, so that a run aborted at a gate counts as failed.
+func (r Record) FalsePauses() int {
+	if r.Outcome.Failed() {
+		return 0
+	}
+	n := 0
+	for _, g := range r.Gates {
+		if g.falsePause() {
+			n++
+		}
+	}
+	return n
+}
+
 // GateLabels count the gate decisions [UseGateLabels] used.
 type GateLabels struct {
 	// Aborts are gates a reviewer aborted: confirmed failures.
@@ -43,34 +78,48 @@ type GateLabels struct {
 	// Relabelled counts the runs an abort made failed although their
 	// outcome said otherwise.
 	Relabelled int `json:"relabelled"`
-	// Continues are gates a reviewer continued; FalsePauses those of them on
-	// jobs that then succeeded: pauses the policy in force should not have
-	// made.
-	Continues   int `json:"continues"`
-	FalsePauses int `json:"false_pauses"`
+	// Continues are gates a reviewer continued; FalsePauses those of them
+	// judged not needed on jobs that then succeeded: pauses the policy in
+	// force should not have made. NeededContinues are the continues judged
+	// needed (a note that redirected the job): never false pauses.
+	Continues       int `json:"continues"`
+	NeededContinues int `json:"needed_continues"`
+	FalsePauses     int `json:"false_pauses"`
 	// RunsWithFalsePause counts the succeeded runs with at least one.
 	RunsWithFalsePause int `json:"runs_with_false_pause"`
+	// Unjudged counts the decisions exported before gates recorded whether
+	// the pause was needed (GateDecision.Needed nil): the old rule judged
+	// them, a continue not needed, an abort needed.
+	Unjudged int `json:"unjudged,omitempty"`
 }
 
 // UseGateLabels applies the reviewers' decisions to records (in place) and
 // counts them: a run aborted at a gate is a confirmed failure at that
 // boundary, so its outcome becomes failed whatever its close status said;
-// a continue on a run that then succeeded is a recorded false pause. A
-// continue on a run that failed later says nothing more than its outcome.
+// a continue judged not needed (GateDecision.PauseNeeded) on a run that
+// then succeeded is a recorded false pause, while a run that succeeded
+// after a needed pause has none. A continue on a run that failed later
+// says nothing more than its outcome. Decisions exported before the
+// judgement existed keep the old rule (every continue not needed) and are
+// counted in Unjudged.
 func UseGateLabels(records []Record) GateLabels {
 	var l GateLabels
 	for i := range records {
 		r := &records[i]
-		falsePauses := 0
 		aborted := false
 		for _, g := range r.Gates {
+			if g.Needed == nil {
+				l.Unjudged++
+			}
 			switch g.Action {
 			case GateAbort:
 				l.Aborts++
 				aborted = true
 			case GateContinue, "":
 				l.Continues++
-				falsePauses++
+				if g.PauseNeeded() {
+					l.NeededContinues++
+				}
 			}
 		}
 		if aborted {
@@ -80,8 +129,8 @@ func UseGateLabels(records []Record) GateLabels {
 			r.Outcome = OutcomeFailed
 			continue
 		}
-		if !r.Outcome.Failed() && falsePauses > 0 {
-			l.FalsePauses += falsePauses
+		if n := r.FalsePauses(); n > 0 {
+			l.FalsePauses += n
 			l.RunsWithFalsePause++
 		}
 	}
@@ -96,6 +145,10 @@ func (l GateLabels) String() string {
 	if !l.Any() {
 		return "no reviewer decisions at gates in these runs"
 	}
-	return fmt.Sprintf("reviewers' decisions used as labels: %d aborts at a gate (confirmed failures; %d runs relabelled failed), %d continues, %d of them on jobs that then succeeded (recorded false pauses, on %d runs)",
-		l.Aborts, l.Relabelled, l.Continues, l.FalsePauses, l.RunsWithFalsePause)
+	s := fmt.Sprintf("reviewers' decisions used as labels: %d aborts at a gate (confirmed failures; %d runs relabelled failed), %d continues (%d judged needed), %d of them judged not needed on jobs that then succeeded (recorded false pauses, on %d runs)",
+		l.Aborts, l.Relabelled, l.Continues, l.NeededContinues, l.FalsePauses, l.RunsWithFalsePause)
+	if l.Unjudged > 0 {
+		s += fmt.Sprintf("; %d decisions exported before gates recorded whether the pause was needed are judged by the old rule (a continue not needed)", l.Unjudged)
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
@@ -12,17 +13,25 @@ import (
 const DefaultRateWindow = 200
 
 // Rates are the false-pause and catch rates measured on closed jobs: how
-// often the gates they met paused a job that then succeeded (a reviewer
-// continued it: a false pause) and a job that failed (a catch). A job
-// counts as paused when its record carries a reviewer's decision at a
-// gate; a gate its deadline closed, with nobody deciding, is no label and
-// is not counted.
+// often the gates they met paused a job that then succeeded without need
+// (a reviewer continued it and judged the pause not needed, or continued
+// it without a note: a false pause; see eval.GateDecision.PauseNeeded) and
+// a job that failed (a catch). A job that succeeded after a needed pause
+// (a note that redirected it) is no false pause. A job counts as paused
+// when its record carries a reviewer's decision at a gate; a gate its
+// deadline closed, with nobody deciding, is no label and is not counted.
 type Rates struct {
 	// Jobs are the closed jobs measured: the newest, at most the window.
 	Jobs int `json:"jobs"`
-	// Succeeded jobs, and FalsePauses those of them that paused at a gate.
-	Succeeded   int `json:"succeeded"`
-	FalsePauses int `json:"false_pauses"`
+	// Succeeded jobs, and FalsePauses those of them with a false pause
+	// (Record.FalsePauses). NeededPauses are the other succeeded jobs that
+	// paused: every pause of theirs was needed. Unjudged counts the
+	// false pauses judged by the old rule (every continue a false pause):
+	// jobs exported before gates recorded whether the pause was needed.
+	Succeeded    int `json:"succeeded"`
+	FalsePauses  int `json:"false_pauses"`
+	NeededPauses int `json:"needed_pauses,omitempty"`
+	Unjudged     int `json:"unjudged,omitempty"`
 	// Failed jobs (an abort at a gate makes one), and Caught those of them
 	// that paused at a gate.
 	Failed int `json:"failed"`
@@ -86,8 +95,14 @@ func measureRates(records []eval.Record, window int, model string, promise overs
 			}
 		} else {
 			r.Succeeded++
-			if paused {
+			switch {
+			case rec.FalsePauses() > 0:
 				r.FalsePauses++
+				if slices.ContainsFunc(rec.Gates, func(g eval.GateDecision) bool { return g.Needed == nil }) {
+					r.Unjudged++
+				}
+			case paused:
+				r.NeededPauses++
 			}
 		}
 	}
@@ -114,7 +129,14 @@ func (r Rates) say(unread error) string {
 	if r.Succeeded == 0 {
 		s += "no succeeded job"
 	} else {
-		s += fmt.Sprintf("%d of %d succeeded jobs paused (%.1f%%)", r.FalsePauses, r.Succeeded, 100*r.FalsePauseRate())
+		s += fmt.Sprintf("%d of %d succeeded jobs had a false pause (%.1f%%", r.FalsePauses, r.Succeeded, 100*r.FalsePauseRate())
+		if r.NeededPauses > 0 {
+			s += fmt.Sprintf("; %d more paused only where it was needed", r.NeededPauses)
+		}
+		if r.Unjudged > 0 {
+			s += fmt.Sprintf("; %d of the false pauses by the old rule, exported before gates recorded whether the pause was needed", r.Unjudged)
+		}
+		s += ")"
 	}
 	if r.Failed == 0 {
 		s += ", no failed job"

@@ -122,7 +122,7 @@ func TestRoundCarriesRatesInResultMemoAndMetrics(t *testing.T) {
 			assert.Equal(t, [4]int{41, 2, 9, 3}, [4]int{res.Rates.Succeeded, res.Rates.FalsePauses, res.Rates.Failed, res.Rates.Caught})
 			assert.Equal(t, overseer.DefaultLearnedModel().Version, res.Rates.Model, "no registry: the shipped model")
 			assert.Equal(t, &shipped, res.Rates.Promise)
-			assert.Contains(t, res.Rates.Sentence, "2 of 41 succeeded jobs paused (4.9%), 3 of 9 failed jobs caught (33.3%)")
+			assert.Contains(t, res.Rates.Sentence, "2 of 41 succeeded jobs had a false pause (4.9%), 3 of 9 failed jobs caught (33.3%)")
 
 			assert.Equal(t, res.Sentence, memo.Sentence)
 			assert.Equal(t, res.Rates, memo.Rates)

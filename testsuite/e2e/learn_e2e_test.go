@@ -42,8 +42,12 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	aborted := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
 	resume := func(run client.WorkflowRun, action overseer.Action, by, note string) {
 		eventually(t, run.GetID()+" to pause", 30*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
+		req := overseer.ResumeRequest{By: by, Note: note, Action: action}
+		if action == overseer.ActionContinue {
+			req.Needed = new(false) // "looks fine": the reviewer calls it a false alarm
+		}
 		_, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
-			Args: []any{overseer.ResumeRequest{By: by, Note: note, Action: action}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		require.NoError(t, err)
 	}
 	resume(continued, overseer.ActionContinue, "ana", "looks fine")
@@ -79,7 +83,8 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	assert.Equal(t, "billing-service", byID[delivered.GetID()].Task.Family)
 	cg := byID[continued.GetID()].Gates
 	require.NotEmpty(t, cg)
-	assert.Equal(t, eval.GateDecision{Gate: cg[0].Gate, Phase: cg[0].Phase, After: cg[0].After, By: "ana", Action: eval.GateContinue, Note: "looks fine", WaitMS: cg[0].WaitMS}, cg[0])
+	assert.Equal(t, eval.GateDecision{Gate: cg[0].Gate, Phase: cg[0].Phase, After: cg[0].After, By: "ana", Action: eval.GateContinue, Note: "looks fine",
+		Reason: cg[0].Reason, Evidence: cg[0].Evidence, Needed: new(false), NeededBy: string(overseer.NeededByReviewer), WaitMS: cg[0].WaitMS}, cg[0])
 	assert.Positive(t, cg[0].After)
 	ag := byID[aborted.GetID()].Gates
 	require.Len(t, ag, 1)
@@ -118,7 +123,7 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	// false pause), the aborted one failed (a catch).
 	require.NotNil(t, res.Rates)
 	assert.Equal(t, [5]int{3, 2, 1, 1, 1}, [5]int{res.Rates.Jobs, res.Rates.Succeeded, res.Rates.FalsePauses, res.Rates.Failed, res.Rates.Caught})
-	measured := "on the newest closed 3 jobs, 1 of 2 succeeded jobs paused (50.0%), 1 of 1 failed jobs caught (100.0%)"
+	measured := "on the newest closed 3 jobs, 1 of 2 succeeded jobs had a false pause (50.0%), 1 of 1 failed jobs caught (100.0%)"
 	assert.Contains(t, res.Rates.Sentence, measured)
 
 	// The dashboard's Models view shows them and how many more labelled

@@ -240,6 +240,8 @@ func TestE2ELearnPromotesAModelFromRealJobsAndLaterWorkersUseIt(t *testing.T) {
 					req.By, req.Note = "bo", "going nowhere"
 					j.aborts++
 				} else {
+					// The note says it: the pause was a false alarm.
+					req.Needed = new(false)
 					j.continues++
 				}
 				_, err = c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: j.run.GetID(), UpdateName: overseer.ResumeName,
@@ -360,7 +362,7 @@ func TestE2ELearnPromotesAModelFromRealJobsAndLaterWorkersUseIt(t *testing.T) {
 	t.Logf("overseer learn status --type %s:\n%s", typ, out)
 	assert.Contains(t, out, res.Sentence+"\n")
 	assert.Contains(t, out, "rounds 1, promoted 1, refused 0; 35 jobs closed since the round before\ncurrent model: "+d.Version+"\n")
-	assert.Contains(t, out, "reviewers' decisions used as labels: 5 aborts at a gate (confirmed failures; 0 runs relabelled failed), 5 continues, 5 of them on jobs that then succeeded (recorded false pauses, on 5 runs)")
+	assert.Contains(t, out, "reviewers' decisions used as labels: 5 aborts at a gate (confirmed failures; 0 runs relabelled failed), 5 continues (0 judged needed), 5 of them judged not needed on jobs that then succeeded (recorded false pauses, on 5 runs)")
 	code, out, errOut = overseerCLI(srv, "model", "show", d.Version)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "pauses at most 20.0% of succeeded runs")

@@ -126,7 +126,7 @@ func TestE2ELearnPromotesAGoodCandidateAndRefusesAWorseOne(t *testing.T) {
 	// of the model current then (these runs met no gate).
 	require.NotNil(t, second.Rates)
 	assert.Equal(t, first.Decision.Version, second.Rates.Model)
-	assert.Contains(t, second.Rates.Sentence, "0 of 100 succeeded jobs paused (0.0%), 0 of 50 failed jobs caught (0.0%): the promise of model "+first.Decision.Version)
+	assert.Contains(t, second.Rates.Sentence, "0 of 100 succeeded jobs had a false pause (0.0%), 0 of 50 failed jobs caught (0.0%): the promise of model "+first.Decision.Version)
 	dash := startDashboard(t, srv)
 	eventually(t, "the Models view to show the second round", 30*time.Second, func() bool {
 		return strings.Contains(modelsSection(t, dash, typ), "Round 2, ")
