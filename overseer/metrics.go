@@ -66,7 +66,8 @@ const (
 	MetricLearnLabelledRuns = "overseer_learn_labelled_runs"
 	// MetricLearnFalsePauseRate and MetricLearnCatchRate are gauges of the
 	// rates the last round measured on the newest closed jobs: the share of
-	// succeeded jobs that paused at a gate, and of failed jobs.
+	// succeeded jobs with a false pause (a pause judged not needed), and of
+	// failed jobs that paused at a gate.
 	MetricLearnFalsePauseRate = "overseer_learn_false_pause_rate"
 	MetricLearnCatchRate      = "overseer_learn_catch_rate"
 	// MetricLearnPromisedFalsePause is a gauge of the false-pause rate the
@@ -99,7 +100,7 @@ var metricHelp = map[string]string{
 	MetricLearnPromotions:         "Learn rounds that promoted a candidate model, by job_type.",
 	MetricLearnRefusals:           "Learn rounds that refused a candidate model, by job_type.",
 	MetricLearnLabelledRuns:       "Labelled runs the last learn round found, by job_type.",
-	MetricLearnFalsePauseRate:     "Share of the newest closed succeeded jobs that paused at a gate, measured by the last learn round, by job_type.",
+	MetricLearnFalsePauseRate:     "Share of the newest closed succeeded jobs with a false pause (a pause judged not needed), measured by the last learn round, by job_type.",
 	MetricLearnCatchRate:          "Share of the newest closed failed jobs that paused at a gate, measured by the last learn round, by job_type.",
 	MetricLearnPromisedFalsePause: "False-pause rate the current model's policy promises at most, by job_type (absent when it makes no promise).",
 }
