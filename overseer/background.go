@@ -415,8 +415,10 @@ func (r *run) land(ctx workflow.Context, seq int, out *AssessOutput, err error) 
 	}
 	rec := r.pending[i]
 	r.pending = append(r.pending[:i:i], r.pending[i+1:]...)
+	var traj Trajectory // the one the judge was asked about
 	for k, p := range r.background {
 		if p.seq == seq {
+			traj = p.in.Trajectory
 			r.background = append(r.background[:k:k], r.background[k+1:]...)
 			break
 		}
@@ -426,7 +428,7 @@ func (r *run) land(ctx workflow.Context, seq int, out *AssessOutput, err error) 
 	if out != nil {
 		o = *out
 	}
-	r.finish(ctx, rec, o, err)
+	r.finish(ctx, rec, traj, o, err)
 }
 
 // collect returns, at a run's end, the answers of the calls of pending

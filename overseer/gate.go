@@ -355,7 +355,7 @@ func ptrTo[T any](v T) *T { return &v }
 // pause opens a gate and waits, durably, until a human resumes it. Gates of
 // phases flagged in parallel queue up: each is recorded and resumed on its
 // own, and each holds only its own phase's result.
-func (r *run) pause(ctx workflow.Context, phase, reason string) {
+func (r *run) pause(ctx workflow.Context, phase string, why pauseCause) {
 	now := workflow.Now(ctx)
 	r.startedBy = startedBy(ctx)
 	// The queue and the status say that nobody can open such a gate,
@@ -365,13 +365,13 @@ func (r *run) pause(ctx workflow.Context, phase, reason string) {
 		r.st.StartedBy = r.startedBy // so the dashboard can tell a starter they may not open it
 	}
 	r.st.Counters.Pauses++
-	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: reason, PausedAt: now}
+	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: why.reason, Evidence: why.evidence, PausedAt: now}
 	r.open = append(r.open, g)
 	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)
 	metricPause(ctx, r.st.Counters.ConsecutiveFailures > 0)
 	r.syncGates(ctx)
 	r.upsertSearchAttributes(ctx)
-	r.logger.Info("overseer: job paused", "phase", phase, "gate", g.ID, "reason", reason)
+	r.logger.Info("overseer: job paused", "phase", phase, "gate", g.ID, "reason", why.reason, "evidence", strings.Join(why.evidence, "; "))
 	if err := r.awaitGate(ctx, g); err != nil {
 		// Cancelled at the gate: close it so that neither the status nor
 		// the search attributes say "paused" once the run has ended. The
@@ -430,7 +430,12 @@ func (r *run) gateDetails(ctx workflow.Context) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Paused by the overseer (%s mode): %d gate(s) open.\n", r.cfg.Mode, len(r.open))
 	for _, g := range r.open {
-		fmt.Fprintf(&b, "\nGate %s, after phase %s, since %s.\nReason: %s\n", g.ID, g.Phase, g.PausedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.Reason)
+		fmt.Fprintf(&b, "\nGate %s, after phase %s, since %s.\n", g.ID, g.Phase, g.PausedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+		// What happened first, in plain words; the rule that fired after.
+		for _, e := range g.Evidence {
+			fmt.Fprintf(&b, "- %s\n", e)
+		}
+		fmt.Fprintf(&b, "Reason: %s\n", g.Reason)
 		if g.EscalatedAt != nil {
 			fmt.Fprintf(&b, "Escalated at %s (%s%s).\n", g.EscalatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), g.EscalatedBy, lateText(g.EscalatedLate))
 		}

@@ -109,9 +109,9 @@ func (r *run) step(t *boundaryTask) {
 
 // afterVerdict lets a manage-mode phase's result through, or opens the gate
 // that holds it until a person resumes the job.
-func (r *run) afterVerdict(t *boundaryTask, why string) {
+func (r *run) afterVerdict(t *boundaryTask, why pauseCause) {
 	t.done = true
-	if why == "" {
+	if !why.flagged() {
 		if r.aborted == nil {
 			t.settle()
 		}

@@ -156,7 +156,7 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 	if call != nil {
 		why = r.endAssess(ctx, call)
 	}
-	if why != "" {
+	if why.flagged() {
 		r.pause(ctx, phase, why)
 	}
 }
@@ -164,14 +164,17 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 // judgeCall is an assessment whose judge runs in an activity.
 type judgeCall struct {
 	rec Assessment
-	f   workflow.Future
+	// traj is the trajectory the judge was asked about, for the evidence
+	// of a flag.
+	traj Trajectory
+	f    workflow.Future
 }
 
 // startAssess numbers the boundary just recorded and asks the judge. It
 // returns the call when the judge runs in an activity (finish it with
 // endAssess); otherwise it records the answer and returns why the job must
-// pause ("" when it need not).
-func (r *run) startAssess(ctx workflow.Context, phase string) (*judgeCall, string) {
+// pause (nothing when it need not).
+func (r *run) startAssess(ctx workflow.Context, phase string) (*judgeCall, pauseCause) {
 	r.seq++
 	in := AssessInput{WorkflowType: r.wfType, Phase: phase, Obligations: r.cfg.Obligations, Trajectory: r.traj, ModelVersion: r.cfg.ModelVersion}
 	rec := Assessment{Seq: r.seq, Phase: phase, Digest: r.traj.Digest()}
@@ -179,30 +182,30 @@ func (r *run) startAssess(ctx workflow.Context, phase string) (*judgeCall, strin
 	case PlacementWorkflow:
 		// Synchronous, and skipped on replay: the trajectory needs no copy.
 		out, err := r.decideInWorkflow(ctx, in)
-		return nil, r.finish(ctx, rec, out, err)
+		return nil, r.finish(ctx, rec, r.traj, out, err)
 	case PlacementBackground:
 		// Observe mode only (see placementFor): nothing waits.
 		r.assessInBackground(ctx, rec, in)
-		return nil, ""
+		return nil, pauseCause{}
 	}
 	// The activity runs while other phases may record theirs.
 	in.Trajectory = r.traj.clone()
 	r.inFlight++
 	r.pending = append(r.pending, rec)
-	return &judgeCall{rec: rec, f: r.executeAssess(ctx, in, false)}, ""
+	return &judgeCall{rec: rec, traj: in.Trajectory, f: r.executeAssess(ctx, in, false)}, pauseCause{}
 }
 
 // endAssess records the answer of call, waiting for it, and returns why the
-// job must pause ("" when it need not).
-func (r *run) endAssess(ctx workflow.Context, call *judgeCall) string {
+// job must pause (nothing when it need not).
+func (r *run) endAssess(ctx workflow.Context, call *judgeCall) pauseCause {
 	var out AssessOutput
 	err := call.f.Get(ctx, &out)
 	r.inFlight--
 	r.pending = slices.DeleteFunc(r.pending, func(a Assessment) bool { return a.Seq == call.rec.Seq })
 	if r.abandoned {
-		return "" // already recorded as not assessed
+		return pauseCause{} // already recorded as not assessed
 	}
-	return r.finish(ctx, call.rec, out, err)
+	return r.finish(ctx, call.rec, call.traj, out, err)
 }
 
 // meters are the run's assessmentMeters.
@@ -213,11 +216,12 @@ func (r *run) meters(ctx workflow.Context) *assessmentMeters {
 	return r.assessmentMeters
 }
 
-// finish records an assessment's outcome: the answer held to the policy,
-// or the error. In manage mode a flagged answer (or too many failures)
+// finish records an assessment's outcome on the trajectory traj: the
+// answer held to the policy, or the error. A flagged assessment carries
+// its evidence. In manage mode a flagged answer (or too many failures)
 // leaves the process note and returns why the job must pause; otherwise it
-// returns "".
-func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err error) string {
+// returns nothing.
+func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out AssessOutput, err error) pauseCause {
 	seq, phase := rec.Seq, rec.Phase
 	if err != nil {
 		r.failedInARow++
@@ -237,14 +241,20 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err
 		if r.cfg.Mode == ModeManage && max > 0 && r.st.Counters.ConsecutiveFailures >= max && ctx.Err() == nil {
 			n := failureNote(phase, r.st.Counters.ConsecutiveFailures)
 			r.note = &n
-			return fmt.Sprintf("the overseer could not assess %d boundaries in a row (last error: %s); manual review",
-				r.st.Counters.ConsecutiveFailures, rec.Error)
+			return pauseCause{
+				reason: fmt.Sprintf("the overseer could not assess %d boundaries in a row (last error: %s); manual review",
+					r.st.Counters.ConsecutiveFailures, rec.Error),
+				evidence: JudgeFailureEvidence(traj, r.st.Counters.ConsecutiveFailures, rec.Error),
+			}
 		}
-		return ""
+		return pauseCause{}
 	}
 	r.st.Counters.ConsecutiveFailures = 0
 	v := r.cfg.Policy.Evaluate(out.Answers)
 	rec.Answers, rec.Verdict, rec.Model, rec.Usage, rec.Latency = &out.Answers, &v, out.Model, out.Usage, out.Latency
+	if v.Flagged {
+		rec.Evidence = Evidence(traj, out.Answers, r.cfg.Policy)
+	}
 	r.record(rec)
 	r.meters(ctx).record(rec, nil)
 	if seq > r.applied {
@@ -254,17 +264,27 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, out AssessOutput, err
 	r.logger.Debug("overseer: phase assessed", "phase", phase, "band", string(v.Band), "on_objective", v.OnObjective, "flagged", v.Flagged)
 	if !v.Flagged {
 		r.upsertSearchAttributes(ctx)
-		return ""
+		return pauseCause{}
 	}
 	r.st.Counters.Flags++
 	if r.cfg.Mode != ModeManage {
 		r.upsertSearchAttributes(ctx)
-		return ""
+		return pauseCause{}
 	}
 	n := newNote(phase, out.Answers, v, r.cfg.Obligations)
 	r.note = &n
-	return v.Reason
+	return pauseCause{reason: v.Reason, evidence: rec.Evidence}
 }
+
+// pauseCause is why a boundary pauses its job: the rule that fired (the
+// gate's Reason) and what happened, in plain words (its Evidence). The
+// zero pauseCause does not pause.
+type pauseCause struct {
+	reason   string
+	evidence []string
+}
+
+func (c pauseCause) flagged() bool { return c.reason != "" }
 
 // failingJudgeStreak is how many of a run's latest assessments must have
 // failed, each after all its attempts, for the run to take its judge as

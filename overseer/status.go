@@ -128,6 +128,10 @@ type Assessment struct {
 	Latency time.Duration `json:"latency_ns"`
 	// Digest is a readable summary of the state that was evaluated.
 	Digest string `json:"digest"`
+	// Evidence is set when the assessment was flagged: what in the
+	// trajectory tripped the flag, in plain words, most telling first
+	// ([Evidence]); the gate it opened carries the same.
+	Evidence []string `json:"evidence,omitempty"`
 }
 
 // Gate records one pause and how it ended.

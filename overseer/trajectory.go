@@ -19,6 +19,10 @@ const (
 	maxLaneSwitches   = 6
 	maxPullRequests   = 8
 	maxErrorChars     = 240
+	// maxRunToolCategories and maxRunMissingOutputs bound the names one
+	// phase run keeps.
+	maxRunToolCategories = 4
+	maxRunMissingOutputs = 4
 )
 
 // Trajectory is the compact, bounded view of a job that the judge sees. It
@@ -83,12 +87,19 @@ type PhaseRun struct {
 	InputTokens  int64 `json:"input_tokens,omitempty"`
 	OutputTokens int64 `json:"output_tokens,omitempty"`
 	Rework       int   `json:"rework,omitempty"`
-	// FailedTools counts failed tool calls the phase reported.
-	FailedTools int `json:"failed_tools,omitempty"`
+	// FailedTools counts failed tool calls the phase reported;
+	// FailedToolCategories names their categories, each once, in the order
+	// reported (at most maxRunToolCategories), so that evidence can say
+	// which tool kept failing.
+	FailedTools          int      `json:"failed_tools,omitempty"`
+	FailedToolCategories []string `json:"failed_tool_categories,omitempty"`
 	// Repeat is true when this phase had already completed earlier.
 	Repeat bool `json:"repeat,omitempty"`
-	// NoOutput is true when the phase reported it produced no required output.
-	NoOutput bool `json:"no_output,omitempty"`
+	// NoOutput is true when the phase reported it produced no required
+	// output; MissingOutputs names the outputs, when it said which
+	// (PhaseReport.MissingOutputs).
+	NoOutput       bool     `json:"no_output,omitempty"`
+	MissingOutputs []string `json:"missing_outputs,omitempty"`
 }
 
 // WorkItem is one unit of work with its status and loop count.
@@ -127,6 +138,10 @@ type PhaseReport struct {
 	// OutputMissing is true when the phase did not produce the output its
 	// workflow contract requires.
 	OutputMissing bool `json:"output_missing,omitempty"`
+	// MissingOutputs names the required outputs the phase did not produce
+	// ("patch"), for the evidence a reviewer reads; naming one implies
+	// OutputMissing.
+	MissingOutputs []string `json:"missing_outputs,omitempty"`
 	// OpenPullRequests replaces the job's open pull requests when non-nil.
 	OpenPullRequests []string `json:"open_pull_requests,omitempty"`
 }
@@ -251,15 +266,18 @@ func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
 		t.FailureStreak = 0
 	}
 	if report != nil {
-		run.Turns, run.CostUSD, run.Rework, run.NoOutput = report.Turns, report.CostUSD, report.Rework, report.OutputMissing
+		run.Turns, run.CostUSD, run.Rework = report.Turns, report.CostUSD, report.Rework
+		run.NoOutput = report.OutputMissing || len(report.MissingOutputs) > 0
 		run.InputTokens, run.OutputTokens = max(0, report.InputTokens), max(0, report.OutputTokens)
 		run.FailedTools = len(report.FailedToolCategories)
+		run.FailedToolCategories = distinctNames(report.FailedToolCategories, maxRunToolCategories)
+		run.MissingOutputs = distinctNames(report.MissingOutputs, maxRunMissingOutputs)
 		t.Turns += report.Turns
 		t.CostUSD += report.CostUSD
 		t.InputTokens += run.InputTokens
 		t.OutputTokens += run.OutputTokens
 		t.Rework += report.Rework
-		if report.OutputMissing {
+		if run.NoOutput {
 			t.MissingOutputs++
 		}
 		for _, c := range report.FailedToolCategories {
@@ -270,6 +288,19 @@ func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
 		}
 	}
 	t.RecentPhases = window(t.RecentPhases, run, maxRecentPhases)
+}
+
+// distinctNames is names without repeats, clipped, in their first order,
+// at most limit of them; nil when there are none.
+func distinctNames(names []string, limit int) []string {
+	var out []string
+	for _, n := range names {
+		n = clip(n, maxNameChars)
+		if len(out) < limit && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (t *Trajectory) setPullRequests(prs []string) {
@@ -340,6 +371,10 @@ func (t Trajectory) Digest() string {
 func (t Trajectory) clone() Trajectory {
 	t.RunsByPhase = slices.Clone(t.RunsByPhase)
 	t.RecentPhases = slices.Clone(t.RecentPhases)
+	for i := range t.RecentPhases {
+		p := &t.RecentPhases[i]
+		p.FailedToolCategories, p.MissingOutputs = slices.Clone(p.FailedToolCategories), slices.Clone(p.MissingOutputs)
+	}
 	t.WorkItems = slices.Clone(t.WorkItems)
 	t.FailedToolCategories = slices.Clone(t.FailedToolCategories)
 	t.RecentLaneSwitches = slices.Clone(t.RecentLaneSwitches)

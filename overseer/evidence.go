@@ -1,0 +1,393 @@
+package overseer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// maxEvidence is the most sentences of evidence a flag carries: the one
+// that explains the rule that fired, then the strongest other signals.
+const maxEvidence = 4
+
+// Evidence says in plain words what in the trajectory t tripped the flag
+// the policy p raises on the answers a, most telling first: for a pause on
+// P(on objective), the probability (with where it stands among the
+// workflow type's recent jobs, when the answers' basis carries the
+// reference of a recalibrated model, see [StandingOf]) and then the
+// trajectory's strongest signals; for a breach, first what the judge's
+// rule for that obligation looks at ("test failed 3 times in a row, each
+// time with the same error: …", "code returned no output for `patch`"),
+// then the other signals. It is nil when p does not flag a.
+//
+// It is pure and deterministic (no map is iterated), so it runs in
+// workflow code; [Verdict].Reason keeps the rule itself.
+func Evidence(t Trajectory, a Answers, p Policy) []string {
+	if !p.Evaluate(a).Flagged {
+		return nil
+	}
+	var lead []string
+	if !a.OnObjectiveUnknown && a.OnObjective <= p.PauseAtOrBelow {
+		lead = []string{onObjectiveFact(a, p)}
+	} else {
+		lead = breachFacts(t, a)
+	}
+	return withSignals(lead, t)
+}
+
+// JudgeFailureEvidence is the evidence of a pause for manual review after
+// the judge failed failures boundaries in a row, the last with lastError:
+// the failure itself, then what the trajectory shows without a judge.
+func JudgeFailureEvidence(t Trajectory, failures int, lastError string) []string {
+	lead := fmt.Sprintf("the overseer could not assess %d boundaries in a row, so no verdict says how the job goes", failures)
+	if lastError != "" {
+		lead += "; the judge's last error: " + clip(lastError, maxErrorChars)
+	}
+	return withSignals([]string{lead}, t)
+}
+
+// withSignals appends to lead the trajectory's signals it does not already
+// say, up to maxEvidence sentences in all.
+func withSignals(lead []string, t Trajectory) []string {
+	out := slices.Clone(lead)
+	for _, s := range trajectorySignals(t) {
+		if len(out) >= maxEvidence {
+			break
+		}
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// onObjectiveFact says P(on objective) and where it stands: among recent
+// jobs of the type when the basis carries a standing, else against the
+// pause threshold.
+func onObjectiveFact(a Answers, p Policy) string {
+	if s := StandingOf(a.Basis); s != "" {
+		return fmt.Sprintf("P(on objective) %.2f, %s", a.OnObjective, s)
+	}
+	return fmt.Sprintf("P(on objective) %.2f, at or below the pause threshold %.3f", a.OnObjective, p.PauseAtOrBelow)
+}
+
+// breachFacts are the facts behind a breach of obligation[i]: what the
+// heuristic and learned judges' rule for i reads (see [HeuristicJudge] and
+// [LearnedJudge]). A breach none of those facts backs (another judge, or
+// an obligation past the fourth) says what the judge found, in its words.
+func breachFacts(t Trajectory, a Answers) []string {
+	var facts []string
+	if i, ok := obligationIndex(a.Breach); ok {
+		switch i {
+		case 0: // the output: the last phase failed, or reported a missing output
+			facts = []string{failureStreakFact(t), missingOutputFact(t)}
+		case 1: // the objective: lane ping-pong
+			facts = []string{laneReturnsFact(t)}
+		case 2: // progress: re-runs of the phase, work items reopened
+			facts = []string{rerunFact(t), reopenedFact(t)}
+		case 3: // failures surfaced: failed tool calls in a phase that succeeded
+			facts = []string{hiddenFailuresFact(t)}
+		}
+	}
+	facts = slices.DeleteFunc(facts, func(s string) bool { return s == "" })
+	if len(facts) == 0 {
+		what := a.Breach
+		if a.BreachText != "" {
+			what = fmt.Sprintf("%q", strings.TrimSuffix(a.BreachText, "."))
+		}
+		facts = []string{fmt.Sprintf("the judge found %s unmet after %s (confidence %.2f); the trajectory shows no signal of its own for it",
+			what, orUnknown(t.Phase), a.BreachConfidence)}
+	}
+	return facts
+}
+
+// trajectorySignals are the trajectory's signals in plain words, strongest
+// first; an empty string is a signal that is absent.
+func trajectorySignals(t Trajectory) []string {
+	return []string{failureStreakFact(t), missingOutputFact(t), rerunFact(t), laneReturnsFact(t),
+		reopenedFact(t), hiddenFailuresFact(t), reworkFact(t)}
+}
+
+// last is the latest phase run, false before the first.
+func last(t Trajectory) (PhaseRun, bool) {
+	if n := len(t.RecentPhases); n > 0 {
+		return t.RecentPhases[n-1], true
+	}
+	return PhaseRun{}, false
+}
+
+// failureStreakFact says the phase runs that failed in a row up to now:
+// "test failed 3 times in a row, each time with the same error: …".
+func failureStreakFact(t Trajectory) string {
+	run, ok := last(t)
+	if !ok || !run.Failed || t.FailureStreak == 0 {
+		return ""
+	}
+	streak := t.RecentPhases[max(0, len(t.RecentPhases)-t.FailureStreak):]
+	var b strings.Builder
+	if samePhase(streak, run.Phase) && len(streak) == t.FailureStreak {
+		if t.FailureStreak == 1 {
+			fmt.Fprintf(&b, "%s failed", run.Phase)
+		} else {
+			fmt.Fprintf(&b, "%s failed %d times in a row", run.Phase, t.FailureStreak)
+		}
+	} else {
+		fmt.Fprintf(&b, "the last %d phase runs failed (%s)", t.FailureStreak, phaseList(streak))
+	}
+	switch {
+	case run.Error == "":
+	case len(streak) > 1 && sameError(streak):
+		fmt.Fprintf(&b, ", each time with the same error: %s", run.Error)
+	default:
+		fmt.Fprintf(&b, "; the last error: %s", run.Error)
+	}
+	return b.String()
+}
+
+// missingOutputFact says the latest phase reported a missing output:
+// "code returned no output for `patch`".
+func missingOutputFact(t Trajectory) string {
+	run, ok := last(t)
+	if !ok || !run.NoOutput {
+		return ""
+	}
+	s := run.Phase + " reported that it did not produce the output its workflow contract requires"
+	if len(run.MissingOutputs) > 0 {
+		s = run.Phase + " returned no output for " + codeList(run.MissingOutputs)
+	}
+	if t.MissingOutputs > 1 {
+		s += fmt.Sprintf(" (%d phase runs of the job so far lacked a required output)", t.MissingOutputs)
+	}
+	return s
+}
+
+// rerunFact says how often the latest phase ran in the recent window, and
+// what its latest runs had in common: "test ran 4 times since the last
+// plan, the last 3 each with failed tool calls in the category test". The
+// heuristic judge's progress rule counts these re-runs.
+func rerunFact(t Trajectory) string {
+	run, ok := last(t)
+	if !ok {
+		return ""
+	}
+	var runs []PhaseRun
+	first := -1
+	for i, p := range t.RecentPhases {
+		if p.Phase == run.Phase {
+			runs = append(runs, p)
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if len(runs) < 2 || run.Failed && len(runs) <= t.FailureStreak {
+		return "" // none, or all in the failure streak, which says them
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s ran %d times ", run.Phase, len(runs))
+	// "since the last plan": the latest phase before the first of these
+	// runs that did not run again after it; else the window's size.
+	if anchor := sinceLast(t.RecentPhases, first); anchor != "" {
+		fmt.Fprintf(&b, "since the last %s", anchor)
+	} else {
+		b.WriteString("in " + windowText(t))
+	}
+	if total := countOf(t.RunsByPhase, run.Phase); total > len(runs) {
+		fmt.Fprintf(&b, " (%d times in the job)", total)
+	}
+	if common := commonTrait(runs); common != "" {
+		b.WriteString(", " + common)
+	}
+	return b.String()
+}
+
+// sinceLast is the phase of the latest run before runs[first] whose phase
+// did not run again after it, "" when there is none.
+func sinceLast(runs []PhaseRun, first int) string {
+	for j := first - 1; j >= 0; j-- {
+		if !slices.ContainsFunc(runs[j+1:], func(p PhaseRun) bool { return p.Phase == runs[j].Phase }) {
+			return runs[j].Phase
+		}
+	}
+	return ""
+}
+
+// commonTrait says what the latest runs of runs (two or more, counted back
+// from the newest) have in common: the same error, or failed tool calls of
+// the same categories; "" when the newest two share neither.
+func commonTrait(runs []PhaseRun) string {
+	newest := runs[len(runs)-1]
+	alike := func(p PhaseRun) bool {
+		switch {
+		case newest.Failed:
+			return p.Failed && p.Error == newest.Error
+		case newest.FailedTools > 0:
+			return !p.Failed && p.FailedTools > 0 && slices.Equal(p.FailedToolCategories, newest.FailedToolCategories)
+		}
+		return false
+	}
+	n := 0
+	for i := len(runs) - 1; i >= 0 && alike(runs[i]); i-- {
+		n++
+	}
+	if n < 2 {
+		return ""
+	}
+	which := fmt.Sprintf("the last %d", n)
+	if n == len(runs) {
+		which = "each time"
+	}
+	switch {
+	case newest.Failed && newest.Error != "":
+		return fmt.Sprintf("%s failing with the same error: %s", which, newest.Error)
+	case newest.Failed:
+		return which + " failing"
+	case len(newest.FailedToolCategories) > 0:
+		return fmt.Sprintf("%s with failed tool calls in the %s %s", which, plural(len(newest.FailedToolCategories), "category", "categories"),
+			strings.Join(newest.FailedToolCategories, ", "))
+	}
+	return which + " with failed tool calls"
+}
+
+// laneReturnsFact says the job went back to lanes it had left, within the
+// recent window, as the judges' objective rule counts it: "the job went
+// back to an earlier lane 2 times in the last 8 phase runs: refactor →
+// feature → refactor → feature".
+func laneReturnsFact(t Trajectory) string {
+	returns := signalsOf(t).pingPongs
+	if returns == 0 {
+		return ""
+	}
+	windowStart := t.PhaseRuns - len(t.RecentPhases)
+	var path []string
+	for _, sw := range t.RecentLaneSwitches {
+		if sw.AtRun <= windowStart {
+			continue
+		}
+		if len(path) == 0 {
+			path = append(path, sw.From)
+		}
+		path = append(path, sw.To)
+	}
+	s := fmt.Sprintf("the job went back to an earlier lane %s in %s", times(returns), windowText(t))
+	if len(path) > 1 {
+		s += ": " + strings.Join(path, " → ")
+	}
+	return s
+}
+
+// reopenedFact says which work items were reopened, most often first, as
+// the learned judge's progress rule counts them: "work item W-2 was
+// reopened 3 times".
+func reopenedFact(t Trajectory) string {
+	items := slices.DeleteFunc(slices.Clone(t.WorkItems), func(w WorkItem) bool { return w.Loops == 0 })
+	if len(items) == 0 {
+		return ""
+	}
+	// Most reopened first; among equals the most recently updated (last
+	// in WorkItems) first.
+	slices.Reverse(items)
+	slices.SortStableFunc(items, func(x, y WorkItem) int { return y.Loops - x.Loops })
+	if len(items) == 1 {
+		return fmt.Sprintf("work item %s was reopened %s", items[0].ID, times(items[0].Loops))
+	}
+	parts := make([]string, 0, 3)
+	for _, w := range items[:min(3, len(items))] {
+		parts = append(parts, fmt.Sprintf("%s (%s)", w.ID, times(w.Loops)))
+	}
+	s := fmt.Sprintf("%d work items were reopened: %s", len(items), strings.Join(parts, ", "))
+	if len(items) > 3 {
+		s += ", …"
+	}
+	return s
+}
+
+// hiddenFailuresFact says the latest phase succeeded with failed tool
+// calls, as the heuristic judge's surfaced-failures rule counts them.
+func hiddenFailuresFact(t Trajectory) string {
+	run, ok := last(t)
+	if !ok || run.Failed || run.FailedTools == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%s succeeded although %d of its tool calls failed", run.Phase, run.FailedTools)
+	if len(run.FailedToolCategories) > 0 {
+		s += fmt.Sprintf(" (%s %s)", plural(len(run.FailedToolCategories), "category", "categories"), strings.Join(run.FailedToolCategories, ", "))
+	}
+	return s
+}
+
+// reworkFact says how much earlier work the recent phase runs redid.
+func reworkFact(t Trajectory) string {
+	units, runs := 0, 0
+	for _, p := range t.RecentPhases {
+		if p.Rework > 0 {
+			units += p.Rework
+			runs++
+		}
+	}
+	if units == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %s redid earlier work (%d %s of rework)", runs, windowText(t), units, plural(units, "unit", "units"))
+}
+
+// windowText names the recent window of phase runs: "the last 8 phase
+// runs", or "the job's 5 phase runs" when it holds all of them.
+func windowText(t Trajectory) string {
+	if len(t.RecentPhases) == t.PhaseRuns {
+		return fmt.Sprintf("the job's %d phase %s", t.PhaseRuns, plural(t.PhaseRuns, "run", "runs"))
+	}
+	return fmt.Sprintf("the last %d phase runs", len(t.RecentPhases))
+}
+
+func samePhase(runs []PhaseRun, phase string) bool {
+	return !slices.ContainsFunc(runs, func(p PhaseRun) bool { return p.Phase != phase })
+}
+
+func sameError(runs []PhaseRun) bool {
+	return !slices.ContainsFunc(runs, func(p PhaseRun) bool { return p.Error != runs[0].Error })
+}
+
+func phaseList(runs []PhaseRun) string {
+	names := make([]string, len(runs))
+	for i, p := range runs {
+		names[i] = p.Phase
+	}
+	return strings.Join(names, ", ")
+}
+
+// codeList quotes names as code: "`patch`", "`patch` and `tests`".
+func codeList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "`" + n + "`"
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func orUnknown(phase string) string {
+	if phase == "" {
+		return "the phase"
+	}
+	return phase
+}
