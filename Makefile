@@ -22,7 +22,7 @@ PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./bench/... ./learn/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check demo bench default-model cluster test-cluster
+.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check demo bench default-model cluster test-cluster test-pause
 
 tools:
 	@bash scripts/install-tools.sh
@@ -51,6 +51,19 @@ cluster:
 test-cluster:
 	OVERSEER_CLUSTER_DIR=$(CLUSTER_TEST_DIR) OVERSEER_CLUSTER_PORT_OFFSET=$(CLUSTER_TEST_PORT_OFFSET) OVERSEER_CLUSTER_FRESH=1 \
 		bash scripts/cluster.sh run $(GO) test -race -count=1 -timeout 30m $(TESTFLAGS) ./testsuite/e2e
+
+# `make test-pause` starts a fresh cluster on Temporal server v1.32.0 with
+# Workflow Pause enabled (OVERSEER_CLUSTER_SERVER=v1.32.0, scripts/cluster-v1.32,
+# deploy/dynamicconfig/development-sql-workflow-pause.yaml) on its own ports,
+# runs the end-to-end tests of a job paused by an operator
+# (testsuite/e2e/workflowpause_e2e_test.go) and stops it. The first run builds
+# that server (minutes); later runs use .tools/bin/temporal-server-v1.32.0.
+PAUSE_TEST_DIR         ?= $(CURDIR)/.tools/cluster-pause-test
+PAUSE_TEST_PORT_OFFSET ?= 30000
+
+test-pause:
+	OVERSEER_CLUSTER_SERVER=v1.32.0 OVERSEER_CLUSTER_DIR=$(PAUSE_TEST_DIR) OVERSEER_CLUSTER_PORT_OFFSET=$(PAUSE_TEST_PORT_OFFSET) OVERSEER_CLUSTER_FRESH=1 \
+		bash scripts/cluster.sh run $(GO) test -race -count=1 -timeout 20m -run 'TestE2EWorkflowPause' $(TESTFLAGS) ./testsuite/e2e
 
 # Fails (listing the files) if any Go file outside .tools/.git/vendor is not gofmt'ed.
 fmt-check:

@@ -17,18 +17,28 @@
 #      the postgres user when run as root) on its own data directory.
 #   2. The Temporal server and temporal-sql-tool built from Go modules at the
 #      versions scripts/cluster/go.mod pins (go.temporal.io/server v1.29.1,
-#      the dev server's release), cached in .tools/bin with a version stamp.
+#      the dev server's release), cached in .tools/bin with a version stamp;
+#      with OVERSEER_CLUSTER_SERVER=v1.32.0, the versions
+#      scripts/cluster-v1.32/go.mod pins, cached under their own names
+#      (temporal-server-v1.32.0, temporal-sql-tool-v1.32.0).
 #   3. The persistence and visibility databases at the release's
-#      postgresql/v12 schema (deploy/setup-schema.sh).
+#      postgresql/v12 schema (deploy/setup-schema.sh, with that release's
+#      temporal-sql-tool, which embeds its schema).
 #   4. The server, all services in one process, with deploy/temporal/overseer.yaml
 #      (4 history shards, SQL visibility) and deploy/dynamicconfig/
-#      (deploy/start-temporal.sh), on loopback.
+#      (deploy/start-temporal.sh), on loopback: development-sql.yaml, or
+#      for v1.32.0 development-sql-workflow-pause.yaml, the same settings
+#      with Temporal's Workflow Pause enabled (frontend.WorkflowPauseEnabled).
 #   5. The namespace and the overseer's search attributes through the
 #      operator API (deploy/register-search-attributes.sh with .tools/bin/temporal).
 #
 # Environment:
+#   OVERSEER_CLUSTER_SERVER       the Temporal server release: v1.29.1 (the
+#                                 default) or v1.32.0 (Workflow Pause on; make
+#                                 test-pause)
 #   OVERSEER_CLUSTER_DIR          state: PostgreSQL data, logs, pid files
-#                                 (default .tools/cluster)
+#                                 (default .tools/cluster, or
+#                                 .tools/cluster-v1.32.0 for v1.32.0)
 #   OVERSEER_CLUSTER_PORT_OFFSET  every port is Temporal's (or PostgreSQL's)
 #                                 default plus this (default 10000): frontend
 #                                 127.0.0.1:17233, PostgreSQL 127.0.0.1:15432
@@ -38,15 +48,40 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="$ROOT/.tools/bin"
-MODDIR="$ROOT/scripts/cluster"
-DIR="${OVERSEER_CLUSTER_DIR:-$ROOT/.tools/cluster}"
+
+say() { echo "cluster: $*"; }
+die() {
+	echo "cluster: $*" >&2
+	exit 1
+}
+
+# The default release (scripts/cluster/go.mod pins it; this is checked against it).
+TEMPORAL_SERVER_VERSION="v1.29.1"
+# Per release: the module that pins it, the names its binaries are cached
+# under, its state directory and its dynamic configuration.
+case "${OVERSEER_CLUSTER_SERVER:-$TEMPORAL_SERVER_VERSION}" in
+"$TEMPORAL_SERVER_VERSION")
+	MODDIR="$ROOT/scripts/cluster" BINSUFFIX="" DEFAULT_DIR="$ROOT/.tools/cluster"
+	DYNAMIC_CONFIG="development-sql.yaml" WORKFLOW_PAUSE=0
+	;;
+v1.32.0)
+	# Workflow Pause (PauseWorkflowExecution) is in servers from v1.30.0,
+	# off unless frontend.WorkflowPauseEnabled is set.
+	TEMPORAL_SERVER_VERSION="v1.32.0"
+	MODDIR="$ROOT/scripts/cluster-v1.32" BINSUFFIX="-v1.32.0" DEFAULT_DIR="$ROOT/.tools/cluster-v1.32.0"
+	DYNAMIC_CONFIG="development-sql-workflow-pause.yaml" WORKFLOW_PAUSE=1
+	;;
+*)
+	die "OVERSEER_CLUSTER_SERVER=$OVERSEER_CLUSTER_SERVER: this script runs v1.29.1 (the default, scripts/cluster) or v1.32.0 (scripts/cluster-v1.32); unset it or choose one of them"
+	;;
+esac
+SERVER_BIN="$BIN/temporal-server$BINSUFFIX" SQL_TOOL_BIN="$BIN/temporal-sql-tool$BINSUFFIX"
+DIR="${OVERSEER_CLUSTER_DIR:-$DEFAULT_DIR}"
 case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
 PGDATA="$DIR/pgdata"
 LOGS="$DIR/logs"
 OFFSET="${OVERSEER_CLUSTER_PORT_OFFSET:-10000}"
 
-# The release (scripts/cluster/go.mod pins it; this is checked against it).
-TEMPORAL_SERVER_VERSION="v1.29.1"
 NAMESPACE="default"
 # What docker-compose.yml's temporal-admin service registers (compose_test.go
 # checks that the two lists agree with the plugin).
@@ -62,12 +97,6 @@ export POSTGRES_SEEDS=127.0.0.1 DB_PORT=$((5432 + OFFSET)) POSTGRES_USER=tempora
 export DBNAME=temporal VISIBILITY_DBNAME=temporal_visibility
 export LOG_LEVEL="${LOG_LEVEL:-info}"
 ADDRESS="127.0.0.1:$FRONTEND_GRPC_PORT"
-
-say() { echo "cluster: $*"; }
-die() {
-	echo "cluster: $*" >&2
-	exit 1
-}
 
 # --- PostgreSQL -------------------------------------------------------------
 
@@ -155,19 +184,23 @@ stop_postgres() {
 # --- Temporal server --------------------------------------------------------
 
 # build: the server and the schema tool into .tools/bin, unless the stamped
-# binaries are of the pinned version.
+# binaries are of the pinned version. The default release's are
+# temporal-server and temporal-sql-tool, another's carry its version
+# (temporal-server-v1.32.0), each with its own stamp, so that both stay
+# cached side by side.
 build() {
 	command -v go >/dev/null 2>&1 || die "'go' not found on PATH"
-	# scripts/cluster is its own module, outside the repository's go.work:
+	# scripts/cluster (and scripts/cluster-v1.32) is its own module, outside the repository's go.work:
 	# the server builds with the versions it pins, not the workspace's.
 	local -x GOWORK=off
 	local pinned
 	pinned="$(cd "$MODDIR" && go list -m -f '{{.Version}}' go.temporal.io/server)"
 	[[ "$pinned" == "$TEMPORAL_SERVER_VERSION" ]] ||
-		die "scripts/cluster/go.mod pins go.temporal.io/server $pinned, this script $TEMPORAL_SERVER_VERSION: make them agree"
-	local want="go.temporal.io/server/cmd/server+cmd/tools/sql@$TEMPORAL_SERVER_VERSION" stamp="$BIN/.temporal-server.version"
-	if [[ -x "$BIN/temporal-server" && -x "$BIN/temporal-sql-tool" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-		printf '%-17s %-8s up to date   %s\n' temporal-server "$TEMPORAL_SERVER_VERSION" ".tools/bin/temporal-server, temporal-sql-tool"
+		die "${MODDIR#"$ROOT/"}/go.mod pins go.temporal.io/server $pinned, this script $TEMPORAL_SERVER_VERSION: make them agree"
+	local want="go.temporal.io/server/cmd/server+cmd/tools/sql@$TEMPORAL_SERVER_VERSION" stamp="$BIN/.temporal-server$BINSUFFIX.version"
+	local names=".tools/bin/temporal-server$BINSUFFIX, temporal-sql-tool$BINSUFFIX"
+	if [[ -x "$SERVER_BIN" && -x "$SQL_TOOL_BIN" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+		printf '%-17s %-8s up to date   %s\n' temporal-server "$TEMPORAL_SERVER_VERSION" "$names"
 		return
 	fi
 	local start=$SECONDS tmp
@@ -179,11 +212,11 @@ build() {
 			rm -rf "$tmp"
 			die "building the Temporal server $TEMPORAL_SERVER_VERSION failed"
 		}
-	mv "$tmp/server" "$BIN/temporal-server"
-	mv "$tmp/sql" "$BIN/temporal-sql-tool"
+	mv "$tmp/server" "$SERVER_BIN"
+	mv "$tmp/sql" "$SQL_TOOL_BIN"
 	rm -rf "$tmp"
 	echo "$want" >"$stamp"
-	printf '%-17s %-8s built        %s (%ss)\n' temporal-server "$TEMPORAL_SERVER_VERSION" ".tools/bin/temporal-server, temporal-sql-tool" "$((SECONDS - start))"
+	printf '%-17s %-8s built        %s (%ss)\n' temporal-server "$TEMPORAL_SERVER_VERSION" "$names" "$((SECONDS - start))"
 }
 
 server_pid() {
@@ -266,9 +299,9 @@ start() {
 	init_postgres "$bindir"
 	start_postgres "$bindir"
 	say "$("$bindir/postgres" --version) on 127.0.0.1:$DB_PORT, data in $PGDATA"
-	SQL_TOOL="$BIN/temporal-sql-tool" sh "$ROOT/deploy/setup-schema.sh" | sed 's/^/cluster: /'
+	SQL_TOOL="$SQL_TOOL_BIN" sh "$ROOT/deploy/setup-schema.sh" | sed 's/^/cluster: /'
 	start_server
-	say "Temporal server $TEMPORAL_SERVER_VERSION at $ADDRESS (log: $LOGS/temporal.log)"
+	say "Temporal server $TEMPORAL_SERVER_VERSION at $ADDRESS (log: $LOGS/temporal.log, dynamic config deploy/dynamicconfig/$DYNAMIC_CONFIG)"
 	TEMPORAL="$BIN/temporal" TEMPORAL_ADDRESS="$ADDRESS" TEMPORAL_NAMESPACE="$NAMESPACE" \
 		OVERSEER_SEARCH_ATTRIBUTES="$SEARCH_ATTRIBUTES" sh "$ROOT/deploy/register-search-attributes.sh" | sed 's/^/cluster: /'
 	cat >"$DIR/env" <<EOF
@@ -298,6 +331,9 @@ cleanup() {
 e2e_env() {
 	export OVERSEER_E2E_TARGET=cluster OVERSEER_E2E_ADDRESS="$ADDRESS" OVERSEER_E2E_NAMESPACE="$NAMESPACE"
 	export OVERSEER_E2E_CLUSTER_CTL="$ROOT/scripts/cluster.sh" OVERSEER_CLUSTER_DIR="$DIR" OVERSEER_CLUSTER_PORT_OFFSET="$OFFSET"
+	# The release, for a restart from the tests, and whether the tests of
+	# Temporal's Workflow Pause can run (testsuite/e2e/workflowpause_e2e_test.go).
+	export OVERSEER_CLUSTER_SERVER="$TEMPORAL_SERVER_VERSION" OVERSEER_E2E_WORKFLOW_PAUSE="$WORKFLOW_PAUSE"
 	# A restart from the tests keeps the data.
 	unset OVERSEER_CLUSTER_FRESH
 }
@@ -310,9 +346,9 @@ server_env() {
 		POSTGRES_SEEDS DB_PORT POSTGRES_USER POSTGRES_PWD DBNAME VISIBILITY_DBNAME LOG_LEVEL; do
 		echo "$v=${!v}"
 	done
-	echo "TEMPORAL_SERVER=$BIN/temporal-server"
+	echo "TEMPORAL_SERVER=$SERVER_BIN"
 	echo "OVERSEER_SERVER_CONFIG=$ROOT/deploy/temporal"
-	echo "DYNAMIC_CONFIG_FILE_PATH=$ROOT/deploy/dynamicconfig/development-sql.yaml"
+	echo "DYNAMIC_CONFIG_FILE_PATH=$ROOT/deploy/dynamicconfig/$DYNAMIC_CONFIG"
 }
 
 cmd="${1:-}"
@@ -341,7 +377,7 @@ up)
 A Temporal cluster on PostgreSQL is running until Ctrl-C:
   frontend   $ADDRESS (namespace $NAMESPACE)
   worker     go run ./cmd/overseer worker --address $ADDRESS
-  tests      OVERSEER_E2E_TARGET=cluster OVERSEER_E2E_ADDRESS=$ADDRESS go test ./testsuite/e2e
+  tests      OVERSEER_E2E_TARGET=cluster OVERSEER_E2E_ADDRESS=$ADDRESS OVERSEER_E2E_WORKFLOW_PAUSE=$WORKFLOW_PAUSE go test ./testsuite/e2e
   logs       $LOGS
 
 EOF
