@@ -207,6 +207,11 @@ func (r *row) fill(j ops.Job, st overseer.Status, err error) {
 		r.Badge, r.StatusErr = badge{"Not overseen", "none"}, "this workflow has no overseer.status query"
 		return
 	}
+	var paused *ops.OperatorPausedError
+	if errors.As(err, &paused) {
+		r.Badge, r.StatusErr = operatorPausedBadge, paused.Pause.Sentence()
+		return
+	}
 	r.StatusErr = "status query failed: " + err.Error()
 	switch {
 	case j.Paused:
@@ -279,6 +284,11 @@ type jobPage struct {
 	// CannotResume says, to a signed-in user the gate's approval refuses,
 	// why (the resume's refusal), in place of the form.
 	CannotResume string
+	// OperatorPause is set when an operator paused the job with Temporal's
+	// Workflow Pause (the job answers no status query, takes no resume);
+	// OperatorPaused is the sentence that says so and how to unpause it.
+	OperatorPause  *ops.OperatorPause
+	OperatorPaused string
 	Flash        string
 	Policy       overseer.Policy
 }
@@ -363,6 +373,13 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 			url.PathEscape(s.opts.Namespace), url.PathEscape(j.ID), url.PathEscape(j.RunID))
 	}
 	st, err := s.status(ctx, j)
+	var paused *ops.OperatorPausedError
+	if errors.As(err, &paused) {
+		// Workflow Pause: no query is answered until it is unpaused.
+		p.OperatorPause, p.OperatorPaused = &paused.Pause, upperFirst(paused.Pause.Sentence())+"."
+		p.Badge = operatorPausedBadge
+		return p
+	}
 	if err != nil {
 		p.StatusErr = err.Error()
 		var rw row
@@ -555,6 +572,8 @@ func refusal(err error) string {
 		return "You may not open this gate: " + strings.TrimPrefix(app.Message(), "overseer: ") + "."
 	case errors.Is(err, ops.ErrFinished):
 		return "The job has already finished."
+	case errors.Is(err, ops.ErrOperatorPaused):
+		return upperFirst(err.Error()) + "."
 	}
 	return "Temporal refused the resume: " + err.Error()
 }
@@ -589,6 +608,18 @@ var funcs = template.FuncMap{
 		i := min(max(int(v+0.5), 0), len(labels)-1)
 		return fmt.Sprintf("%.1f ≈ %s", v, labels[i])
 	},
+}
+
+// operatorPausedBadge is the badge of a job an operator paused with
+// Temporal's Workflow Pause.
+var operatorPausedBadge = badge{"Paused by an operator", "paused"}
+
+// upperFirst is s with its first letter in upper case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // humanDuration says how long, to two units: "45s", "3m 12s", "2h 5m",

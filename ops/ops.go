@@ -59,9 +59,15 @@ func Status(ctx context.Context, c client.Client, id string) (overseer.Status, e
 // RunStatus queries one run of a job; runID "" is the latest run. A closed
 // run answers too (from its history): after continue-as-new, the
 // predecessor's run id gives the predecessor's status, not the successor's.
+// A run an operator paused with Workflow Pause answers no query: the error
+// is then an *OperatorPausedError (ErrOperatorPaused) with what describe
+// says of the pause.
 func RunStatus(ctx context.Context, c client.Client, id, runID string) (overseer.Status, error) {
 	v, err := c.QueryWorkflow(ctx, id, runID, overseer.StatusQueryName)
 	if err != nil {
+		if queryRejectedPaused(err) {
+			return overseer.Status{}, pausedError(ctx, c, id, runID, false, true, err)
+		}
 		var qf *serviceerror.QueryFailed
 		if errors.As(err, &qf) && !hasQuery(ctx, c, id, runID, overseer.StatusQueryName) {
 			return overseer.Status{}, fmt.Errorf("%w: job %q has no %s query", ErrNotOverseen, id, overseer.StatusQueryName)
@@ -112,7 +118,8 @@ const metadataQueryName = "__temporal_workflow_metadata"
 // workflow's update validator. A refusal is one sentence that names the
 // job and keeps the workflow's typed error: test it with
 // overseer.InvalidResumeErrorType, NotPausedErrorType or WrongGateErrorType (see overseer.ErrorType); a finished job
-// wraps ErrFinished.
+// wraps ErrFinished; a job an operator paused with Temporal's Workflow Pause
+// is an *OperatorPausedError (ErrOperatorPaused) that says how to unpause it.
 func Resume(ctx context.Context, c client.Client, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
 	if err := req.Validate(); err != nil {
 		return overseer.Gate{}, wordedError{fmt.Sprintf("resume job %q: %s", id, message(err)), err}
@@ -134,6 +141,13 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 		// The update completed (a refusal would have come back as one):
 		// only its answer, the gate, is unreadable here.
 		return g, wordedError{fmt.Sprintf("job %q took the resume, but its answer cannot be read: %s", id, codec.Advice), errors.Join(ErrEncrypted, err)}
+	}
+	if updateRefusedPaused(err) {
+		// Workflow Pause refuses every update: say who paused it and how
+		// to unpause it.
+		if perr := pausedError(ctx, c, id, "", true, false, err); perr != nil {
+			return g, perr
+		}
 	}
 	var notFound *serviceerror.NotFound
 	var timedOut *client.WorkflowUpdateServiceTimeoutOrCanceledError
@@ -178,7 +192,8 @@ type Job struct {
 	RunID string `json:"run_id"`
 	Type  string `json:"type"`
 	// State is the Temporal execution status in lower case: running,
-	// completed, failed, canceled, terminated, continued_as_new, timed_out.
+	// paused (Workflow Pause), completed, failed, canceled, terminated,
+	// continued_as_new, timed_out.
 	State string `json:"state"`
 	// Band, OnObjective and Paused come from the search attributes; Band
 	// is empty when the job has none, "not_assessed" when it paused before
@@ -191,8 +206,10 @@ type Job struct {
 	TaskQueue   string     `json:"task_queue,omitempty"`
 }
 
-// Running reports whether the job is still running.
-func (j Job) Running() bool { return j.State == "running" }
+// Running reports whether the job is still running: its workflow is open,
+// "running" or "paused" (an operator's Workflow Pause holds it; see
+// OperatorPaused).
+func (j Job) Running() bool { return j.State == "running" || j.State == "paused" }
 
 // ListQuery builds the visibility query for the list filters: a band
 // (on_track, needs_a_look, off_track; empty for any) and paused only.

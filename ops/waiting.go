@@ -132,6 +132,10 @@ var ErrAmbiguousGate = errors.New("more than one gate is open")
 func GateToResume(ctx context.Context, c client.Client, id string, oldest bool) (string, error) {
 	s, err := Status(ctx, c, id)
 	if err != nil {
+		var pe *OperatorPausedError
+		if errors.As(err, &pe) {
+			pe.Resume = true // what was asked for is a resume
+		}
 		return "", err
 	}
 	return ChooseGate(id, s, oldest)

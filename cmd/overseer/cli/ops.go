@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -43,6 +44,13 @@ func (*StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	qctx, cancel := context.WithTimeout(ctx, conn.timeout)
 	defer cancel()
 	s, err := ops.Status(qctx, c, id)
+	var paused *ops.OperatorPausedError
+	if errors.As(err, &paused) {
+		// Workflow Pause: the job answers no query until it is unpaused,
+		// so say what describe and the search attributes show.
+		j, _ := ops.Describe(qctx, c, id)
+		return writeOperatorPaused(out, paused.Pause, j, *asJSON)
+	}
 	if err != nil {
 		return err
 	}
@@ -59,6 +67,55 @@ func (*StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	writeStatus(out, id, s, state)
 	return nil
+}
+
+// writeOperatorPaused prints what is known of a job an operator paused with
+// Temporal's Workflow Pause: the pause as describe reports it, and the
+// overseer's search attributes as the job last set them (whether it waits
+// at a gate, its band). As JSON: {"job": …, "operator_pause": …}.
+func writeOperatorPaused(out io.Writer, p ops.OperatorPause, j ops.Job, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Job           ops.Job           `json:"job"`
+			OperatorPause ops.OperatorPause `json:"operator_pause"`
+		}{j, p})
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Job\t%s\n", p.JobID)
+	fmt.Fprintf(tw, "Status\tpaused by an operator (Temporal's Workflow Pause): the job answers no status query until it is unpaused\n")
+	if p.Identity != "" {
+		fmt.Fprintf(tw, "Paused by\t%s\n", p.Identity)
+	}
+	if p.Since != nil {
+		fmt.Fprintf(tw, "Paused since\t%s\n", p.Since.UTC().Format(time.RFC3339))
+	}
+	if p.Reason != "" {
+		fmt.Fprintf(tw, "Reason\t%s\n", p.Reason)
+	}
+	if j.ID != "" {
+		gate := "no (as its search attributes last said)"
+		if j.Paused {
+			gate = "yes: waiting for a reviewer too (as its search attributes last said)"
+		}
+		fmt.Fprintf(tw, "At a gate\t%s\n", gate)
+		if j.Band != "" {
+			fmt.Fprintf(tw, "Last band\t%s\n", bandLabel(j.Band))
+		}
+	}
+	fmt.Fprintf(tw, "Unpause\t%s\n", p.Unpause)
+	tw.Flush()
+	fmt.Fprintf(out, "\n%s.\n", upperFirst(p.Sentence()))
+	return nil
+}
+
+// upperFirst is s with its first letter in upper case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // writeStatus prints a job's status; closedState is its Temporal state
