@@ -289,8 +289,8 @@ type jobPage struct {
 	// OperatorPaused is the sentence that says so and how to unpause it.
 	OperatorPause  *ops.OperatorPause
 	OperatorPaused string
-	Flash        string
-	Policy       overseer.Policy
+	Flash          string
+	Policy         overseer.Policy
 }
 
 // resumeForm is the resume / abort form with what was typed and the
