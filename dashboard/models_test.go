@@ -100,11 +100,11 @@ func TestModelsPageShowsRoundsAndRefusals(t *testing.T) {
 	broken := learn.MeasureRates(nil, 0, "learned-b", promise)
 	broken.Jobs, broken.Succeeded, broken.FalsePauses, broken.Failed, broken.Caught = 70, 60, 12, 10, 8
 	broken.Check = &eval.PromiseCheck{Verdict: eval.PromiseBroken, MaxFalsePause: 0.05, Succeeded: 60, FalsePauses: 12, LowerBound: 0.12}
-	broken.Sentence = "on the newest closed 70 jobs, 12 of 60 succeeded jobs paused (20.0%), 8 of 10 failed jobs caught (80.0%): these false pauses BREAK the promise"
+	broken.Sentence = "on the newest closed 70 jobs, 12 of 60 succeeded jobs had a false pause (20.0%), 8 of 10 failed jobs caught (80.0%): these false pauses BREAK the promise"
 	shipped := overseer.DefaultLearnedPolicy().Promise
 	young := learn.MeasureRates(nil, 0, "learned-mini-swe-v2", shipped)
 	young.Jobs, young.Succeeded, young.FalsePauses, young.Failed, young.Caught = 3, 2, 1, 1, 1
-	young.Sentence = "on the newest closed 3 jobs, 1 of 2 succeeded jobs paused (50.0%), 1 of 1 failed jobs caught (100.0%)"
+	young.Sentence = "on the newest closed 3 jobs, 1 of 2 succeeded jobs had a false pause (50.0%), 1 of 1 failed jobs caught (100.0%)"
 	rounds := []learn.Result{
 		{Type: "CoroJob", At: t0.Add(2 * time.Hour), Rounds: 7, Promoted: 1, Refused: 2, Rates: &broken,
 			Readiness: learn.Readiness{Ready: true, Runs: 150, Sentence: "150 labelled runs (100 succeeded, 50 failed, 5 task families): enough to refit"},
@@ -173,4 +173,46 @@ func TestModelsPageShowsRoundsAndRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The four demo scenarios after `overseer dev` and one learn round: the
+// three that paused were resumed with a note and then delivered, so their
+// pauses were needed and the page shows no false pause and no alert; the
+// same jobs continued and marked not needed break the promise.
+func TestModelsPageCountsOnlyPausesJudgedNotNeeded(t *testing.T) {
+	shipped := overseer.DefaultLearnedPolicy().Promise
+	demo := func(needed bool, by overseer.NeededBy) []eval.Record {
+		var recs []eval.Record
+		for _, scenario := range []string{"on_track", "drifting", "looping", "blocked"} {
+			r := eval.Record{Format: eval.RecordFormat, ID: "demo-" + scenario, Outcome: eval.OutcomeSucceeded, Unit: eval.UnitPhase,
+				Steps: []eval.Step{{Phase: "plan"}, {Phase: "code"}, {Phase: "test"}}}
+			if scenario != "on_track" {
+				r.Gates = []eval.GateDecision{{Gate: "code-1", Phase: "code", After: 2, By: "demo-reviewer", Action: eval.GateContinue,
+					Note: "Stop patching the same tests; find the root cause first.", Needed: new(needed), NeededBy: string(by)}}
+			}
+			recs = append(recs, r)
+		}
+		eval.UseGateLabels(recs)
+		return recs
+	}
+	page := func(recs []eval.Record) string {
+		rates := learn.MeasureRates(recs, 0, "learned-mini-swe-v2", shipped)
+		d, err := dashboard.New(dashboard.Options{Backend: learnBackend{modelsBackend: modelsBackend{fakeBackend: newBackend()},
+			rounds: []learn.Result{{Type: "CoroJob", At: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Rounds: 1, Rates: &rates}}}})
+		require.NoError(t, err)
+		srv := httptest.NewServer(d)
+		defer srv.Close()
+		code, body := get(t, srv.Client(), srv.URL+"/models")
+		require.Equal(t, http.StatusOK, code, body)
+		return body
+	}
+
+	body := page(demo(true, overseer.NeededByNote))
+	assert.Contains(t, body, "<p data-rates>False pauses and catches on the newest closed 4 jobs, 0 of 4 succeeded jobs had a false pause (0.0%; 3 more paused only where it was needed)")
+	assert.NotContains(t, body, "BREAK")
+	assert.NotContains(t, body, `<p data-rates class="form-error" role="alert">`)
+
+	body = page(demo(false, overseer.NeededByReviewer))
+	assert.Contains(t, body, `<p data-rates class="form-error" role="alert">False pauses and catches on the newest closed 4 jobs, 3 of 4 succeeded jobs had a false pause (75.0%)`)
+	assert.Contains(t, body, "these false pauses BREAK the promise")
 }
