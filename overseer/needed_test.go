@@ -108,3 +108,21 @@ func TestAGateItsDeadlineClosedIsJudgedByTheDeadlineRule(t *testing.T) {
 		})
 	}
 }
+
+func TestGateJudgementSaysWhichRuleApplied(t *testing.T) {
+	for _, tc := range []struct {
+		g    overseer.Gate
+		want string
+	}{
+		{overseer.Gate{}, ""},
+		{overseer.Gate{Needed: yes(), NeededBy: overseer.NeededByReviewer}, "pause needed, the reviewer said"},
+		{overseer.Gate{Needed: no(), NeededBy: overseer.NeededByReviewer}, "pause not needed (a false alarm), the reviewer said"},
+		{overseer.Gate{Needed: yes(), NeededBy: overseer.NeededByNote}, "pause needed: a continue with a note counts as needed"},
+		{overseer.Gate{Needed: no(), NeededBy: overseer.NeededByNoNote}, "pause not needed (a false alarm): a continue without a note counts as not needed"},
+		{overseer.Gate{Needed: yes(), NeededBy: overseer.NeededByAction}, "pause needed: a redo or an abort always is"},
+		{overseer.Gate{Needed: no(), NeededBy: overseer.NeededByDeadline}, "pause not needed (a false alarm): nobody judged it; the deadline continued the job"},
+		{overseer.Gate{Needed: yes(), NeededBy: overseer.NeededByDeadline}, "pause needed: nobody judged it; the deadline aborted the job"},
+	} {
+		assert.Equal(t, tc.want, tc.g.Judgement())
+	}
+}
