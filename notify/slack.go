@@ -115,7 +115,11 @@ func SlackMessage(ev overseer.GateEvent) SlackPayload {
 	default:
 		head = fmt.Sprintf("Gate *%s* of job %s: %s.", esc(ev.Gate), job, esc(string(ev.Kind)))
 	}
+	// What happened comes first, in plain words; the rule that fired after.
 	lines := []string{head}
+	for _, e := range ev.Evidence {
+		lines = append(lines, "• "+esc(clip(e, 500)))
+	}
 	if ev.Reason != "" {
 		lines = append(lines, "*Reason:* "+esc(clip(ev.Reason, 1500)))
 	}
@@ -129,8 +133,13 @@ func SlackMessage(ev overseer.GateEvent) SlackPayload {
 		lines = append(lines, "<"+ev.DashboardURL+"|Review and resume on the dashboard>")
 	}
 	ctx := fmt.Sprintf("%s · %s · run %s", esc(ev.WorkflowType), esc(ev.Namespace), esc(ev.RunID))
+	text := plain(head)
+	if len(ev.Evidence) > 0 && (ev.Kind == overseer.GateOpened || ev.Kind == overseer.GateEscalated) {
+		// The fallback text is what a phone's notification shows.
+		text += " " + esc(clip(ev.Evidence[0], 300)) + "."
+	}
 	return SlackPayload{
-		Text: plain(head),
+		Text: text,
 		Blocks: []SlackBlock{
 			{Type: "section", Text: &SlackText{Type: "mrkdwn", Text: strings.Join(lines, "\n")}},
 			{Type: "context", Elements: []SlackText{{Type: "mrkdwn", Text: ctx}}},

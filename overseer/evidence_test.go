@@ -211,10 +211,11 @@ func TestEvidenceIsDeterministic(t *testing.T) {
 
 // A gate opened by a breach carries the evidence of the trajectory that
 // tripped it, in the status (the gate and the flagged assessment), the
-// resume update's result and the workflow's current details, where it
-// comes before the rule.
+// resume update's result, the notifications and the workflow's current
+// details, where it comes before the rule.
 func TestPausedGateCarriesItsEvidence(t *testing.T) {
-	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage, Judge: overseer.HeuristicJudge{}})
+	n := &inbox{}
+	h := newHarness(t, overseer.Options{Mode: overseer.ModeManage, Judge: overseer.HeuristicJudge{}, Notifier: n})
 	var during overseer.Status
 	var details string
 	var res *updateResult
@@ -245,6 +246,10 @@ func TestPausedGateCarriesItsEvidence(t *testing.T) {
 	require.GreaterOrEqual(t, evidenceAt, 0, details)
 	assert.Less(t, evidenceAt, reasonAt, "the evidence comes before the reason in the current details")
 	assert.Equal(t, want, h.status(t).Gates[0].Evidence, "kept once the gate closed")
+	require.Equal(t, []overseer.GateEventKind{overseer.GateOpened, overseer.GateResumed}, n.kinds())
+	for _, ev := range n.events {
+		assert.Equal(t, want, ev.Evidence, "the %s notification", ev.Kind)
+	}
 }
 
 // A pause for manual review after judge failures says so first.

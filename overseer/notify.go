@@ -91,9 +91,12 @@ type GateEvent struct {
 	Namespace    string `json:"namespace,omitempty"`
 	TaskQueue    string `json:"task_queue,omitempty"`
 
-	// The gate: its id, the phase after which it opened, why, and when.
+	// The gate: its id, the phase after which it opened, what happened
+	// (Evidence, in plain words, most telling first; Gate.Evidence), the
+	// rule that fired (Reason), and when.
 	Gate     string    `json:"gate"`
 	Phase    string    `json:"phase"`
+	Evidence []string  `json:"evidence,omitempty"`
 	Reason   string    `json:"reason"`
 	OpenedAt time.Time `json:"opened_at"`
 	// Wait is how long the gate has been open at At.
@@ -185,6 +188,7 @@ func (r *run) event(ctx workflow.Context, kind GateEventKind, g Gate) GateEvent 
 		TaskQueue:      info.TaskQueueName,
 		Gate:           g.ID,
 		Phase:          g.Phase,
+		Evidence:       g.Evidence,
 		Reason:         g.Reason,
 		OpenedAt:       g.PausedAt,
 		Wait:           now.Sub(g.PausedAt),
