@@ -100,10 +100,10 @@ func (r ResumeRequest) Validate() error {
 		return invalidResume(`resume action %q is always a needed pause: drop "needed": false, or continue instead`, r.Action)
 	}
 	switch r.Action {
-	case "", ActionContinue, ActionAbort:
+	case "", ActionContinue, ActionRedo, ActionAbort:
 		return nil
 	}
-	return invalidResume(`resume action must be "continue" or "abort", not %q`, clip(string(r.Action), 40))
+	return invalidResume(`resume action must be "continue", "redo" or "abort", not %q`, clip(string(r.Action), 40))
 }
 
 // decodeResume decodes one resume request from its raw payload into a fresh
@@ -146,7 +146,10 @@ func (r *run) check(req ResumeRequest) error {
 		return refusal(NotPausedErrorType, "overseer: the job is not paused")
 	}
 	if req.Gate == "" || r.openGate(req.Gate) >= 0 {
-		return r.cfg.Approval.allows(req, r.startedBy)
+		if err := r.cfg.Approval.allows(req, r.startedBy); err != nil {
+			return err
+		}
+		return r.checkRedo(req)
 	}
 	ids := r.openIDs()
 	return refusal(WrongGateErrorType, fmt.Sprintf("overseer: gate %q is not open; the job is paused at gate %q (after phase %s): read its reason before resuming it",
@@ -173,8 +176,8 @@ type signalInbox struct {
 func signalChannels(ctx workflow.Context) signalInbox {
 	return signalInbox{
 		resumes: workflow.GetSignalChannelWithOptions(ctx, ResumeName, workflow.SignalChannelOptions{
-			Description: "Resume (or abort) a job paused at an overseer gate; cannot be refused, so prefer the update. " +
-				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "needed": true|false, "gate": GATE_ID}.`,
+			Description: "Resume (redo the held phase, or abort) a job paused at an overseer gate; cannot be refused, so prefer the update. " +
+				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"redo"|"abort", "needed": true|false, "gate": GATE_ID}.`,
 		}),
 		advice: workflow.GetSignalChannelWithOptions(ctx, InPhaseSignalName, workflow.SignalChannelOptions{
 			Description: "In-phase advice from the supervisor of a running phase activity; shown in the status, never acted on.",
@@ -271,8 +274,8 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 				_, err := r.accept(raw)
 				return err
 			},
-			Description: "Resume (or abort) a job paused at an overseer gate; refused unless the job is paused (at the named gate). " +
-				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"abort", "needed": true|false, "gate": GATE_ID}; returns the closed gate.`,
+			Description: "Resume (redo the held phase, or abort) a job paused at an overseer gate; refused unless the job is paused (at the named gate). " +
+				`Argument: {"by": NAME, "note": TEXT, "action": "continue"|"redo"|"abort", "needed": true|false, "gate": GATE_ID}; returns the closed gate.`,
 		})
 	if err != nil {
 		return fmt.Errorf("overseer: register %s update: %w", ResumeName, err)
@@ -281,9 +284,14 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 }
 
 // resume closes the gate req names (the oldest open one if it names none).
-// The gate's own coroutine wakes up and lets its phase's result through, or
-// the run ends, on abort. req has been checked.
+// The gate's own coroutine wakes up and lets its phase's result through,
+// runs the phase again, on redo (redo.go), or the run ends, on abort. req
+// has been checked.
 func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
+	if req.Action == ActionRedo && !redoVersioned(ctx) {
+		// Replaying a run from before redo: it dropped the signal.
+		return Gate{}, invalidResume(`resume action must be "continue" or "abort", not "redo"`)
+	}
 	i := 0
 	if req.Gate != "" {
 		i = r.openGate(req.Gate)
@@ -310,7 +318,10 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 		// A human looked: judge failures count afresh, so a judge that stays
 		// down pauses again only after MaxConsecutiveFailures more.
 		r.st.Counters.ConsecutiveFailures = 0
-		if r.note != nil && req.Note != "" {
+		if g.Action == ActionRedo {
+			// The gate's coroutine runs the phase again, with the note.
+			r.st.Counters.Redos++
+		} else if r.note != nil && req.Note != "" {
 			r.note.ReviewerNote, r.note.ReviewedBy = req.Note, req.By
 		}
 	}
@@ -324,8 +335,11 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 	r.logger.Info("overseer: job resumed", "by", g.By, "action", string(g.Action), "phase", g.Phase, "gate", g.ID)
 	for _, c := range closed {
 		kind := GateResumed
-		if c.Action == ActionAbort {
+		switch c.Action {
+		case ActionAbort:
 			kind = GateAborted
+		case ActionRedo:
+			kind = GateRedone
 		}
 		r.notify(ctx, kind, *c)
 	}
@@ -354,8 +368,10 @@ func ptrTo[T any](v T) *T { return &v }
 
 // pause opens a gate and waits, durably, until a human resumes it. Gates of
 // phases flagged in parallel queue up: each is recorded and resumed on its
-// own, and each holds only its own phase's result.
-func (r *run) pause(ctx workflow.Context, phase string, why pauseCause) {
+// own, and each holds only its own phase's result. attempt is which run of
+// the phase the gate holds (Gate.Attempt). It returns the gate once it is
+// closed.
+func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt int) *Gate {
 	now := workflow.Now(ctx)
 	r.startedBy = startedBy(ctx)
 	// The queue and the status say that nobody can open such a gate,
@@ -365,7 +381,7 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause) {
 		r.st.StartedBy = r.startedBy // so the dashboard can tell a starter they may not open it
 	}
 	r.st.Counters.Pauses++
-	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: why.reason, Evidence: why.evidence, PausedAt: now}
+	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: why.reason, Evidence: why.evidence, PausedAt: now, Attempt: attempt}
 	r.open = append(r.open, g)
 	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)
 	metricPause(ctx, r.st.Counters.ConsecutiveFailures > 0)
@@ -385,9 +401,10 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause) {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		r.syncGates(dctx)
 		r.upsertSearchAttributes(dctx)
-		return
+		return g
 	}
 	r.upsertSearchAttributes(ctx)
+	return g
 }
 
 // recordGate updates a gate's entry in the status.
@@ -444,6 +461,10 @@ func (r *run) gateDetails(ctx workflow.Context) string {
 		}
 		fmt.Fprintf(&b, "Resume: temporal workflow update execute %s --name %s --input %s\n",
 			target, ResumeName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"note":"optional note"}`, g.ID)))
+		if r.redoable(g) {
+			fmt.Fprintf(&b, "Redo:   temporal workflow update execute %s --name %s --input %s\n",
+				target, ResumeName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"action":"redo","note":"what to do differently"}`, g.ID)))
+		}
 		fmt.Fprintf(&b, "Abort:  temporal workflow update execute %s --name %s --input %s\n",
 			target, ResumeName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"action":"abort"}`, g.ID)))
 	}

@@ -246,7 +246,21 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	if r == nil || !r.cfg.isPhase(activityType) {
 		return o.Next.ExecuteActivity(ctx, activityType, args...)
 	}
-	if note := r.takeNote(); note != nil {
+	// A redo (redo.go) brings the held phase through again, with its own
+	// note and the future the workflow already holds.
+	rd := r.redoing
+	if rd != nil && rd.activityType == activityType {
+		r.redoing = nil
+	} else {
+		rd = nil
+	}
+	var note *Note
+	if rd != nil {
+		note = &rd.note
+	} else {
+		note = r.takeNote()
+	}
+	if note != nil {
 		// The worker's converter: the note is as private as the input
 		// that carries it.
 		if p, err := toWorkflowPayload(ctx, *note); err == nil {
@@ -262,12 +276,20 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	}
 	started := workflow.Now(ctx)
 	phase := o.Next.ExecuteActivity(ctx, activityType, args...)
-	result, settle := workflow.NewFuture(ctx)
 	if r.loop {
-		r.tasks = append(r.tasks, &boundaryTask{ctx: ctx, phase: phaseName(activityType), started: started, f: phase,
-			settle: func() { settle.Chain(phase) }})
+		t := &boundaryTask{ctx: ctx, phase: phaseName(activityType), started: started, f: phase,
+			activityType: activityType, args: args, attempt: 1}
+		if rd != nil {
+			t.out, t.attempt = rd.out, rd.attempt
+			r.tasks = append(r.tasks, t)
+			return phase // the redo's caller holds no future of its own
+		}
+		result, settle := workflow.NewFuture(ctx)
+		t.out = settle
+		r.tasks = append(r.tasks, t)
 		return result
 	}
+	result, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		r.boundary(ctx, phaseName(activityType), started, phase, func() { settle.Chain(phase) })
 	})

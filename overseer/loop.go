@@ -30,11 +30,22 @@ type boundaryTask struct {
 	phase   string
 	started time.Time
 	f       workflow.Future
-	settle  func()
+	// out is the future the workflow holds: settle lets f's result
+	// through to it.
+	out workflow.Settable
+	// activityType, args and attempt let a redo run the phase again
+	// (redo.go): attempt is 1 for the phase's first run, 2 for the run the
+	// first redo asked for, ….
+	activityType string
+	args         []any
+	attempt      int
 	// call is the judge's activity, once asked.
 	call *judgeCall
 	done bool
 }
+
+// settle hands the phase's own result, untouched, to the workflow.
+func (t *boundaryTask) settle() { t.out.Chain(t.f) }
 
 // ready says the task can take a step without waiting.
 func (t *boundaryTask) ready() bool {
@@ -118,8 +129,12 @@ func (r *run) afterVerdict(t *boundaryTask, why pauseCause) {
 		return
 	}
 	workflow.Go(t.ctx, func(ctx workflow.Context) {
-		r.pause(ctx, t.phase, why)
-		if r.aborted == nil {
+		g := r.pause(ctx, t.phase, why, t.attempt)
+		switch {
+		case r.aborted != nil:
+		case g.Action == ActionRedo && !g.Cancelled && !r.ended:
+			r.redo(t, g) // the rerun's result settles the workflow's future
+		default:
 			t.settle()
 		}
 	})

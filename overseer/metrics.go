@@ -34,7 +34,7 @@ const (
 	// judge_failures).
 	metricPauses = "overseer_pauses"
 	// metricResumes counts gates closed by a human, tagged action
-	// (continue, abort).
+	// (continue, redo, abort).
 	metricResumes = "overseer_resumes"
 	// MetricGateWait times how long a job waited at a gate, tagged action
 	// (continue, abort, or expired for a gate closed by its deadline).
@@ -46,7 +46,7 @@ const (
 	metricExpired = "overseer_gates_expired"
 	// metricNotifyFailed counts gate notifications whose delivery failed,
 	// each once, at its first failed attempt (a retry may still deliver
-	// it), tagged kind (opened, escalated, resumed, aborted, expired).
+	// it), tagged kind (opened, escalated, resumed, redone, aborted, expired).
 	metricNotifyFailed = "overseer_notifications_failed"
 	// MetricOpenGates is a gauge of the running jobs paused at a gate. Workflow
 	// code cannot keep a gauge across workers, so the worker package sets it
@@ -90,11 +90,11 @@ var metricHelp = map[string]string{
 	metricJudgeTokens:  "Tokens the judge reported, by kind (input, output).",
 	metricJudgeErrors:  "Assessments that failed after retries, by kind (invalid_answer, rejected, invalid_request, timeout, error).",
 	metricPauses:       "Gates opened in manage mode, by cause (verdict, judge_failures).",
-	metricResumes:      "Gates closed by a human, by action (continue, abort).",
+	metricResumes:      "Gates closed by a human, by action (continue, redo, abort).",
 	MetricGateWait:     "Time a job waited at a gate before a human resumed it, by action (expired: closed by its deadline).",
 	metricEscalations:  "Gates escalated at their deadline.",
 	metricExpired:      "Gates closed by their deadline, by the action taken (continue, abort).",
-	metricNotifyFailed: "Gate notifications whose delivery failed, counted at their first failed attempt (a retry may still deliver them), by kind (opened, escalated, resumed, aborted, expired).",
+	metricNotifyFailed: "Gate notifications whose delivery failed, counted at their first failed attempt (a retry may still deliver them), by kind (opened, escalated, resumed, redone, aborted, expired).",
 	MetricOpenGates:    "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
 
 	MetricLearnPromotions:         "Learn rounds that promoted a candidate model, by job_type.",
@@ -158,8 +158,9 @@ func ZeroMetrics(h client.MetricsHandler) {
 		zero(metricResumes, map[string]string{tagAction: string(action)})
 		zero(metricExpired, map[string]string{tagAction: string(action)})
 	}
+	zero(metricResumes, map[string]string{tagAction: string(ActionRedo)})
 	zero(metricEscalations, nil)
-	for _, kind := range []GateEventKind{GateOpened, GateEscalated, GateResumed, GateAborted, GateExpired} {
+	for _, kind := range []GateEventKind{GateOpened, GateEscalated, GateResumed, GateRedone, GateAborted, GateExpired} {
 		zero(metricNotifyFailed, map[string]string{tagKind: string(kind)})
 	}
 }

@@ -177,14 +177,15 @@ func TestZeroMetricsCoversEveryCounterWithoutNone(t *testing.T) {
 		"overseer_judge_errors{kind=invalid_answer}", "overseer_judge_errors{kind=timeout}", "overseer_judge_errors{kind=error}",
 		"overseer_assessments{mode=manage,outcome=error}", "overseer_assessments{band=off_track,mode=manage,outcome=flagged}",
 		"overseer_pauses{cause=judge_failures}", "overseer_resumes{action=abort}", "overseer_judge_tokens{kind=output}",
+		"overseer_resumes{action=redo}", "overseer_notifications_failed{kind=redone}",
 	} {
 		v, ok := m.counts[k]
 		assert.True(t, ok, "%s is emitted at start", k)
 		assert.Zero(t, v, k)
 	}
-	// assessments, judge errors, tokens, pauses, resumes; gates expired,
-	// escalations, failed notifications.
-	assert.Len(t, m.counts, 14+5+2+2+2+2+1+5)
+	// assessments, judge errors, tokens, pauses, resumes (continue, redo,
+	// abort); gates expired, escalations, failed notifications.
+	assert.Len(t, m.counts, 14+5+2+2+3+2+1+6)
 	for k := range m.counts {
 		assert.NotContains(t, k, "none", "no series carries a none value")
 	}

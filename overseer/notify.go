@@ -65,6 +65,9 @@ const (
 	GateEscalated GateEventKind = "escalated"
 	// GateResumed: a person resumed the gate (action continue).
 	GateResumed GateEventKind = "resumed"
+	// GateRedone: a person resumed the gate with action redo: its phase
+	// runs again, with their note as its process note.
+	GateRedone GateEventKind = "redone"
 	// GateAborted: a person aborted the job at the gate.
 	GateAborted GateEventKind = "aborted"
 	// GateExpired: nobody resumed the gate by its deadline, whose action

@@ -179,6 +179,15 @@ type Options struct {
 	// could not pin a version). If not set, every run uses Judge and Policy.
 	Models ModelSource
 
+	// MaxRedos bounds the redos of one held phase: how many times, in a
+	// row, reviewers may resume its gates with action redo (each redo runs
+	// the phase again, and its result may pause the job at a new gate);
+	// the next is refused. If not set (0), DefaultMaxRedos (2); a negative
+	// value refuses every redo. A redo schedules the phase's activity
+	// again with the same input, like a Temporal retry: use it for phases
+	// that are safe to retry. A run pins it when it starts.
+	MaxRedos int
+
 	// DashboardURL is the base URL of the overseer dashboard (e.g.
 	// https://overseer.example.com): notifications link to the job's page,
 	// DashboardURL/job?id=WORKFLOW_ID. It is read when a notification is
@@ -200,7 +209,9 @@ type Options struct {
 const (
 	DefaultAssessTimeout     = 10 * time.Second
 	defaultRecentAssessments = 20
-	maxRecentGates           = 10
+	// DefaultMaxRedos is Options.MaxRedos when not set.
+	DefaultMaxRedos = 2
+	maxRecentGates  = 10
 )
 
 // withDefaults validates the options and returns them with defaults filled in.
@@ -291,6 +302,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.NotifyTimeout < 0 {
 		return o, fmt.Errorf("overseer: NotifyTimeout %v is negative", o.NotifyTimeout)
 	}
+	if o.MaxRedos == 0 {
+		o.MaxRedos = DefaultMaxRedos
+	}
 	return o, nil
 }
 
@@ -322,6 +336,9 @@ type runConfig struct {
 	// ModelVersion is the learned model's version this run uses, from
 	// Options.Models; unset in runs that use the worker's judge.
 	ModelVersion string `json:"model_version,omitempty"`
+	// MaxRedos is Options.MaxRedos (negative: no redo); 0 in runs pinned
+	// before it existed, which get DefaultMaxRedos (maxRedos).
+	MaxRedos int `json:"max_redos,omitempty"`
 	// BackgroundCalls names this run's background calls in the worker's
 	// memory (PlacementBackground only).
 	BackgroundCalls string `json:"background_calls,omitempty"`
@@ -349,6 +366,7 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		Notify:             o.Notifier != nil,
 		NotifyTimeout:      o.NotifyTimeout,
 		Approval:           o.approvalFor(workflowType),
+		MaxRedos:           o.MaxRedos,
 	}
 	if c.Placement == PlacementBackground {
 		c.BackgroundCalls = newCallsID() // inside the pinning side effect

@@ -88,7 +88,7 @@ func TestResumeUpdateValidates(t *testing.T) {
 	require.NotNil(t, notPaused)
 	assert.ErrorContains(t, notPaused.rejected, "not paused")
 	assert.ErrorContains(t, missingBy.rejected, `"by"`)
-	assert.ErrorContains(t, badAction.rejected, `"continue" or "abort"`)
+	assert.ErrorContains(t, badAction.rejected, `"continue", "redo" or "abort"`)
 	require.NoError(t, ok.rejected)
 	require.True(t, ok.done)
 	require.NoError(t, ok.failed)

@@ -68,6 +68,9 @@ type run struct {
 	// of a coroutine per phase.
 	loop  bool
 	tasks []*boundaryTask
+	// redoing is the rerun a redo is scheduling, until the outbound
+	// interceptor takes it (redo.go).
+	redoing *redoing
 	// notifyVersion is notifyChangeID's version, read at the first
 	// notification; notices are the notifications not yet delivered, in
 	// the order they were sent (version 1 only).
@@ -95,6 +98,10 @@ func (r *run) status() Status {
 	s.InPhase = slices.Clone(s.InPhase)
 	s.Digest = r.traj.Digest()
 	s.Objective = r.traj.Objective
+	s.MaxRedos = r.cfg.maxRedos()
+	if !r.loop || s.MaxRedos < 0 {
+		s.MaxRedos = -1
+	}
 	if r.note != nil && s.Aborted() == nil && !r.ended { // an aborted or closed job has no next phase
 		s.PendingNote = r.note.String()
 	}
@@ -157,7 +164,7 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 		why = r.endAssess(ctx, call)
 	}
 	if why.flagged() {
-		r.pause(ctx, phase, why)
+		r.pause(ctx, phase, why, 1)
 	}
 }
 

@@ -48,6 +48,11 @@ type Status struct {
 	// "overseer.started_by") as read when its latest gate opened; empty
 	// otherwise, and in runs from before it was recorded.
 	StartedBy string `json:"started_by,omitempty"`
+	// MaxRedos is the most redos one held phase may have
+	// (Options.MaxRedos); -1 when the job cannot redo a phase (MaxRedos
+	// negative, or a run of the overseer's first structure). See
+	// [Status.CanRedo].
+	MaxRedos int `json:"max_redos,omitempty"`
 	// Gates are the most recent pauses with their resumes, oldest first.
 	Gates    []Gate   `json:"gates,omitempty"`
 	Counters Counters `json:"counters"`
@@ -100,6 +105,9 @@ type Counters struct {
 	// (undecodable, unknown field, no by, unknown action, note too long).
 	// A signal cannot be rejected, so it is counted, logged and dropped.
 	IgnoredResumes int `json:"ignored_resumes"`
+	// Redos counts the gates resumed with action redo (also counted in
+	// Resumes): each ran its held phase again.
+	Redos int `json:"redos,omitempty"`
 	// Escalations and Expired count gate deadlines that acted: escalated
 	// gates, and gates closed by their deadline (Gate.Expired).
 	Escalations int `json:"escalations,omitempty"`
@@ -141,6 +149,10 @@ type Gate struct {
 	ID     string `json:"id,omitempty"`
 	Phase  string `json:"phase"`
 	Reason string `json:"reason"`
+	// Attempt is which run of its phase the gate holds: 1 for the phase's
+	// first run, 2 for the run the first redo asked for, and so on (at
+	// most 1 + MaxRedos); 0 in gates recorded before redo existed.
+	Attempt int `json:"attempt,omitempty"`
 	// Evidence is what happened, in plain words, computed from the
 	// trajectory that tripped the flag ("test failed 3 times in a row, …"),
 	// most telling first. Reason keeps the rule that fired.
@@ -188,8 +200,8 @@ type Gate struct {
 	ExpiredLate time.Duration `json:"expired_late_ns,omitempty"`
 }
 
-// Outcome says how the gate ended, in one word: open, resumed, aborted,
-// expired or cancelled.
+// Outcome says how the gate ended, in one word: open, resumed, redone,
+// aborted, expired or cancelled.
 func (g Gate) Outcome() string {
 	switch {
 	case g.Cancelled:
@@ -200,6 +212,8 @@ func (g Gate) Outcome() string {
 		return "open"
 	case g.Action == ActionAbort:
 		return "aborted"
+	case g.Action == ActionRedo:
+		return "redone"
 	}
 	return "resumed"
 }

@@ -1,0 +1,132 @@
+package overseer
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// Redo: a reviewer who rejects a held phase's result resumes its gate with
+// action redo and a note. The phase's activity is scheduled again, with the
+// same activity options and the same input, and the note as its process
+// note; the workflow receives the rerun's result, never the rejected one,
+// and the rerun is assessed like any phase (it may pause the job again, at
+// a new gate of the same lineage). A lineage is bounded by the run's
+// MaxRedos. Only runs of runStructureV2 redo: a run of the first structure
+// holds its phase's result on a coroutine that cannot schedule it again.
+
+// RedoRefusedErrorType: the resume asks for a redo the gate cannot take:
+// its phase was redone as often as the job allows (Options.MaxRedos), the
+// job allows none, or its run started on an overseer that could not redo.
+// The error's message says which, in one sentence.
+const RedoRefusedErrorType = "OverseerRedoRefused"
+
+// redoChangeID versions the redo: a run that records it (version 1) runs a
+// gate's phase again on a resume with action redo. Older histories, where a
+// redo signal was refused as an unknown action (counted and dropped),
+// replay that way. It is recorded at the run's first redo.
+const redoChangeID = "temporal-overseer/redo"
+
+// maxRedos is the run's bound on the redos of one held phase; negative
+// means none. Runs pinned before MaxRedos existed get DefaultMaxRedos.
+func (c runConfig) maxRedos() int {
+	if c.MaxRedos == 0 {
+		return DefaultMaxRedos
+	}
+	return c.MaxRedos
+}
+
+// redoing is the rerun a redo is scheduling: the overseer's outbound
+// interceptor (ExecuteActivity) takes it when the activity comes through.
+type redoing struct {
+	activityType string
+	note         Note
+	// out is the held phase's future, settled with the rerun's result.
+	out     workflow.Settable
+	attempt int
+}
+
+// attempts is which run of its phase g holds (gates recorded before redo
+// existed have no Attempt: their phase's first).
+func (g *Gate) attempts() int { return max(g.Attempt, 1) }
+
+// checkRedo refuses a redo the gate req names (the oldest open one if it
+// names none) cannot take. It reads the run's state only: the update's
+// validator calls it.
+func (r *run) checkRedo(req ResumeRequest) error {
+	if req.Action != ActionRedo {
+		return nil
+	}
+	g := r.open[0]
+	if req.Gate != "" {
+		g = r.open[r.openGate(req.Gate)]
+	}
+	max := r.cfg.maxRedos()
+	switch {
+	case !r.loop:
+		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: this run started on an overseer from before redo "+
+			"(its first structure), which cannot run a phase again; continue with a note or abort", g.ID))
+	case max < 0:
+		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: this job allows no redo (Options.MaxRedos is negative); "+
+			"continue with a note or abort", g.ID))
+	case g.attempts()-1 >= max:
+		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: phase %s was redone %d time(s) already, the most this job allows "+
+			"(Options.MaxRedos %d); continue with a note or abort", g.ID, g.Phase, g.attempts()-1, max))
+	}
+	return nil
+}
+
+// redoVersioned says the run redoes a phase on a resume with action redo
+// (redoChangeID): false only when replaying a history from before redo.
+func redoVersioned(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, redoChangeID, workflow.DefaultVersion, 1) != workflow.DefaultVersion
+}
+
+// redo runs the phase t held at gate g again: the same activity type with
+// the same context (activity options, cancellation) and input, through the
+// whole interceptor chain, with the reviewer's note as its process note.
+// The rerun is a new boundary task whose result settles t's future; t's own
+// result is dropped.
+func (r *run) redo(t *boundaryTask, g *Gate) {
+	r.redoing = &redoing{activityType: t.activityType, note: r.redoNote(t, g), out: t.out, attempt: t.attempt + 1}
+	workflow.ExecuteActivity(t.ctx, t.activityType, t.args...)
+	if r.redoing != nil {
+		// An interceptor outside the overseer's did not pass the activity
+		// on: the workflow gets the held result rather than none.
+		r.redoing = nil
+		r.logger.Error("overseer: the redo of a phase did not reach the overseer's interceptor; the held result goes through",
+			"phase", t.phase, "gate", g.ID)
+		t.settle()
+		return
+	}
+	r.logger.Info("overseer: phase redone", "phase", t.phase, "gate", g.ID, "attempt", t.attempt+1, "by", g.By)
+}
+
+// redoNote is the process note of the rerun of the phase t held at gate g:
+// the phase is redone because a reviewer rejected its result, with their
+// note. The note the rejected result left for the next phase is dropped
+// with it.
+func (r *run) redoNote(t *boundaryTask, g *Gate) Note {
+	n := Note{FlaggedPhase: g.Phase, ReviewerNote: g.Note, ReviewedBy: g.By}
+	if r.note != nil && r.note.FlaggedPhase == g.Phase {
+		n.OnObjective = r.note.OnObjective
+		r.note = nil
+	}
+	n.Text = fmt.Sprintf("Process note from the overseer: a reviewer rejected the result of this phase (%s) after it was flagged "+
+		"and asked for it to be redone (redo %d of at most %d). This is a process-confidence signal, not a code-quality score.",
+		g.Phase, t.attempt, r.cfg.maxRedos())
+	return n
+}
+
+// redoable says a redo of gate g would be accepted (by the bound and the
+// run's structure; the approval rule aside).
+func (r *run) redoable(g *Gate) bool {
+	return r.loop && r.cfg.maxRedos() >= 0 && g.attempts()-1 < r.cfg.maxRedos()
+}
+
+// CanRedo says a resume of the open gate g with action redo would not be
+// refused for the bound (RedoRefusedErrorType): the job can redo a phase
+// and g's phase was redone fewer than MaxRedos times.
+func (s Status) CanRedo(g Gate) bool {
+	return s.MaxRedos > 0 && g.Outcome() == "open" && g.attempts()-1 < s.MaxRedos
+}
