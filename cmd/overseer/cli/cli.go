@@ -50,6 +50,7 @@ func Commands() map[string]Command {
 		"recalibrate": &Recalibrate{},
 		"replay":      &ReplayCmd{},
 		"export":      &Export{},
+		"audit":       &Audit{},
 		"model":       &ModelCmd{},
 		"learn":       &LearnCmd{},
 		"bench":       &Bench{Progress: os.Stderr},
