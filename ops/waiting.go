@@ -15,14 +15,18 @@ import (
 
 // WaitingGate is one open gate in the queue of what waits for a reviewer.
 type WaitingGate struct {
-	JobID        string        `json:"job_id"`
-	RunID        string        `json:"run_id"`
-	WorkflowType string        `json:"workflow_type"`
-	GateID       string        `json:"gate_id"`
-	Phase        string        `json:"phase"`
-	Reason       string        `json:"reason"`
-	PausedAt     time.Time     `json:"paused_at"`
-	Wait         time.Duration `json:"wait_ns"`
+	JobID        string `json:"job_id"`
+	RunID        string `json:"run_id"`
+	WorkflowType string `json:"workflow_type"`
+	GateID       string `json:"gate_id"`
+	Phase        string `json:"phase"`
+	// Evidence is what tripped the flag, in plain words, most telling
+	// first (Gate.Evidence): what a reviewer reads first. Reason keeps the
+	// rule that fired.
+	Evidence []string      `json:"evidence,omitempty"`
+	Reason   string        `json:"reason"`
+	PausedAt time.Time     `json:"paused_at"`
+	Wait     time.Duration `json:"wait_ns"`
 	// Deadline is when the gate's next deadline acts; nil without one.
 	Deadline *time.Time `json:"deadline,omitempty"`
 	// Approvers are who may open the gate, when the job says; empty means
@@ -78,7 +82,7 @@ func JobWaitingGates(j Job, s overseer.Status, now time.Time) []WaitingGate {
 	var out []WaitingGate
 	for _, g := range OpenGates(s) {
 		out = append(out, WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID, Phase: g.Phase,
-			Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
+			Evidence: g.Evidence, Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
 			Approvers: s.Approval.Approvers, FourEyes: s.Approval.FourEyes, NoStarter: s.Approval.NoStarter})
 	}
 	return out

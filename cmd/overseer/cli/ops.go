@@ -153,10 +153,14 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Last phase\t%s\n", s.Phase)
 	}
 	if s.Paused && s.PausedSince != nil {
+		open := openGate(s)
+		// What happened first, in plain words; the rule that fired after.
+		if open != nil {
+			writeEvidence(tw, "What happened", open.Evidence)
+		}
 		fmt.Fprintf(tw, "Paused since\t%s\n", s.PausedSince.Format(time.RFC3339))
 		fmt.Fprintf(tw, "Pause reason\t%s\n", s.PauseReason)
 		fmt.Fprintf(tw, "Gate\t%s (overseer resume %s --gate %s --by NAME)\n", s.GateID, id, s.GateID)
-		open := openGate(s)
 		if open != nil && open.EscalatedAt != nil {
 			fmt.Fprintf(tw, "Escalated\t%s (%s%s): nobody had resumed it by then\n", open.EscalatedAt.Format(time.RFC3339), open.EscalatedBy, late(open.EscalatedLate))
 		}
@@ -207,7 +211,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		tw.Flush()
 	}
 	for _, g := range s.Gates {
-		fmt.Fprintf(out, "\nGate %s: paused after %s at %s: %s\n", g.ID, g.Phase, g.PausedAt.Format(time.RFC3339), g.Reason)
+		fmt.Fprintf(out, "\nGate %s: paused after %s at %s: %s\n", g.ID, g.Phase, g.PausedAt.Format(time.RFC3339), gateWhy(g.Evidence, g.Reason))
 		if g.EscalatedAt != nil {
 			fmt.Fprintf(out, "  escalated at %s (%s%s)\n", g.EscalatedAt.Format(time.RFC3339), g.EscalatedBy, late(g.EscalatedLate))
 		}
@@ -232,6 +236,26 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 
 // openGate is the gate the status's pause lines describe (Status.GateID),
 // or nil.
+// writeEvidence writes a gate's evidence as rows of tw, the first under
+// label.
+func writeEvidence(tw io.Writer, label string, evidence []string) {
+	for i, e := range evidence {
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", label, e)
+	}
+}
+
+// gateWhy is why a gate opened in one line: its evidence, most telling
+// first, or, for a gate recorded before evidence existed, its reason.
+func gateWhy(evidence []string, reason string) string {
+	if len(evidence) == 0 {
+		return reason
+	}
+	return strings.Join(evidence, "; ")
+}
+
 func openGate(s overseer.Status) *overseer.Gate {
 	for i := range s.Gates {
 		if s.Gates[i].ID == s.GateID {
@@ -428,13 +452,15 @@ func writeWaiting(ctx context.Context, out io.Writer, c client.Client, query str
 		return json.NewEncoder(out).Encode(gates)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WAITING\tJOB\tGATE\tPHASE\tDEADLINE\tWHO MAY OPEN IT\tREASON")
+	// The rule that fired is in the JSON (--json); a reviewer reads what
+	// happened.
+	fmt.Fprintln(tw, "WAITING\tJOB\tGATE\tPHASE\tDEADLINE\tWHO MAY OPEN IT\tWHAT HAPPENED")
 	for _, g := range gates {
 		deadline, who := "-", g.Approval().String()
 		if g.Deadline != nil {
 			deadline = fmt.Sprintf("%s (in %s)", g.Deadline.Format(time.RFC3339), time.Until(*g.Deadline).Round(time.Second))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Wait.Round(time.Second), g.JobID, g.GateID, g.Phase, deadline, who, g.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Wait.Round(time.Second), g.JobID, g.GateID, g.Phase, deadline, who, gateWhy(g.Evidence, g.Reason))
 	}
 	tw.Flush()
 	if len(gates) == 0 {
