@@ -231,6 +231,9 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 			}
 			fmt.Fprintln(out)
 		}
+		if j := g.Judgement(); j != "" {
+			fmt.Fprintf(out, "  %s\n", j)
+		}
 	}
 }
 
@@ -287,7 +290,7 @@ type Resume struct{}
 
 // Synopsis implements Command.
 func (*Resume) Synopsis() string {
-	return "resume a paused job (ID [--gate GATE] --by NAME [--note TEXT] [--abort]), several (ID ID… or --query Q)"
+	return "resume a paused job (ID [--gate GATE] --by NAME [--note TEXT] [--abort] [--needed|--not-needed]), several (ID ID… or --query Q)"
 }
 
 // Run implements Command.
@@ -298,6 +301,8 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	by := fs.String("by", "", "who resumes the job (required)")
 	note := fs.String("note", "", "a note passed to the next phase")
 	abort := fs.Bool("abort", false, "abort the job instead of resuming it")
+	needed := fs.Bool("needed", false, "the pause was needed (if neither --needed nor --not-needed: a continue with a note counts as needed, one without as not needed; a redo or an abort always is)")
+	notNeeded := fs.Bool("not-needed", false, "the pause was a false alarm (refused with --abort or --redo: they are always needed)")
 	gate := fs.String("gate", "", "the gate to resume, as overseer status shows it; refused if that gate is no longer open (if not set, the job's only open gate)")
 	groups := fs.String("groups", "", "the groups the caller claims, comma-separated, for approvers lists that name group:NAME")
 	oldest := fs.Bool("oldest", false, "without --gate, resume the oldest open gate even when several are open")
@@ -313,10 +318,18 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: give job ids or --query, not both", ErrUsage)
 	case *gate != "" && (len(ids) != 1 || *query != ""):
 		return fmt.Errorf("%w: --gate names one gate of one job; with several jobs each is resumed at its only open gate (or its oldest, with --oldest)", ErrUsage)
+	case *needed && *notNeeded:
+		return fmt.Errorf("%w: give --needed or --not-needed, not both", ErrUsage)
 	}
 	req := overseer.ResumeRequest{By: *by, Note: *note, Action: overseer.ActionContinue, Gate: *gate}
 	if *abort {
 		req.Action = overseer.ActionAbort
+	}
+	if *needed || *notNeeded {
+		req.Needed = new(*needed)
+	}
+	if *notNeeded && req.Action != overseer.ActionContinue {
+		return fmt.Errorf("%w: --not-needed with --%s: a redo or an abort is always a needed pause; drop --not-needed, or continue instead", ErrUsage, req.Action)
 	}
 	for _, g := range strings.Split(*groups, ",") {
 		if g = strings.TrimSpace(g); g != "" {
@@ -378,6 +391,9 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 			verb = "aborted"
 		}
 		fmt.Fprintf(out, "Job %s %s by %s at gate %s (paused after %s: %s)\n", r.JobID, verb, r.Gate.By, r.Gate.ID, r.Gate.Phase, r.Gate.Reason)
+		if j := r.Gate.Judgement(); j != "" {
+			fmt.Fprintf(out, "  %s\n", j)
+		}
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d jobs not resumed (each says why above)", failed, len(results))
