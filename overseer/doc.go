@@ -447,6 +447,7 @@
 //	overseer_judge_errors  by kind (invalid_answer, rejected, invalid_request, timeout, error)
 //	overseer_pauses        by cause (verdict, judge_failures)
 //	overseer_resumes       by action (continue, abort)
+//	overseer_resumes_refused       by reason (the refusal's error type) and via (update, signal)
 //	overseer_gate_escalations
 //	overseer_gates_expired         by action (continue, abort)
 //	overseer_notifications_failed  by kind (opened, escalated, resumed, aborted, expired)

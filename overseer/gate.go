@@ -249,6 +249,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 		return
 	}
 	r.st.Counters.IgnoredResumes++
+	metricRefusedResume(ctx, viaSignal, err)
 	msg := err.Error()
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
@@ -264,14 +265,27 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeName,
 		func(ctx workflow.Context, raw converter.RawValue) (Gate, error) {
 			req, err := r.accept(raw)
-			if err != nil {
-				return Gate{}, err
+			var g Gate
+			if err == nil {
+				g, err = r.resume(ctx, req)
 			}
-			return r.resume(ctx, req)
+			if err != nil {
+				// Accepted, then refused: the gate closed between the
+				// validator and the handler.
+				metricRefusedResume(ctx, viaUpdate, err)
+			}
+			return g, err
 		},
 		workflow.UpdateHandlerOptions{
+			// A refusal here writes no history: the metric (the SDK runs
+			// validators only outside replay) and the caller's log are its
+			// only record.
 			Validator: func(ctx workflow.Context, raw converter.RawValue) error {
-				_, err := r.accept(raw)
+				req, err := r.accept(raw)
+				if err != nil {
+					metricRefusedResume(ctx, viaUpdate, err)
+					r.logger.Info("overseer: refused resume update", "type", ErrorType(err), "by", clip(req.By, maxResumeByBytes))
+				}
 				return err
 			},
 			Description: "Resume (redo the held phase, or abort) a job paused at an overseer gate; refused unless the job is paused (at the named gate). " +

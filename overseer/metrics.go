@@ -36,6 +36,13 @@ const (
 	// metricResumes counts gates closed by a human, tagged action
 	// (continue, redo, abort).
 	metricResumes = "overseer_resumes"
+	// metricResumesRefused counts resume attempts the job refused, tagged
+	// reason (the refusal's error type: OverseerNotPaused,
+	// OverseerWrongGate, OverseerInvalidResume, OverseerNotAuthorized,
+	// OverseerRedoRefused) and via (update: refused by the update's
+	// validator, which writes no history, or its handler; signal: dropped,
+	// also counted in Counters.IgnoredResumes).
+	metricResumesRefused = "overseer_resumes_refused"
 	// MetricGateWait times how long a job waited at a gate, tagged action
 	// (continue, abort, or expired for a gate closed by its deadline).
 	MetricGateWait = "overseer_gate_wait"
@@ -85,17 +92,18 @@ const (
 func MetricHelp(name string) string { return metricHelp[name] }
 
 var metricHelp = map[string]string{
-	metricAssessments:  "Phase-boundary assessments by mode, band (when the judge answered) and outcome (ok, flagged, error).",
-	metricJudgeLatency: "Time the judge took to answer an assessment.",
-	metricJudgeTokens:  "Tokens the judge reported, by kind (input, output).",
-	metricJudgeErrors:  "Assessments that failed after retries, by kind (invalid_answer, rejected, invalid_request, timeout, error).",
-	metricPauses:       "Gates opened in manage mode, by cause (verdict, judge_failures).",
-	metricResumes:      "Gates closed by a human, by action (continue, redo, abort).",
-	MetricGateWait:     "Time a job waited at a gate before a human resumed it, by action (expired: closed by its deadline).",
-	metricEscalations:  "Gates escalated at their deadline.",
-	metricExpired:      "Gates closed by their deadline, by the action taken (continue, abort).",
-	metricNotifyFailed: "Gate notifications whose delivery failed, counted at their first failed attempt (a retry may still deliver them), by kind (opened, escalated, resumed, redone, aborted, expired).",
-	MetricOpenGates:    "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
+	metricAssessments:    "Phase-boundary assessments by mode, band (when the judge answered) and outcome (ok, flagged, error).",
+	metricJudgeLatency:   "Time the judge took to answer an assessment.",
+	metricJudgeTokens:    "Tokens the judge reported, by kind (input, output).",
+	metricJudgeErrors:    "Assessments that failed after retries, by kind (invalid_answer, rejected, invalid_request, timeout, error).",
+	metricPauses:         "Gates opened in manage mode, by cause (verdict, judge_failures).",
+	metricResumes:        "Gates closed by a human, by action (continue, redo, abort).",
+	metricResumesRefused: "Resume attempts the job refused, by reason (the refusal's error type) and via (update, signal).",
+	MetricGateWait:       "Time a job waited at a gate before a human resumed it, by action (expired: closed by its deadline).",
+	metricEscalations:    "Gates escalated at their deadline.",
+	metricExpired:        "Gates closed by their deadline, by the action taken (continue, abort).",
+	metricNotifyFailed:   "Gate notifications whose delivery failed, counted at their first failed attempt (a retry may still deliver them), by kind (opened, escalated, resumed, redone, aborted, expired).",
+	MetricOpenGates:      "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
 
 	MetricLearnPromotions:         "Learn rounds that promoted a candidate model, by job_type.",
 	MetricLearnRefusals:           "Learn rounds that refused a candidate model, by job_type.",
@@ -113,6 +121,12 @@ const (
 	tagKind    = "kind"
 	tagCause   = "cause"
 	tagAction  = "action"
+	tagReason  = "reason"
+	tagVia     = "via"
+
+	// Ways a resume reaches a job, for metricResumesRefused.
+	viaUpdate = "update"
+	viaSignal = "signal"
 
 	outcomeOK      = "ok"
 	outcomeFlagged = "flagged"
@@ -160,6 +174,11 @@ func ZeroMetrics(h client.MetricsHandler) {
 	}
 	zero(metricResumes, map[string]string{tagAction: string(ActionRedo)})
 	zero(metricEscalations, nil)
+	for _, via := range []string{viaUpdate, viaSignal} {
+		for _, reason := range refusalReasons {
+			zero(metricResumesRefused, map[string]string{tagReason: reason, tagVia: via})
+		}
+	}
 	for _, kind := range []GateEventKind{GateOpened, GateEscalated, GateResumed, GateRedone, GateAborted, GateExpired} {
 		zero(metricNotifyFailed, map[string]string{tagKind: string(kind)})
 	}
@@ -272,6 +291,20 @@ func metricResume(ctx workflow.Context, g Gate) {
 	if g.ResumedAt != nil {
 		m.Timer(MetricGateWait).Record(g.ResumedAt.Sub(g.PausedAt))
 	}
+}
+
+// refusalReasons are the reasons of metricResumesRefused: the error types
+// of a resume's refusals.
+var refusalReasons = []string{NotPausedErrorType, WrongGateErrorType, InvalidResumeErrorType, NotAuthorizedErrorType, RedoRefusedErrorType}
+
+// metricRefusedResume records a resume attempt the job refused, by the
+// refusal's error type ("error" for one without a type).
+func metricRefusedResume(ctx workflow.Context, via string, err error) {
+	reason := ErrorType(err)
+	if reason == "" {
+		reason = "error"
+	}
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagReason: reason, tagVia: via}).Counter(metricResumesRefused).Inc(1)
 }
 
 // actionExpired is the gate-wait tag of a gate its deadline closed.

@@ -37,7 +37,7 @@ func (c *capture) key(name string) string {
 	var kv []string
 	for _, k := range slices.Sorted(maps.Keys(c.tags)) {
 		if k == "mode" || k == "band" || k == "outcome" || k == "kind" ||
-			k == "cause" || k == "action" {
+			k == "cause" || k == "action" || k == "reason" || k == "via" {
 			kv = append(kv, k+"="+c.tags[k])
 		}
 	}
@@ -184,16 +184,71 @@ func TestZeroMetricsCoversEveryCounterWithoutNone(t *testing.T) {
 		assert.Zero(t, v, k)
 	}
 	// assessments, judge errors, tokens, pauses, resumes (continue, redo,
-	// abort); gates expired, escalations, failed notifications.
-	assert.Len(t, m.counts, 14+5+2+2+3+2+1+6)
+	// abort); gates expired, escalations, failed notifications, refused
+	// resumes (five reasons by update and by signal).
+	assert.Len(t, m.counts, 14+5+2+2+3+2+1+6+10)
+	assert.Contains(t, m.counts, "overseer_resumes_refused{reason=OverseerNotAuthorized,via=update}")
 	for k := range m.counts {
 		assert.NotContains(t, k, "none", "no series carries a none value")
 	}
 	for _, name := range []string{"overseer_assessments", "overseer_judge_latency", "overseer_judge_tokens",
 		"overseer_judge_errors", "overseer_pauses", "overseer_resumes", overseer.MetricGateWait, overseer.MetricOpenGates,
-		"overseer_gate_escalations", "overseer_gates_expired", "overseer_notifications_failed",
+		"overseer_gate_escalations", "overseer_gates_expired", "overseer_notifications_failed", "overseer_resumes_refused",
 		overseer.MetricLearnPromotions, overseer.MetricLearnRefusals, overseer.MetricLearnLabelledRuns, overseer.MetricLearnFalsePauseRate,
 		overseer.MetricLearnCatchRate, overseer.MetricLearnPromisedFalsePause} {
 		assert.NotEmpty(t, overseer.MetricHelp(name), "HELP text of %s", name)
 	}
+}
+
+// A resume the job refuses is counted by the refusal's error type and the
+// way it came: an update its validator refused (no history records it),
+// and a signal the job dropped.
+func TestRefusedResumesAreCountedByReason(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	m := newCapture()
+	s.SetMetricsHandler(m)
+	env := s.NewTestWorkflowEnvironment()
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: jev.NewScripted(onTrack(), flagged(), onTrack()),
+		Placement: overseer.PlacementLocalActivity})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	rec := &recorder{}
+	env.RegisterWorkflow(phasesWorkflow)
+	for _, p := range testPhases {
+		env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: p})
+	}
+	h := &harness{env: env, rec: rec}
+	var refused []*updateResult
+	h.env.RegisterDelayedCallback(func() {
+		refused = append(refused, h.update(overseer.ResumeRequest{By: "bob"}))
+	}, 0)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{Note: "no by"})
+		refused = append(refused, h.update(overseer.ResumeRequest{}), h.update(overseer.ResumeRequest{By: "bob", Gate: "spec-0"}))
+	}, time.Hour)
+	h.env.RegisterDelayedCallback(func() {
+		require.NoError(t, h.update(overseer.ResumeRequest{By: "bob", Gate: "code-1"}).rejected)
+	}, 2*time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Len(t, refused, 3)
+	for _, r := range refused {
+		require.Error(t, r.rejected)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	got := map[string]int64{}
+	for k, v := range m.counts {
+		if strings.HasPrefix(k, "overseer_resumes_refused") {
+			got[k] = v
+		}
+	}
+	assert.Equal(t, map[string]int64{
+		"overseer_resumes_refused{reason=OverseerNotPaused,via=update}":     1,
+		"overseer_resumes_refused{reason=OverseerInvalidResume,via=update}": 1,
+		"overseer_resumes_refused{reason=OverseerWrongGate,via=update}":     1,
+		"overseer_resumes_refused{reason=OverseerInvalidResume,via=signal}": 1,
+	}, got)
+	assert.Equal(t, int64(1), m.counts["overseer_resumes{action=continue}"], "the valid resume is a resume, not a refusal")
+	assert.Equal(t, 1, h.status(t).Counters.IgnoredResumes)
 }
