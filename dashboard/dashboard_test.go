@@ -268,7 +268,8 @@ func TestResumeForm(t *testing.T) {
 			map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusSeeOther, "", true},
 		{"aborts", url.Values{"by": {"alice"}, "action": {"abort"}}, "valid", true, nil, http.StatusSeeOther, "", true},
 		{"missing by", url.Values{"by": {"  "}}, "valid", true, nil, http.StatusUnprocessableEntity, "who resumes the job", false},
-		{"unknown action", url.Values{"by": {"alice"}, "action": {"pause"}}, "valid", true, nil, http.StatusUnprocessableEntity, "must be &#34;continue&#34; or &#34;abort&#34;", false},
+		{"redoes", url.Values{"by": {"alice"}, "note": {"tests first"}, "action": {"redo"}}, "valid", true, nil, http.StatusSeeOther, "", true},
+		{"unknown action", url.Values{"by": {"alice"}, "action": {"pause"}}, "valid", true, nil, http.StatusUnprocessableEntity, "must be &#34;continue&#34;, &#34;redo&#34; or &#34;abort&#34;", false},
 		{"note too long", url.Values{"by": {"alice"}, "note": {strings.Repeat("x", overseer.MaxResumeNoteBytes+1)}}, "valid", true, nil,
 			http.StatusUnprocessableEntity, "keep it to 4096 bytes", false},
 		// A form loaded at an earlier gate, posted after the job paused again.

@@ -278,9 +278,12 @@ type jobPage struct {
 	// DeadlineDoes says what the open gate's next deadline will do, with
 	// its rule; empty when the gate does not record it (older runs).
 	DeadlineDoes string
-	LiveURL      string
-	HistoryURL   string
-	Form         resumeForm
+	// RedosLeft is how many more times the open gate's phase may be
+	// redone (Status.CanRedo); 0 offers no redo.
+	RedosLeft  int
+	LiveURL    string
+	HistoryURL string
+	Form       resumeForm
 	// CannotResume says, to a signed-in user the gate's approval refuses,
 	// why (the resume's refusal), in place of the form.
 	CannotResume string
@@ -346,6 +349,8 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 		p.Flash = "The job was resumed."
 	case "abort":
 		p.Flash = "The job was aborted."
+	case "redo":
+		p.Flash = "The phase is being redone with your note: its new result is assessed in turn."
 	}
 	code := http.StatusOK
 	if !p.Found {
@@ -401,6 +406,9 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 			}
 		}
 		p.CannotResume = s.cannotResume(r, st)
+		if p.OpenGate != nil && st.CanRedo(*p.OpenGate) {
+			p.RedosLeft = st.MaxRedos - max(p.OpenGate.Attempt, 1) + 1
+		}
 		p.Deadline = st.GateDeadline
 		if p.Deadline == nil && p.OpenGate != nil {
 			p.Deadline = p.OpenGate.Deadline
@@ -568,6 +576,8 @@ func refusal(err error) string {
 		return "The job is not paused (any more): there is nothing to resume."
 	case overseer.ErrorType(err) == overseer.WrongGateErrorType:
 		return "The job was resumed from this gate already and is now paused at another one: read its reason above, then send the form again."
+	case overseer.ErrorType(err) == overseer.RedoRefusedErrorType && errors.As(err, &app):
+		return "The redo was refused: " + strings.TrimPrefix(app.Message(), "overseer: ") + "."
 	case overseer.ErrorType(err) == overseer.NotAuthorizedErrorType && errors.As(err, &app):
 		return "You may not open this gate: " + strings.TrimPrefix(app.Message(), "overseer: ") + "."
 	case errors.Is(err, ops.ErrFinished):
