@@ -161,6 +161,9 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Paused since\t%s\n", s.PausedSince.Format(time.RFC3339))
 		fmt.Fprintf(tw, "Pause reason\t%s\n", s.PauseReason)
 		fmt.Fprintf(tw, "Gate\t%s (overseer resume %s --gate %s --by NAME)\n", s.GateID, id, s.GateID)
+		if open != nil {
+			writeRedo(tw, id, s, *open)
+		}
 		if open != nil && open.EscalatedAt != nil {
 			fmt.Fprintf(tw, "Escalated\t%s (%s%s): nobody had resumed it by then\n", open.EscalatedAt.Format(time.RFC3339), open.EscalatedBy, late(open.EscalatedLate))
 		}
@@ -179,8 +182,12 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Trajectory\t%s\n", s.Digest)
 	}
 	k := s.Counters
-	fmt.Fprintf(tw, "Counters\t%d phases, %d assessments (%d failed), %d flagged, %d pauses, %d resumes\n",
-		k.Phases, k.Assessments, k.Failures, k.Flags, k.Pauses, k.Resumes)
+	redos := ""
+	if k.Redos > 0 {
+		redos = fmt.Sprintf(" (%d redos)", k.Redos)
+	}
+	fmt.Fprintf(tw, "Counters\t%d phases, %d assessments (%d failed), %d flagged, %d pauses, %d resumes%s\n",
+		k.Phases, k.Assessments, k.Failures, k.Flags, k.Pauses, k.Resumes, redos)
 	tw.Flush()
 	if len(s.Assessments) > 0 {
 		fmt.Fprintln(out, "\nRecent assessments:")
@@ -212,6 +219,9 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 	}
 	for _, g := range s.Gates {
 		fmt.Fprintf(out, "\nGate %s: paused after %s at %s: %s\n", g.ID, g.Phase, g.PausedAt.Format(time.RFC3339), gateWhy(g.Evidence, g.Reason))
+		if g.Attempt > 1 {
+			fmt.Fprintf(out, "  holds run %d of %s (after %d redo(s))\n", g.Attempt, g.Phase, g.Attempt-1)
+		}
 		if g.EscalatedAt != nil {
 			fmt.Fprintf(out, "  escalated at %s (%s%s)\n", g.EscalatedAt.Format(time.RFC3339), g.EscalatedBy, late(g.EscalatedLate))
 		}
@@ -290,7 +300,7 @@ type Resume struct{}
 
 // Synopsis implements Command.
 func (*Resume) Synopsis() string {
-	return "resume a paused job (ID [--gate GATE] --by NAME [--note TEXT] [--abort] [--needed|--not-needed]), several (ID ID… or --query Q)"
+	return "resume a paused job (ID [--gate GATE] --by NAME [--note TEXT] [--redo|--abort] [--needed|--not-needed]), several (ID ID… or --query Q)"
 }
 
 // Run implements Command.
@@ -301,6 +311,7 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	by := fs.String("by", "", "who resumes the job (required)")
 	note := fs.String("note", "", "a note passed to the next phase")
 	abort := fs.Bool("abort", false, "abort the job instead of resuming it")
+	redo := fs.Bool("redo", false, "reject the held phase's result and run the phase again, with --note as its process note; for phases safe to retry (at most the worker's MaxRedos times, default 2)")
 	needed := fs.Bool("needed", false, "the pause was needed (if neither --needed nor --not-needed: a continue with a note counts as needed, one without as not needed; a redo or an abort always is)")
 	notNeeded := fs.Bool("not-needed", false, "the pause was a false alarm (refused with --abort or --redo: they are always needed)")
 	gate := fs.String("gate", "", "the gate to resume, as overseer status shows it; refused if that gate is no longer open (if not set, the job's only open gate)")
@@ -318,12 +329,17 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: give job ids or --query, not both", ErrUsage)
 	case *gate != "" && (len(ids) != 1 || *query != ""):
 		return fmt.Errorf("%w: --gate names one gate of one job; with several jobs each is resumed at its only open gate (or its oldest, with --oldest)", ErrUsage)
+	case *redo && *abort:
+		return fmt.Errorf("%w: give --redo or --abort, not both", ErrUsage)
 	case *needed && *notNeeded:
 		return fmt.Errorf("%w: give --needed or --not-needed, not both", ErrUsage)
 	}
 	req := overseer.ResumeRequest{By: *by, Note: *note, Action: overseer.ActionContinue, Gate: *gate}
 	if *abort {
 		req.Action = overseer.ActionAbort
+	}
+	if *redo {
+		req.Action = overseer.ActionRedo
 	}
 	if *needed || *notNeeded {
 		req.Needed = new(*needed)
@@ -387,8 +403,11 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 			continue
 		}
 		verb := "resumed"
-		if r.Gate.Action == overseer.ActionAbort {
+		switch r.Gate.Action {
+		case overseer.ActionAbort:
 			verb = "aborted"
+		case overseer.ActionRedo:
+			verb = "redone (its phase runs again)"
 		}
 		fmt.Fprintf(out, "Job %s %s by %s at gate %s (paused after %s: %s)\n", r.JobID, verb, r.Gate.By, r.Gate.ID, r.Gate.Phase, r.Gate.Reason)
 		if j := r.Gate.Judgement(); j != "" {
@@ -514,4 +533,15 @@ func late(d time.Duration) string {
 		return ""
 	}
 	return ", " + d.String() + " late"
+}
+
+// writeRedo says whether the open gate g can be redone, and how.
+func writeRedo(tw io.Writer, id string, s overseer.Status, g overseer.Gate) {
+	switch {
+	case s.CanRedo(g):
+		fmt.Fprintf(tw, "Redo\t%d of %d left (overseer resume %s --gate %s --redo --by NAME --note TEXT runs %s again)\n",
+			s.MaxRedos-max(g.Attempt, 1)+1, s.MaxRedos, id, g.ID, g.Phase)
+	case s.MaxRedos > 0:
+		fmt.Fprintf(tw, "Redo\tnone left: %s was redone %d time(s), the most this job allows\n", g.Phase, max(g.Attempt, 1)-1)
+	}
 }
