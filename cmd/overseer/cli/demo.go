@@ -156,7 +156,11 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 	}
 	if s.Paused && s.Counters.Pauses > j.resumed {
 		j.resumed = s.Counters.Pauses
-		fmt.Fprintf(out, "%-10s ⏸  PAUSED after %s: %s\n", j.scenario, s.Phase, s.PauseReason)
+		var evidence []string
+		if g := openGate(s); g != nil {
+			evidence = g.Evidence
+		}
+		writePause(out, string(j.scenario), 10, s.Phase, evidence, s.PauseReason)
 		if s.PendingNote != "" {
 			fmt.Fprintf(out, "%-10s    note for the next phase: %s\n", j.scenario, s.PendingNote)
 		}
@@ -264,4 +268,14 @@ func startDemoServer(ctx context.Context, out io.Writer, cfg worker.Config) (c c
 	}
 	fmt.Fprintf(out, "Temporal %s, namespace %s, task queue %s\n\n", srv.FrontendHostPort(), srv.Namespace(), taskQueue)
 	return srv.Client(), taskQueue, func() { w.Stop(); srv.Stop() }, nil
+}
+
+// writePause prints a pause as the demos show it, in columns of width
+// under label: what happened first, in plain words, then the rule that
+// fired (a gate recorded without evidence says only its reason).
+func writePause(out io.Writer, label string, width int, phase string, evidence []string, reason string) {
+	fmt.Fprintf(out, "%-*s ⏸  PAUSED after %s: %s\n", width, label, phase, gateWhy(evidence, reason))
+	if len(evidence) > 0 {
+		fmt.Fprintf(out, "%-*s    rule: %s\n", width, label, reason)
+	}
 }

@@ -165,7 +165,7 @@ func (j *traceJob) poll(ctx context.Context, c client.Client, out io.Writer, wid
 			continue
 		}
 		j.handled[g.ID] = true
-		fmt.Fprintf(out, "%-*s ⏸  PAUSED after %s: %s\n", width, j.rec.ID, g.Phase, g.Reason)
+		writePause(out, j.rec.ID, width, g.Phase, g.Evidence, g.Reason)
 		select {
 		case <-time.After(reviewDelay): // the reviewer reads the reason
 		case <-ctx.Done():

@@ -40,3 +40,17 @@ func TestStatusTextSaysTheEvidenceFirst(t *testing.T) {
 	assert.NotContains(t, out.String(), "What happened")
 	assert.Contains(t, out.String(), "\nGate test-1: paused after test at 2026-11-30T10:00:00Z: "+reason+"\n")
 }
+
+// The demos print a pause's evidence first and its rule under it.
+func TestDemoPauseLinesSayTheEvidenceFirst(t *testing.T) {
+	var out bytes.Buffer
+	writePause(&out, "looping", 10, "test", []string{"test ran 4 times since the last plan", "work item W-2 was reopened twice"},
+		`obligation[2] "The phase made progress instead of repeating earlier work." appears unmet (confidence 0.60, severity 1.8 ≈ Review)`)
+	assert.Equal(t, "looping    ⏸  PAUSED after test: test ran 4 times since the last plan; work item W-2 was reopened twice\n"+
+		`looping       rule: obligation[2] "The phase made progress instead of repeating earlier work." appears unmet (confidence 0.60, severity 1.8 ≈ Review)`+"\n",
+		out.String())
+
+	out.Reset()
+	writePause(&out, "old", 5, "code", nil, "P(on objective) 0.100 is at or below the pause threshold 0.250")
+	assert.Equal(t, "old   ⏸  PAUSED after code: P(on objective) 0.100 is at or below the pause threshold 0.250\n", out.String())
+}
