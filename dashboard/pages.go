@@ -505,7 +505,10 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	g, err := s.backend.Resume(ctx, id, req)
 	if err != nil {
-		s.log.Info("dashboard: resume refused", zap.String("workflow_id", id), zap.String("by", req.By), zap.Error(err))
+		// Who tried: the signed-in user when users sign in. The worker
+		// counts the refusal by reason (overseer_resumes_refused).
+		s.log.Info("dashboard: resume refused", zap.String("workflow_id", id), zap.String("gate", req.Gate), zap.String("by", req.By),
+			zap.String("action", string(req.Action)), zap.String("reason", overseer.ErrorType(err)), zap.Error(err))
 		p := s.jobPage(r, id)
 		form.CSRF = s.csrf.token(w, r)
 		form.Error = refusal(err)

@@ -396,6 +396,11 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	for _, r := range results {
 		if r.Err != nil {
 			failed++
+			if t := overseer.ErrorType(r.Err); t != "" {
+				// The job refused it: say who tried, as the worker's
+				// overseer_resumes_refused counts it (reason t).
+				r.Err = fmt.Errorf("refused %s's resume (%s): %w", req.By, t, r.Err)
+			}
 			if len(ids) == 1 {
 				return r.Err
 			}
