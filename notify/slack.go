@@ -108,6 +108,8 @@ func SlackMessage(ev overseer.GateEvent) SlackPayload {
 		head = fmt.Sprintf(":rotating_light: Escalated: job %s has waited %s at gate *%s* (%s); nobody has resumed it.", job, wait(ev.Wait), esc(ev.Gate), esc(ev.Rule))
 	case overseer.GateResumed:
 		head = fmt.Sprintf(":arrow_forward: Job %s was resumed at gate *%s* by %s after %s.", job, esc(ev.Gate), esc(ev.By), wait(ev.Wait))
+	case overseer.GateRedone:
+		head = fmt.Sprintf(":repeat: Job %s: phase *%s* is being redone: %s rejected its result at gate *%s* after %s.", job, esc(ev.Phase), esc(ev.By), esc(ev.Gate), wait(ev.Wait))
 	case overseer.GateAborted:
 		head = fmt.Sprintf(":octagonal_sign: Job %s was aborted at gate *%s* by %s after %s.", job, esc(ev.Gate), esc(ev.By), wait(ev.Wait))
 	case overseer.GateExpired:
