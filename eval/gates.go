@@ -87,6 +87,16 @@ type GateLabels struct {
 	FalsePauses     int `json:"false_pauses"`
 	// RunsWithFalsePause counts the succeeded runs with at least one.
 	RunsWithFalsePause int `json:"runs_with_false_pause"`
+	// Redos are gates a reviewer resumed with action redo: the phase's
+	// result was rejected and the phase ran again. Each is a needed pause
+	// (never a false one): the reviewer's label that the step the gate held
+	// was wrong. They are counted and said, and leave the run's outcome its
+	// own (the rejected result never reached the workflow). RunsRedone
+	// counts the runs with at least one, and RedoneSucceeded those of them
+	// that then succeeded (the redo saved the job).
+	Redos           int `json:"redos,omitempty"`
+	RunsRedone      int `json:"runs_redone,omitempty"`
+	RedoneSucceeded int `json:"redone_succeeded,omitempty"`
 	// Unjudged counts the decisions exported before gates recorded whether
 	// the pause was needed (GateDecision.Needed nil): the old rule judged
 	// them, a continue not needed, an abort needed.
@@ -106,7 +116,7 @@ func UseGateLabels(records []Record) GateLabels {
 	var l GateLabels
 	for i := range records {
 		r := &records[i]
-		aborted := false
+		aborted, redos := false, 0
 		for _, g := range r.Gates {
 			if g.Needed == nil {
 				l.Unjudged++
@@ -115,11 +125,20 @@ func UseGateLabels(records []Record) GateLabels {
 			case GateAbort:
 				l.Aborts++
 				aborted = true
+			case GateRedo:
+				l.Redos++
+				redos++
 			case GateContinue, "":
 				l.Continues++
 				if g.PauseNeeded() {
 					l.NeededContinues++
 				}
+			}
+		}
+		if redos > 0 {
+			l.RunsRedone++
+			if !aborted && !r.Outcome.Failed() {
+				l.RedoneSucceeded++
 			}
 		}
 		if aborted {
@@ -138,7 +157,7 @@ func UseGateLabels(records []Record) GateLabels {
 }
 
 // Any reports whether any gate decision was used.
-func (l GateLabels) Any() bool { return l.Aborts+l.Continues > 0 }
+func (l GateLabels) Any() bool { return l.Aborts+l.Continues+l.Redos > 0 }
 
 // String says the counts in one sentence.
 func (l GateLabels) String() string {
@@ -147,6 +166,10 @@ func (l GateLabels) String() string {
 	}
 	s := fmt.Sprintf("reviewers' decisions used as labels: %d aborts at a gate (confirmed failures; %d runs relabelled failed), %d continues (%d judged needed), %d of them judged not needed on jobs that then succeeded (recorded false pauses, on %d runs)",
 		l.Aborts, l.Relabelled, l.Continues, l.NeededContinues, l.FalsePauses, l.RunsWithFalsePause)
+	if l.Redos > 0 {
+		s += fmt.Sprintf("; %d redos (a phase's result the reviewer rejected: needed pauses, never false ones, on %d runs, %d of which then succeeded)",
+			l.Redos, l.RunsRedone, l.RedoneSucceeded)
+	}
 	if l.Unjudged > 0 {
 		s += fmt.Sprintf("; %d decisions exported before gates recorded whether the pause was needed are judged by the old rule (a continue not needed)", l.Unjudged)
 	}
