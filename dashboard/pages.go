@@ -562,6 +562,14 @@ func (s *Server) cannotResume(r *http.Request, st overseer.Status) string {
 
 func (s *Server) resumeRequest(r *http.Request, form resumeForm) overseer.ResumeRequest {
 	req := overseer.ResumeRequest{By: form.By, Note: form.Note, Action: overseer.Action(form.Action)}
+	// The button the reviewer clicked says whether the pause was needed;
+	// plain Send lets the overseer's rule decide (Gate.NeededBy).
+	switch r.PostFormValue("needed") {
+	case "yes":
+		req.Needed = new(true)
+	case "no":
+		req.Needed = new(false)
+	}
 	if s.auth.on() {
 		id, _ := identityOf(r.Context()) // authenticate let the request through: it has one
 		req.By, req.Groups = id.Name, id.Groups

@@ -122,7 +122,9 @@ type batchResult struct {
 	OK                 bool
 	Action             overseer.Action
 	By                 string
-	Message            string
+	// Judgement says whether the pause was needed and which rule said so.
+	Judgement string
+	Message   string
 }
 
 func gateValue(ref ops.GateRef) string {
@@ -230,7 +232,7 @@ func (s *Server) handleResumeAll(w http.ResponseWriter, r *http.Request) {
 			s.log.Info("dashboard: batch resume refused", zap.String("workflow_id", res.JobID), zap.String("gate", res.GateID),
 				zap.String("by", req.By), zap.Error(res.Err))
 		} else {
-			br.OK, br.Action, br.By = true, res.Gate.Action, res.Gate.By
+			br.OK, br.Action, br.By, br.Judgement = true, res.Gate.Action, res.Gate.By, res.Gate.Judgement()
 			if res.Gate.ID != "" {
 				br.GateID = res.Gate.ID
 			}
