@@ -61,6 +61,24 @@ func TestRunRecordSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []GateDecision{{Gate: "plan-1", Phase: "plan", After: 1, By: "ana", Action: GateContinue, Note: "fine", WaitMS: 1200}}, got[0].Gates)
 
+	// A decision carries the rule that paused and its evidence.
+	withEvidence := `{"format":"overseer-run/v1","id":"g-2","outcome":"succeeded","unit":"phase","steps":[{"phase":"plan"},{"phase":"code"}],` +
+		`"gates":[{"gate":"code-1","phase":"code","after":2,"by":"ana","action":"continue","reason":"P(on objective) 0.200 is at or below the pause threshold 0.250",` +
+		`"evidence":["code failed twice in a row, each time with the same error: cannot push"]}]}`
+	inst, err = jsonschema.UnmarshalJSON(strings.NewReader(withEvidence))
+	require.NoError(t, err)
+	assert.NoError(t, schema.Validate(inst))
+	got, err = ReadRecords(strings.NewReader(withEvidence))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"code failed twice in a row, each time with the same error: cannot push"}, got[0].Gates[0].Evidence)
+	assert.Equal(t, "P(on objective) 0.200 is at or below the pause threshold 0.250", got[0].Gates[0].Reason)
+	for _, bad := range []string{`"evidence":"not a list"`, `"evidence":[3]`} {
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(withEvidence,
+			`"evidence":["code failed twice in a row, each time with the same error: cannot push"]`, bad, 1)))
+		require.NoError(t, err)
+		assert.Error(t, schema.Validate(inst), bad)
+	}
+
 	// The schema refuses what ReadRecords refuses.
 	for _, bad := range []string{
 		`{"format":"overseer-run/v1","id":"a-1","steps":[{"phase":"read"}]}`,                                                                        // no outcome
