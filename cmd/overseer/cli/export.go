@@ -90,19 +90,15 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 			summary = os.Stderr
 		}
 	}
-	succeeded, continues, aborts := 0, 0, 0
+	succeeded := 0
 	for _, r := range res.Records {
 		if r.Outcome == eval.OutcomeSucceeded {
 			succeeded++
 		}
-		for _, g := range r.Gates {
-			if g.Action == eval.GateAbort {
-				aborts++
-			} else {
-				continues++
-			}
-		}
 	}
+	// The labels train and the learn round read (on a copy: the records
+	// are written as exported).
+	gates := eval.UseGateLabels(append([]eval.Record(nil), res.Records...))
 	where := "standard output"
 	if *outPath != "" {
 		where = *outPath
@@ -115,7 +111,11 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 	if opts.Labels != nil {
 		fmt.Fprintf(summary, "; %d outcomes from %s", res.Labelled, *labels)
 	}
-	fmt.Fprintf(summary, "; reviewers' gate decisions: %d continues, %d aborts", continues, aborts)
+	fmt.Fprintf(summary, "; reviewers' gate decisions: %d continues (%d judged needed), %d aborts; %d false pauses (a continue judged not needed on a job that then succeeded) on %d runs",
+		gates.Continues, gates.NeededContinues, gates.Aborts, gates.FalsePauses, gates.RunsWithFalsePause)
+	if gates.Unjudged > 0 {
+		fmt.Fprintf(summary, "; %d decisions recorded before gates said whether the pause was needed are judged by the old rule (a continue not needed)", gates.Unjudged)
+	}
 	fmt.Fprintln(summary)
 	return nil
 }
