@@ -209,9 +209,15 @@
 // An abort at any of them closes them all. The next phase receives the
 // process note of the latest flagged phase with the last reviewer's note.
 //
+// Every gate says what happened before the rule that fired: its Evidence,
+// sentences in plain words computed from the trajectory the judge saw
+// ([Evidence]: "test ran 4 times since the last plan, each time with
+// failed tool calls in the category pytest"), set on the flagged
+// assessment too; Reason keeps the rule.
+//
 // While paused, the workflow's current details (shown by `temporal
-// workflow metadata` and the Web UI) carry each open gate's reason, the
-// note the next phase will receive and the exact `temporal workflow update
+// workflow metadata` and the Web UI) carry each open gate's evidence and
+// reason, the note the next phase will receive and the exact `temporal workflow update
 // execute …` commands that resume or abort it; the workflow's own current
 // details come back when the last gate closes.
 //
