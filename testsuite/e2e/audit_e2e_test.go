@@ -1,0 +1,132 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+// A job whose gates a reviewer resumed with overseer resume, after a
+// refused attempt: overseer audit writes each gate's opening and resume
+// from the job's history, with who, the note, the judgement, the pinned
+// policy and the model; overseer audit verify passes the file and fails a
+// one-byte edit of it.
+func TestE2EAuditOfAResumedJob(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	id := fmt.Sprintf("e2e-audit-%d", time.Now().UnixNano())
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: tq,
+		Memo: map[string]any{overseer.StartedByMemoKey: "bob"}}, workflows.JobWorkflowName,
+		workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	require.NoError(t, err)
+	eventually(t, "the looping job to pause", 30*time.Second, func() bool { return status(t, c, id).Paused })
+	gate := status(t, c, id).GateID
+
+	// A refused attempt says who tried; no history records it.
+	code, _, stderr := overseerCLI(srv, "resume", id, "--by", "mallory", "--gate", "nope-9")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "refused mallory's resume ("+overseer.WrongGateErrorType+")")
+
+	code, _, stderr = overseerCLI(srv, "resume", id, "--by", "alice", "--gate", gate, "--note", "find the root cause")
+	require.Equal(t, 0, code, stderr)
+	_, err = finish(t, c, run, "e2e-reviewer")
+	require.NoError(t, err)
+	final := status(t, c, id)
+
+	out := filepath.Join(t.TempDir(), "audit.jsonl")
+	code, stdout, stderr := overseerCLI(srv, "audit", "--query", "WorkflowId = '"+id+"'", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "of 1 jobs")
+	assert.Contains(t, stdout, "head sha256 ")
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	recs, err := readAudit(data)
+	require.NoError(t, err)
+
+	// Every gate the job closed (the status keeps the recent ones) opened
+	// and was resumed, as the status says.
+	require.NotEmpty(t, final.Gates)
+	require.Len(t, recs, 2*final.Counters.Resumes, "an opening and a resume per gate")
+	byGate := map[string][]ops.AuditRecord{}
+	for _, r := range recs {
+		assert.Equal(t, ops.AuditJob{WorkflowID: id, RunID: run.GetRunID(), WorkflowType: workflows.JobWorkflowName, StartedBy: "bob"}, r.Job)
+		assert.Equal(t, "manage", r.Mode)
+		require.NotNil(t, r.Policy)
+		assert.NotEmpty(t, r.ModelVersion)
+		assert.Equal(t, []string{ops.SourceResumeUpdate}, r.Sources)
+		byGate[r.Gate] = append(byGate[r.Gate], r)
+	}
+	for _, g := range final.Gates {
+		rs := byGate[g.ID]
+		require.Len(t, rs, 2, g.ID)
+		assert.Equal(t, ops.AuditOpened, rs[0].Kind)
+		assert.True(t, rs[0].At.Equal(g.PausedAt), g.ID)
+		assert.Equal(t, g.Reason, rs[0].Reason)
+		assert.Equal(t, ops.AuditResumed, rs[1].Kind)
+		assert.Equal(t, g.By, rs[1].By)
+		assert.NotEmpty(t, rs[1].Identity, "the client that sent the update")
+		require.NotNil(t, rs[1].Needed, g.ID)
+		assert.Equal(t, *g.Needed, *rs[1].Needed)
+	}
+	first := byGate[gate]
+	require.Len(t, first, 2)
+	assert.Equal(t, "alice", first[1].By)
+	assert.Equal(t, "find the root cause", first[1].Note)
+	assert.True(t, *first[1].Needed, "a continue with a note was needed")
+	assert.Equal(t, string(overseer.NeededByNote), first[1].NeededBy)
+
+	// A second audit of the closed job is byte for byte the same.
+	again := filepath.Join(t.TempDir(), "again.jsonl")
+	code, _, stderr = overseerCLI(srv, "audit", "--query", "WorkflowId = '"+id+"'", "--out", again)
+	require.Equal(t, 0, code, stderr)
+	data2, err := os.ReadFile(again)
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(data2))
+
+	code, stdout, stderr = verifyCLI(out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, fmt.Sprintf("%d records of 1 jobs verified", len(recs)))
+	edited := filepath.Join(t.TempDir(), "edited.jsonl")
+	require.NoError(t, os.WriteFile(edited, bytes.Replace(data, []byte(`"by":"alice"`), []byte(`"by":"alicf"`), 1), 0o644))
+	code, _, stderr = verifyCLI(edited)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "was edited: its digest does not match its content")
+}
+
+// readAudit decodes an audit file's records.
+func readAudit(data []byte) ([]ops.AuditRecord, error) {
+	var recs []ops.AuditRecord
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var r ops.AuditRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// verifyCLI runs overseer audit verify, which talks to no server.
+func verifyCLI(path string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = cli.Main(context.Background(), []string{"audit", "verify", path}, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
