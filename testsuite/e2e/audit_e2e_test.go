@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/codec"
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/worker"
@@ -129,4 +131,43 @@ func verifyCLI(path string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	code = cli.Main(context.Background(), []string{"audit", "verify", path}, &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+// The audit of a deployment that encrypts its payloads reads the gates
+// with the codec (OVERSEER_CODEC_KEY), and without it says what to give.
+func TestE2EAuditReadsEncryptedHistoriesWithTheCodec(t *testing.T) {
+	srv := e2eServer(t)
+	d := newEncryptedDeployment(t, srv, worker.Config{})
+	run := d.start(t, nil, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	eventually(t, "the looping job to pause", 30*time.Second, func() bool { return status(t, d.client, run.GetID()).Paused })
+	_, err := d.client.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
+		Args: []any{overseer.ResumeRequest{By: "alice", Note: "secret plan"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	_, err = finish(t, d.client, run, "e2e-reviewer")
+	require.NoError(t, err)
+
+	query := "WorkflowId = '" + run.GetID() + "'"
+	out := filepath.Join(t.TempDir(), "audit.jsonl")
+	code, _, stderr := overseerCLI(srv, "audit", "--query", query, "--out", out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "cannot read its history: the job's payloads are encrypted with a payload codec")
+	_, err = os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "no file is written when nothing can be read")
+
+	t.Setenv(codec.KeyEnv, base64.StdEncoding.EncodeToString(d.key))
+	code, _, stderr = overseerCLI(srv, "audit", "--query", query, "--out", out)
+	require.Equal(t, 0, code, stderr)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	recs, err := readAudit(data)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(recs), 2)
+	assert.Equal(t, ops.AuditOpened, recs[0].Kind)
+	assert.NotEmpty(t, recs[0].Reason, "the gate's reason, decoded")
+	assert.Equal(t, ops.AuditResumed, recs[1].Kind)
+	assert.Equal(t, "alice", recs[1].By)
+	assert.Equal(t, "secret plan", recs[1].Note)
+	assert.NotNil(t, recs[0].Policy, "the pinned configuration, decoded")
+	code, _, stderr = verifyCLI(out)
+	assert.Equal(t, 0, code, stderr)
 }
