@@ -163,8 +163,8 @@ func (r Record) Validate() error {
 	}
 	for i, g := range r.Gates {
 		switch {
-		case g.Action != GateContinue && g.Action != GateAbort:
-			return bad("record %q gate %d has action %q: use continue or abort", r.ID, i, g.Action)
+		case g.Action != GateContinue && g.Action != GateRedo && g.Action != GateAbort:
+			return bad("record %q gate %d has action %q: use continue, redo or abort", r.ID, i, g.Action)
 		case g.After < 0 || g.After > len(r.Steps) || g.WaitMS < 0:
 			return bad("record %q gate %d is after step %d of %d or waited a negative time", r.ID, i, g.After, len(r.Steps))
 		}

@@ -14,16 +14,22 @@ func TestUseGateLabelsCountsRedos(t *testing.T) {
 	recs := []Record{
 		// Redone, then continued without a note, then succeeded: the redo
 		// is no false pause; the continue judged not needed is one.
-		{ID: "r-1", Outcome: OutcomeSucceeded, Steps: steps, Gates: []GateDecision{
+		{Format: RecordFormat, ID: "r-1", Outcome: OutcomeSucceeded, Steps: steps, Gates: []GateDecision{
 			{Gate: "code-1", Phase: "code", After: 2, By: "ana", Action: GateRedo, Needed: &yes, NeededBy: "redo or abort"},
 			{Gate: "code-2", Phase: "code", After: 3, By: "ana", Action: GateContinue, Needed: new(false), NeededBy: "continue without a note"},
 		}},
 		// Redone twice, then failed.
-		{ID: "r-2", Outcome: OutcomeFailed, Steps: steps, Gates: []GateDecision{
+		{Format: RecordFormat, ID: "r-2", Outcome: OutcomeFailed, Steps: steps, Gates: []GateDecision{
 			{Gate: "code-1", Phase: "code", By: "bo", Action: GateRedo},
 			{Gate: "code-2", Phase: "code", By: "bo", Action: GateRedo},
 		}},
 	}
+	for _, r := range recs {
+		assert.NoError(t, r.Validate(), "a redo is a valid gate action in a run record")
+	}
+	bad := recs[1]
+	bad.Gates = []GateDecision{{Phase: "code", By: "bo", Action: "skip"}}
+	assert.ErrorContains(t, bad.Validate(), `gate 0 has action "skip": use continue, redo or abort`)
 	l := UseGateLabels(recs)
 	assert.Equal(t, 3, l.Redos)
 	assert.Equal(t, 2, l.RunsRedone)
