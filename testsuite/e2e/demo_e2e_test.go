@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,6 +40,14 @@ func TestDemoTellsTheTruth(t *testing.T) {
 	}
 	for sc, row := range rows {
 		assert.Equal(t, "telemetry sub-model, stage 0", row[4], "%s's final basis", sc)
+	}
+	// Resumed with notes that redirect them, the pauses were needed: no
+	// false pause (on_track's reviewer calls a pause of its a false alarm).
+	resumes := strings.Count(out.String(), "▶  resumed by demo-reviewer")
+	assert.Equal(t, resumes, strings.Count(out.String(), "pause needed: a continue with a note counts as needed\n")+
+		strings.Count(out.String(), "pause not needed (a false alarm), the reviewer said\n"), "each resume says its judgement")
+	if rows["on_track"][5] == "0" && resumes > 0 {
+		assert.Contains(t, out.String(), fmt.Sprintf("False pauses: none; each of the %d pauses was judged needed", resumes))
 	}
 	verdicts := regexp.MustCompile(`(?m)^\w+\s+\w+\s+(On track|Needs a look|Off track)\s+P\(on objective\) \S+\s+basis: (.*)$`).FindAllStringSubmatch(out.String(), -1)
 	require.NotEmpty(t, verdicts)

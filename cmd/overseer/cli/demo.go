@@ -114,6 +114,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	writeSummary(out, jobs)
+	fmt.Fprintln(out, falsePausesLine(jobs))
 	for _, j := range jobs {
 		if j.outcome != "delivered" {
 			return fmt.Errorf("job %s ended %s", j.id, j.outcome)
@@ -170,10 +171,20 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 			return ctx.Err()
 		}
 		note := reviewerNotes[j.scenario]
-		if _, err := ops.Resume(qctx, c, j.id, overseer.ResumeRequest{By: "demo-reviewer", Note: note, Gate: s.GateID}); err != nil {
+		req := overseer.ResumeRequest{By: "demo-reviewer", Note: note, Gate: s.GateID}
+		if j.scenario == activities.OnTrack {
+			// "Looks fine": the reviewer calls the pause a false alarm. The
+			// other notes redirect their jobs: needed, by the rule.
+			req.Needed = new(false)
+		}
+		g, err := ops.Resume(qctx, c, j.id, req)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%-10s ▶  resumed by demo-reviewer: %q\n", j.scenario, note)
+		if jm := g.Judgement(); jm != "" {
+			fmt.Fprintf(out, "%-10s    %s\n", j.scenario, jm)
+		}
 	}
 	desc, err := c.DescribeWorkflow(qctx, j.id, "")
 	if err != nil {
@@ -235,6 +246,31 @@ func writeSummary(out io.Writer, jobs []*demoJob) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", j.id, j.outcome, j.status.Label(), basisName(j.status.Basis), k.Pauses, k.Assessments, k.Flags, avg.Round(time.Microsecond))
 	}
 	tw.Flush()
+}
+
+// falsePausesLine says how many of the jobs' pauses were false ones: a
+// continue judged not needed on a job that then delivered, as export,
+// train and the learn round count them.
+func falsePausesLine(jobs []*demoJob) string {
+	pauses, falses := 0, 0
+	for _, j := range jobs {
+		for _, g := range j.status.Gates {
+			if g.Needed == nil {
+				continue
+			}
+			pauses++
+			if !*g.Needed && g.Action == overseer.ActionContinue && j.outcome == "delivered" {
+				falses++
+			}
+		}
+	}
+	switch {
+	case pauses == 0:
+		return "False pauses: none; no job paused."
+	case falses == 0:
+		return fmt.Sprintf("False pauses: none; each of the %d pauses was judged needed (resumed with a note that redirected its job).", pauses)
+	}
+	return fmt.Sprintf("False pauses: %d of the %d pauses, continued and judged not needed on jobs that then delivered.", falses, pauses)
 }
 
 // printDemoPolicy prints the line both demos start with: the default

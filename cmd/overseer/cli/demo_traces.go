@@ -171,9 +171,11 @@ func (j *traceJob) poll(ctx context.Context, c client.Client, out io.Writer, wid
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		req := overseer.ResumeRequest{By: "demo-reviewer", Gate: g.ID, Note: "The recording succeeded: carry on."}
+		// The recording says how the run ended whatever the reviewer
+		// writes: a pause on a run that succeeded was not needed.
+		req := overseer.ResumeRequest{By: "demo-reviewer", Gate: g.ID, Note: "The recording succeeded: carry on.", Needed: new(false)}
 		if j.rec.Outcome.Failed() {
-			req.Action, req.Note = overseer.ActionAbort, "The recording failed: stop here."
+			req.Action, req.Note, req.Needed = overseer.ActionAbort, "The recording failed: stop here.", nil
 		}
 		if _, err := ops.Resume(qctx, c, j.id, req); err != nil {
 			return err

@@ -690,7 +690,13 @@ func (r *reviewer) decide(ctx context.Context, g ops.WaitingGate, action oversee
 	if action == overseer.ActionAbort {
 		note = "The recording failed: stop here."
 	}
-	if _, err := ops.Resume(ctx, r.c, g.JobID, overseer.ResumeRequest{By: reviewerName, Note: note, Action: action, Gate: g.GateID}); err != nil && ctx.Err() == nil {
+	req := overseer.ResumeRequest{By: reviewerName, Note: note, Action: action, Gate: g.GateID}
+	if action != overseer.ActionAbort {
+		// The recording succeeded whatever the note says: the pause was not
+		// needed, a false pause as the replay counts them.
+		req.Needed = new(false)
+	}
+	if _, err := ops.Resume(ctx, r.c, g.JobID, req); err != nil && ctx.Err() == nil {
 		r.mu.Lock()
 		r.fails = append(r.fails, fmt.Sprintf("%s gate %s: %v", g.JobID, g.GateID, err))
 		r.mu.Unlock()
