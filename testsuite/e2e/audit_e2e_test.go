@@ -171,3 +171,42 @@ func TestE2EAuditReadsEncryptedHistoriesWithTheCodec(t *testing.T) {
 	code, _, stderr = verifyCLI(out)
 	assert.Equal(t, 0, code, stderr)
 }
+
+// A phase redone with overseer resume --redo is a redone record, by the
+// reviewer, with the note, judged needed (a redo always is).
+func TestE2EAuditShowsARedo(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	run, gate := redoneJob(t, srv, tq)
+	_, err := finish(t, c, run, "e2e-reviewer")
+	require.NoError(t, err)
+
+	out := filepath.Join(t.TempDir(), "audit.jsonl")
+	code, _, stderr := overseerCLI(srv, "audit", "--query", "WorkflowId = '"+run.GetID()+"'", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	recs, err := readAudit(data)
+	require.NoError(t, err)
+	var kinds []string
+	var redone *ops.AuditRecord
+	for i, r := range recs {
+		if r.Gate == gate.ID {
+			kinds = append(kinds, r.Kind)
+			if r.Kind == ops.AuditRedone {
+				redone = &recs[i]
+			}
+		}
+	}
+	assert.Equal(t, []string{ops.AuditOpened, ops.AuditRedone}, kinds)
+	require.NotNil(t, redone)
+	assert.Equal(t, "e2e-reviewer", redone.By)
+	assert.Equal(t, string(overseer.ActionRedo), redone.Action)
+	assert.Equal(t, "Stop patching the same tests; find the root cause first.", redone.Note)
+	require.NotNil(t, redone.Needed)
+	assert.True(t, *redone.Needed)
+	assert.Equal(t, string(overseer.NeededByAction), redone.NeededBy)
+	code, _, stderr = verifyCLI(out)
+	assert.Equal(t, 0, code, stderr)
+}
