@@ -126,3 +126,23 @@ func TestGateJudgementSaysWhichRuleApplied(t *testing.T) {
 		assert.Equal(t, tc.want, tc.g.Judgement())
 	}
 }
+
+// A redo is always a needed pause; one the reviewer calls a false alarm
+// is refused and the gate stays open for the next decision.
+func TestARedoIsANeededPause(t *testing.T) {
+	h, _ := newRedoHarness(t, overseer.Options{}, onTrack(), flagged(), onTrack(), onTrack())
+	var refused, redo *updateResult
+	h.env.RegisterDelayedCallback(func() {
+		refused = h.update(overseer.ResumeRequest{By: "alice", Action: overseer.ActionRedo, Gate: "code-1", Note: "tests first", Needed: no()})
+		redo = h.update(overseer.ResumeRequest{By: "alice", Action: overseer.ActionRedo, Gate: "code-1", Note: "tests first"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+
+	assert.Equal(t, overseer.InvalidResumeErrorType, overseer.ErrorType(refused.rejected), "%v", refused.rejected)
+	assert.ErrorContains(t, refused.rejected, `resume action "redo" is always a needed pause`)
+	require.NoError(t, redo.rejected)
+	require.NotNil(t, redo.gate.Needed)
+	assert.True(t, *redo.gate.Needed)
+	assert.Equal(t, overseer.NeededByAction, redo.gate.NeededBy)
+}
