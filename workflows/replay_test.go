@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
@@ -61,6 +63,39 @@ func TestReplayJobPinnedBeforePlacement(t *testing.T) {
 	// pinned no placement and replays with its local activity, although
 	// today's default would answer in workflow code.
 	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "job_with_plugin_local_activity.json")))
+}
+
+func TestReplayRedoneJob(t *testing.T) {
+	// A looping job whose first gate a reviewer redid: the rerun of the
+	// held phase, scheduled from the gate, replays as it ran.
+	path := filepath.Join("testdata", "job_redone.json")
+	require.NoError(t, replayer(t, true).ReplayWorkflowHistoryFromJSONFile(nil, path))
+
+	// The history holds what the test is about: the redo's version marker
+	// and an accepted resume whose gate was redone.
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	dc := converter.GetDefaultDataConverter()
+	versioned, redone := false, 0
+	for _, e := range h.GetEvents() {
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "Version" {
+			var id string
+			if dc.FromPayloads(m.GetDetails()["change-id"], &id) == nil && id == "temporal-overseer/redo" {
+				versioned = true
+			}
+		}
+		if u := e.GetWorkflowExecutionUpdateCompletedEventAttributes(); u != nil && u.GetOutcome().GetSuccess() != nil {
+			var g overseer.Gate
+			if dc.FromPayloads(u.GetOutcome().GetSuccess(), &g) == nil && g.Action == overseer.ActionRedo {
+				redone++
+			}
+		}
+	}
+	assert.True(t, versioned, "the redo's version marker")
+	assert.Equal(t, 1, redone, "one gate redone")
 }
 
 func TestReplayJobStartedBeforeThePlugin(t *testing.T) {

@@ -61,6 +61,22 @@ func TestRecordHistories(t *testing.T) {
 	export(t, srv, run.GetID(), filepath.Join(dir, "job_before_plugin.json"))
 }
 
+// TestRecordRedoneJobHistory records workflows/testdata/job_redone.json,
+// which workflows/replay_test.go replays: a looping job whose first gate a
+// reviewer redid (redoneJob), resumed at any later gate. Run it with
+// go test ./testsuite/e2e -run RecordRedoneJobHistory -record-histories.
+func TestRecordRedoneJobHistory(t *testing.T) {
+	if !*recordHistories {
+		t.Skip("records histories only with -record-histories")
+	}
+	srv := e2eServer(t)
+	tq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-record-redo"})
+	run, _ := redoneJob(t, srv, tq)
+	_, err := finish(t, srv.Client(), run, "recorder")
+	require.NoError(t, err)
+	export(t, srv, run.GetID(), filepath.Join("..", "..", "workflows", "testdata", "job_redone.json"))
+}
+
 // notPure hides its judge's Pure method: the overseer asks it in the
 // background, as it would a remote judge.
 type notPure struct{ jev.Judge }
