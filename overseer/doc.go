@@ -169,7 +169,7 @@
 // Resume it with the update or the signal named overseer.resume
 // ([ResumeName]) carrying a [ResumeRequest]:
 //
-//	{"by": NAME, "note": TEXT, "action": "continue"|"abort", "needed": true|false, "gate": GATE_ID}
+//	{"by": NAME, "note": TEXT, "action": "continue"|"redo"|"abort", "needed": true|false, "gate": GATE_ID}
 //
 // Send the gate id you read: a resume for a gate that is no longer open is
 // refused, so a decision taken at one gate never closes the next one (a
@@ -192,7 +192,7 @@
 // refusals are application errors with stable types, for clients to test
 // with [ErrorType] (never by their text): [NotPausedErrorType],
 // [WrongGateErrorType] (its details list the open gates),
-// [InvalidResumeErrorType]. A signal cannot be refused: one
+// [InvalidResumeErrorType], [RedoRefusedErrorType]. A signal cannot be refused: one
 // that is undecodable, invalid, for a gate that is not open, or that
 // arrives when nothing is paused is counted (Counters.IgnoredResumes),
 // logged with the reason and the by it claims (a signal carries no
@@ -201,7 +201,32 @@
 //
 // Abort ends the workflow with an application error of type
 // [AbortedErrorType]. The finished phase's result is kept, so
-// resuming never re-runs it.
+// resuming never re-runs it; only a redo does.
+//
+// Redo rejects the held phase's result and runs the phase again: the
+// overseer schedules the same activity type with the same activity
+// options and input, through the whole interceptor chain, with the
+// reviewer's note as its process note ([ProcessNote], [NoteReceiver]).
+// The workflow receives the rerun's result, never the rejected one, and
+// the rerun is a boundary like any other: recorded, assessed, and
+// possibly held at a new gate, whose Gate.Attempt says which run of the
+// phase it holds (1 for the first run, 2 after one redo, …). A held phase
+// may be redone at most [Options].MaxRedos times in a row (0 means
+// [DefaultMaxRedos], 2; negative allows none; pinned when the run
+// starts): past it the update is refused with [RedoRefusedErrorType] in
+// one sentence and a signal is counted and dropped; [Status].MaxRedos and
+// [Status.CanRedo] say beforehand. Runs of the first structure (version 1
+// of the overseer's marker) cannot redo and refuse it the same way. A
+// redo is counted in Counters.Redos (and Resumes), notified as
+// [GateRedone], and recorded with the version marker
+// temporal-overseer/redo at the run's first redo, so histories recorded
+// before it (where a redo signal was dropped as an unknown action)
+// replay unchanged.
+//
+// Redo only phases that are safe to retry. A rerun is exactly what a
+// Temporal retry of the activity would be: whatever the first run did
+// outside the workflow stays done, and the rerun must tolerate it. Give
+// workers of jobs whose phases are not idempotent MaxRedos -1.
 //
 // Phases flagged in parallel (two phase activities in flight in manage
 // mode) queue their gates: each is recorded, holds only its own phase's
@@ -277,7 +302,7 @@
 // # Notifications
 //
 // With [Options.Notifier] set, the overseer tells people when a gate opens,
-// is escalated, resumed, aborted or expires: a [GateEvent] (the job, the
+// is escalated, resumed, redone, aborted or expires: a [GateEvent] (the job, the
 // gate, its phase and reason, who resumed it and their note, the wait, the
 // deadline, the rule, a link to the dashboard's job page with
 // [Options.DashboardURL], and an idempotency key) sent by the regular
@@ -318,9 +343,11 @@
 // # Process note
 //
 // After a flagged phase (manage mode), the next phase activity receives a
-// short process-confidence note (with the reviewer's note, if any): read it
-// with [ProcessNote] on the activity's context, or implement [NoteReceiver]
-// on the activity's input (a pointer) to have it set there:
+// short process-confidence note (with the reviewer's note, if any); after
+// a redo, the phase run again receives one that says it is redone, with
+// the reviewer's note, and the next phase none for the rejected result:
+// read it with [ProcessNote] on the activity's context, or implement
+// [NoteReceiver] on the activity's input (a pointer) to have it set there:
 //
 //	func (a *Agents) Code(ctx context.Context, in CodeInput) (CodeResult, error) {
 //		if note, ok := overseer.ProcessNote(ctx); ok {
@@ -452,11 +479,11 @@
 //	overseer_judge_tokens  by kind (input, output)
 //	overseer_judge_errors  by kind (invalid_answer, rejected, invalid_request, timeout, error)
 //	overseer_pauses        by cause (verdict, judge_failures)
-//	overseer_resumes       by action (continue, abort)
+//	overseer_resumes       by action (continue, redo, abort)
 //	overseer_resumes_refused       by reason (the refusal's error type) and via (update, signal)
 //	overseer_gate_escalations
 //	overseer_gates_expired         by action (continue, abort)
-//	overseer_notifications_failed  by kind (opened, escalated, resumed, aborted, expired)
+//	overseer_notifications_failed  by kind (opened, escalated, resumed, redone, aborted, expired)
 //
 // Timers (histograms in seconds): overseer_judge_latency and
 // overseer_gate_wait ([MetricGateWait], by action: continue, abort, or

@@ -68,7 +68,7 @@ const (
 // "" when it has none. It looks through wrapping, including the SDK's
 // workflow, update and activity errors. The overseer's types are
 // AbortedErrorType, NotPausedErrorType, WrongGateErrorType,
-// InvalidResumeErrorType, NotAuthorizedErrorType, InvalidAnswerErrorType, RejectedErrorType and
+// InvalidResumeErrorType, NotAuthorizedErrorType, RedoRefusedErrorType, InvalidAnswerErrorType, RejectedErrorType and
 // InvalidRequestErrorType: compare with them, never with message text.
 func ErrorType(err error) string {
 	var app *temporal.ApplicationError
