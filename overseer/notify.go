@@ -109,8 +109,8 @@ type GateEvent struct {
 	// Rule is the deadline rule that acted (escalated, expired), e.g.
 	// "deadline 24h: abort".
 	Rule string `json:"rule,omitempty"`
-	// Action is the gate's outcome (resumed, aborted, expired): continue
-	// or abort.
+	// Action is the gate's outcome (resumed, redone, aborted, expired):
+	// continue, redo or abort.
 	Action Action `json:"action,omitempty"`
 	// By and Note are the person's who resumed or aborted, as the resume
 	// request gave them.
