@@ -210,3 +210,48 @@ func TestE2EAuditShowsARedo(t *testing.T) {
 	code, _, stderr = verifyCLI(out)
 	assert.Equal(t, 0, code, stderr)
 }
+
+// A job that continued as new is one job in the audit: the gates of all its
+// runs, the earliest run's first, chained under the run the query listed.
+func TestE2EAuditOfAJobThatContinuedAsNew(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq := startWorker(t, srv, worker.Config{})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Long job", Scenario: activities.Looping, ContinueAsNewAfter: 3})
+	firstRun := run.GetRunID() // Get follows the chain, and GetRunID with it
+	_, err := finish(t, c, run, "e2e-reviewer")
+	require.NoError(t, err)
+	final := status(t, c, run.GetID())
+	d, err := c.DescribeWorkflow(context.Background(), run.GetID(), "")
+	require.NoError(t, err)
+	last := d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	require.NotEqual(t, firstRun, last, "the job continued as new")
+
+	out := filepath.Join(t.TempDir(), "audit.jsonl")
+	code, stdout, stderr := overseerCLI(srv, "audit", "--query", "WorkflowId = '"+run.GetID()+"'", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "of 1 jobs", "the runs are one job")
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	recs, err := readAudit(data)
+	require.NoError(t, err)
+	require.Len(t, recs, 2*final.Counters.Resumes, "an opening and a resume per gate, of every run")
+	runsSeen := []string{}
+	for i, r := range recs {
+		assert.Equal(t, last, r.Job.RunID, "chained under the run the query listed")
+		assert.Equal(t, i+1, r.Seq)
+		if len(runsSeen) == 0 || runsSeen[len(runsSeen)-1] != r.Run {
+			runsSeen = append(runsSeen, r.Run)
+		}
+	}
+	require.NotEmpty(t, runsSeen)
+	assert.GreaterOrEqual(t, len(runsSeen), 2, "gates of more than one run")
+	for i := 1; i < len(recs); i++ {
+		assert.False(t, recs[i].At.Before(recs[i-1].At), "record %d comes before record %d: the earlier runs' first", i+1, i)
+	}
+	for i, r := range runsSeen {
+		assert.NotContains(t, runsSeen[i+1:], r, "each run's records are together")
+	}
+	code, _, stderr = verifyCLI(out)
+	assert.Equal(t, 0, code, stderr)
+}
