@@ -232,3 +232,23 @@ func TestRedoCanBeTurnedOff(t *testing.T) {
 	assert.Equal(t, 1, c.count("code"))
 	assert.Zero(t, h.status(t).Counters.Redos)
 }
+
+// The current details of a paused job print the Redo: command while the
+// gate may be redone, and none once its bound is reached.
+func TestCurrentDetailsPrintTheRedoCommandWithinTheBound(t *testing.T) {
+	h, _ := newRedoHarness(t, overseer.Options{MaxRedos: 1}, onTrack(), flagged(), flagged(), onTrack())
+	var first, second string
+	h.env.RegisterDelayedCallback(func() {
+		first = currentDetails(t, h)
+		h.update(overseer.ResumeRequest{By: "alice", Action: overseer.ActionRedo, Note: "again"})
+	}, time.Hour)
+	h.env.RegisterDelayedCallback(func() {
+		second = currentDetails(t, h)
+		h.update(overseer.ResumeRequest{By: "alice"})
+	}, 2*time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+	assert.Contains(t, first, `Redo:   temporal workflow update execute --workflow-id default-test-workflow-id --namespace default-test-namespace --name overseer.resume --input '{"by":"YOUR_NAME","gate":"code-1","action":"redo","note":"what to do differently"}'`)
+	assert.Contains(t, second, "Gate code-2, after phase code")
+	assert.NotContains(t, second, "Redo:", "the bound is reached")
+}
