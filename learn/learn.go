@@ -383,9 +383,17 @@ func (a *Activities) fallback() Current {
 	return Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}
 }
 
+// refitHeartbeatEvery is how often Refit heartbeats while it reads the
+// jobs' histories and decides: reading 1,000 histories took over 2
+// minutes, the refit's heartbeat timeout, on a loaded cluster.
+const refitHeartbeatEvery = 20 * time.Second
+
 // Refit reads the labelled runs again, decides (see [Decide]) and
-// promotes a candidate that passes through the registry.
+// promotes a candidate that passes through the registry. It heartbeats
+// every refitHeartbeatEvery until it returns (its start-to-close timeout
+// still bounds it).
 func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, error) {
+	defer heartbeatEvery(ctx, refitHeartbeatEvery, "reading the jobs and refitting")()
 	recs, err := a.records(ctx, in.Type, in.Where, in.Before)
 	if err != nil {
 		return RefitOutput{}, err
@@ -426,6 +434,32 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	}
 	out.Promoted, out.Current = true, r.Version
 	return out, nil
+}
+
+// heartbeatEvery heartbeats the activity of ctx every d until the
+// returned func is called or ctx is done.
+func heartbeatEvery(ctx context.Context, d time.Duration, details string) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, details)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // refusalRecordTimeout bounds recording a refusal: the round's result
