@@ -255,3 +255,57 @@ func TestE2EAuditOfAJobThatContinuedAsNew(t *testing.T) {
 	code, _, stderr = verifyCLI(out)
 	assert.Equal(t, 0, code, stderr)
 }
+
+// On a worker with a notifier the audit has what the gates' own payloads
+// cannot say: a gate still open, and a resume sent as a signal.
+func TestE2EAuditWithANotifierHasOpenGatesAndSignalResumes(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	hook := newHookReceiver(t)
+	tq := startWorker(t, srv, worker.Config{Notifier: hook.notifier(t)})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	id := run.GetID()
+	eventually(t, "the gate to be announced", 30*time.Second, func() bool { return len(hook.of(id)[overseer.GateOpened]) == 1 })
+	gate := status(t, c, id).GateID
+	query := "WorkflowId = '" + id + "'"
+
+	audit := func(name string) []ops.AuditRecord {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), name)
+		code, stdout, stderr := overseerCLI(srv, "audit", "--query", query, "--out", out)
+		require.Equal(t, 0, code, stderr)
+		data, err := os.ReadFile(out)
+		require.NoError(t, err)
+		recs, err := readAudit(data)
+		require.NoError(t, err)
+		code, _, stderr = verifyCLI(out)
+		require.Equal(t, 0, code, stderr)
+		t.Log(strings.TrimSpace(stdout))
+		return recs
+	}
+	open := audit("open.jsonl")
+	require.Len(t, open, 1, "the open gate's opening, from its notification")
+	assert.Equal(t, gate, open[0].Gate)
+	assert.Equal(t, ops.AuditOpened, open[0].Kind)
+	assert.Equal(t, []string{ops.SourceNotification}, open[0].Sources)
+	assert.NotEmpty(t, open[0].Reason)
+
+	require.NoError(t, c.SignalWorkflow(context.Background(), id, "", overseer.ResumeName, overseer.ResumeRequest{By: "sam", Gate: gate, Note: "by signal"}))
+	eventually(t, "the signal's resume to be announced", 30*time.Second, func() bool { return len(hook.of(id)[overseer.GateResumed]) >= 1 })
+	_, err := finish(t, c, run, "e2e-reviewer")
+	require.NoError(t, err)
+
+	var kinds []string
+	var resumed ops.AuditRecord
+	for _, r := range audit("closed.jsonl") {
+		if r.Gate == gate {
+			kinds = append(kinds, r.Kind+" "+strings.Join(r.Sources, "+"))
+			if r.Kind == ops.AuditResumed {
+				resumed = r
+			}
+		}
+	}
+	assert.Equal(t, []string{"opened notification", "resume_signal signal", "resumed notification"}, kinds)
+	assert.Equal(t, "sam", resumed.By)
+	assert.Equal(t, "by signal", resumed.Note)
+}
