@@ -51,4 +51,17 @@
 // assessment the overseer recorded, and an outcome from the close status
 // or from labels; `overseer export` writes them, and `overseer train`,
 // `overseer eval` and `overseer calibrate` read them.
+//
+// # Audit
+//
+// [Audit] reads every gate event of the jobs a query matches (opened,
+// escalated, expired, resumed, redone, aborted, and resume signals) from
+// their histories into [AuditRecord]s, with who, the note, the reason and
+// its evidence, whether the pause was needed, and the policy, model and
+// calibration stage in force; [AuditOfHistory] reads one run's history.
+// [WriteAudit] writes them as JSON Lines in which each record carries the
+// SHA-256 of its job's previous line, and [VerifyAudit] finds an edited,
+// dropped or reordered record (ErrAuditTampered). `overseer audit` and
+// `overseer audit verify` are built on them; docs/audit.md says what a
+// history can and cannot tell.
 package ops
