@@ -77,3 +77,24 @@ func TestJobPageRedoSendsTheActionAndSaysARefusal(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
 	assert.Contains(t, pageText(body), "The redo was refused: gate code-1 cannot be redone: phase code was redone 2 time(s) already")
 }
+
+// The Waiting page's batch form redoes each selected gate's phase with the
+// one note, and reports each as redone.
+func TestBatchRedo(t *testing.T) {
+	b := waitingBackend()
+	srv := newServer(t, b, dashboard.Options{})
+	c := jarClient(t, false)
+	token := pageToken(t, c, srv.URL+"/waiting", nil)
+	_, page := get(t, c, srv.URL+"/waiting")
+	assert.Contains(t, page, `name="action" value="redo"`, "the batch form offers a redo")
+	form := url.Values{"csrf": {token}, "by": {"alice"}, "note": {"same root cause: fix the writer"}, "action": {"redo"},
+		"gate": {gateOf("job-early", "spec-1"), gateOf("job-paused", "code-1")}}
+	resp, body := post(t, c, srv.URL+"/waiting/resume", form, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Len(t, b.resumed, 2)
+	for _, r := range b.resumed {
+		assert.Equal(t, overseer.ActionRedo, r.Action)
+		assert.Equal(t, "same root cause: fix the writer", r.Note)
+	}
+	assert.Regexp(t, `<tr data-result="job-early" data-ok="true">\s*<td>.*</td>\s*<td>spec-1</td>\s*<td><span class="badge on_track">redone</span> by alice`, body)
+}
