@@ -72,6 +72,19 @@ func TestRunRecordSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code failed twice in a row, each time with the same error: cannot push"}, got[0].Gates[0].Evidence)
 	assert.Equal(t, "P(on objective) 0.200 is at or below the pause threshold 0.250", got[0].Gates[0].Reason)
+	// And whether the pause was needed, and which rule said so.
+	withNeeded := strings.Replace(withGates, `"note":"fine"`, `"note":"fine","needed":false,"needed_by":"reviewer"`, 1)
+	inst, err = jsonschema.UnmarshalJSON(strings.NewReader(withNeeded))
+	require.NoError(t, err)
+	assert.NoError(t, schema.Validate(inst))
+	got, err = ReadRecords(strings.NewReader(withNeeded))
+	require.NoError(t, err)
+	require.NotNil(t, got[0].Gates[0].Needed)
+	assert.False(t, *got[0].Gates[0].Needed)
+	assert.Equal(t, "reviewer", got[0].Gates[0].NeededBy)
+	inst, err = jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(withNeeded, `"needed_by":"reviewer"`, `"needed_by":"a hunch"`, 1)))
+	require.NoError(t, err)
+	assert.Error(t, schema.Validate(inst), "needed_by names a known rule")
 	for _, bad := range []string{`"evidence":"not a list"`, `"evidence":[3]`} {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(withEvidence,
 			`"evidence":["code failed twice in a row, each time with the same error: cannot push"]`, bad, 1)))
