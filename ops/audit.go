@@ -82,8 +82,9 @@ type AuditPolicy struct {
 	// Promise is the policy's false-pause promise in words; empty when its
 	// thresholds were not certified.
 	Promise string `json:"promise,omitempty"`
-	// SHA256 is the hex SHA-256 of the policy as the run pinned it, so
-	// two records name the same policy exactly when it is equal.
+	// SHA256 is the hex SHA-256 of the policy's JSON as the run pinned it
+	// (in its configuration marker), so two records name the same policy
+	// exactly when it is equal.
 	SHA256 string `json:"sha256"`
 }
 
@@ -485,6 +486,7 @@ func auditOfRun(events []*historypb.HistoryEvent, runID string, dc converter.Dat
 		ModelVersion string           `json:"model_version"`
 	}
 	var cfg pinnedConfig
+	var pinnedPolicy json.RawMessage // the policy's JSON as the run pinned it
 	type found struct {
 		rec AuditRecord
 		// pos is the id of the event the record was read from.
@@ -585,6 +587,12 @@ func auditOfRun(events []*historypb.HistoryEvent, runID string, dc converter.Dat
 			var c pinnedConfig
 			if dc.FromPayloads(a.GetDetails()["data"], &c) == nil && c.Mode != "" && c.Policy != nil {
 				cfg, pinned = c, true
+				var raw struct {
+					Policy json.RawMessage `json:"policy"`
+				}
+				if dc.FromPayloads(a.GetDetails()["data"], &raw) == nil {
+					pinnedPolicy = raw.Policy
+				}
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 			a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes()
@@ -646,7 +654,10 @@ func auditOfRun(events []*historypb.HistoryEvent, runID string, dc converter.Dat
 	var policy *AuditPolicy
 	if pinned {
 		p := *cfg.Policy
-		raw, _ := json.Marshal(p)
+		raw := []byte(pinnedPolicy)
+		if len(raw) == 0 {
+			raw, _ = json.Marshal(p)
+		}
 		policy = &AuditPolicy{Name: p.Name, PauseAtOrBelow: p.PauseAtOrBelow, BreachConfidence: p.BreachConfidence,
 			BreachSeverity: p.BreachSeverity, SHA256: sha256Hex(raw)}
 		if p.Promise.Certified() {
