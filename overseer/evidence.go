@@ -131,6 +131,9 @@ func failureStreakFact(t Trajectory) string {
 		} else {
 			fmt.Fprintf(&b, "%s failed %d times in a row", run.Phase, t.FailureStreak)
 		}
+	} else if len(streak) < t.FailureStreak {
+		// The window holds only the latest runs of a longer streak.
+		fmt.Fprintf(&b, "the last %d phase runs failed (the latest %d: %s)", t.FailureStreak, len(streak), phaseList(streak))
 	} else {
 		fmt.Fprintf(&b, "the last %d phase runs failed (%s)", t.FailureStreak, phaseList(streak))
 	}

@@ -106,6 +106,13 @@ func TestEvidenceSaysWhatEachBreachRuleSaw(t *testing.T) {
 		breach: "obligation[0]",
 		want:   []string{"the last 2 phase runs failed (code, test); the last error: pytest: 2 failed"},
 	}, {
+		name:  "a failure streak longer than the window",
+		judge: learned,
+		steps: []evidenceStep{failed("spec", "no spec"), failed("code", "no spec"), failed("code", "no spec"), failed("code", "no spec"),
+			failed("code", "no spec"), failed("code", "no spec"), failed("code", "no spec"), failed("code", "no spec"), failed("code", "no spec")},
+		breach: "obligation[0]",
+		want:   []string{"the last 9 phase runs failed (the latest 8: code, code, code, code, code, code, code, code), each time with the same error: no spec"},
+	}, {
 		name:  "lane ping-pong",
 		judge: heuristic,
 		steps: []evidenceStep{inLane("feature", ran("plan")), inLane("refactor", ran("code")), inLane("feature", ran("test")),
