@@ -139,6 +139,8 @@ func failureStreakFact(t Trajectory) string {
 	}
 	switch {
 	case run.Error == "":
+	case len(streak) > 1 && sameError(streak) && len(streak) < t.FailureStreak:
+		fmt.Fprintf(&b, ", those %d with the same error: %s", len(streak), run.Error)
 	case len(streak) > 1 && sameError(streak):
 		fmt.Fprintf(&b, ", each time with the same error: %s", run.Error)
 	default:

@@ -111,7 +111,7 @@ func TestEvidenceSaysWhatEachBreachRuleSaw(t *testing.T) {
 		steps: []evidenceStep{failed("spec", "no spec"), failed("code", "no spec"), failed("code", "no spec"), failed("code", "no spec"),
 			failed("code", "no spec"), failed("code", "no spec"), failed("code", "no spec"), failed("code", "no spec"), failed("code", "no spec")},
 		breach: "obligation[0]",
-		want:   []string{"the last 9 phase runs failed (the latest 8: code, code, code, code, code, code, code, code), each time with the same error: no spec"},
+		want:   []string{"the last 9 phase runs failed (the latest 8: code, code, code, code, code, code, code, code), those 8 with the same error: no spec"},
 	}, {
 		name:  "lane ping-pong",
 		judge: heuristic,
