@@ -350,7 +350,7 @@ func Audit(ctx context.Context, c client.Client, opts AuditOptions) (AuditResult
 				continue // read with the run it continued as
 			}
 			id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
-			recs, err := auditOfJob(ctx, c, id, runID, dc, opts.DataConverter == nil)
+			recs, err := auditOfJob(ctx, c, id, runID, e.GetMemo(), dc, opts.DataConverter == nil)
 			if errors.Is(err, ErrEncrypted) {
 				res.Encrypted = append(res.Encrypted, id)
 				if encrypted == nil {
@@ -395,9 +395,11 @@ func sortAudit(recs []AuditRecord) {
 }
 
 // auditOfJob reads the gate events of the job whose latest run is runID,
-// and of the runs it continued from, numbered in order.
-func auditOfJob(ctx context.Context, c client.Client, id, runID string, dc converter.DataConverter, withoutCodec bool) ([]AuditRecord, error) {
-	job := AuditJob{WorkflowID: id, RunID: runID}
+// and of the runs it continued from, numbered in order. Its starter is
+// that of memo, the job's memo as listed (it may have been upserted), else
+// that of the memo its runs started with.
+func auditOfJob(ctx context.Context, c client.Client, id, runID string, memo *commonpb.Memo, dc converter.DataConverter, withoutCodec bool) ([]AuditRecord, error) {
+	job := AuditJob{WorkflowID: id, RunID: runID, StartedBy: memoString(memo, overseer.StartedByMemoKey, dc)}
 	var runs [][]AuditRecord
 	seen := map[string]bool{}
 	for r := runID; r != "" && !seen[r]; {
