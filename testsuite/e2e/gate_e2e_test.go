@@ -69,6 +69,13 @@ func TestE2EPausedJobIsVisibleInPlainTemporalAndItsCommandResumesIt(t *testing.T
 	assert.Contains(t, details, "Gate "+s.GateID+", after phase "+s.Gates[len(s.Gates)-1].Phase)
 	assert.Contains(t, details, "Reason: "+s.PauseReason)
 	assert.Contains(t, details, "The next phase will receive: "+s.PendingNote)
+	// What happened comes first: the looping job re-ran the phase it
+	// paused after.
+	evidence := s.Gates[len(s.Gates)-1].Evidence
+	require.NotEmpty(t, evidence, "the gate carries its evidence through the server")
+	assert.Regexp(t, `^`+s.Gates[len(s.Gates)-1].Phase+` ran \d+ times since the last plan`, evidence[0])
+	assert.Less(t, strings.Index(details, "- "+evidence[0]+"\n"), strings.Index(details, "Reason: "), "the evidence before the rule")
+	assert.GreaterOrEqual(t, strings.Index(details, "- "+evidence[0]+"\n"), 0)
 	descriptions := map[string]string{}
 	for _, q := range md.GetDefinition().GetQueryDefinitions() {
 		descriptions[q.GetName()] = q.GetDescription()
