@@ -41,7 +41,7 @@ func TestResumeValidatesBeforeCallingTemporal(t *testing.T) {
 		want string
 	}{
 		{overseer.ResumeRequest{By: " "}, `resume job "job-1": resume needs "by": who resumes the job`},
-		{overseer.ResumeRequest{By: "alice", Action: "pause"}, `resume job "job-1": resume action must be "continue" or "abort", not "pause"`},
+		{overseer.ResumeRequest{By: "alice", Action: "pause"}, `resume job "job-1": resume action must be "continue", "redo" or "abort", not "pause"`},
 		{overseer.ResumeRequest{By: "alice", Note: strings.Repeat("x", overseer.MaxResumeNoteBytes+1)},
 			`resume job "job-1": resume note is 4097 bytes; keep it to 4096 bytes (4 KiB)`},
 	}
