@@ -71,13 +71,15 @@ func onObjectiveFact(a Answers, p Policy) string {
 	return fmt.Sprintf("P(on objective) %.2f, at or below the pause threshold %.3f", a.OnObjective, p.PauseAtOrBelow)
 }
 
-// breachFacts are the facts behind a breach of obligation[i]: what the
-// heuristic and learned judges' rule for i reads (see [HeuristicJudge] and
-// [LearnedJudge]). A breach none of those facts backs (another judge, or
-// an obligation past the fourth) says what the judge found, in its words.
+// breachFacts are the facts behind a breach of obligation[i] of the
+// default obligations: what the heuristic and learned judges' rule for i
+// reads (see [HeuristicJudge] and [LearnedJudge]). A breach none of those
+// facts backs (another judge, an obligation of the workflow type's own,
+// whose sentence the rule may not be about) says what the judge found, in
+// its words; the signals follow it.
 func breachFacts(t Trajectory, a Answers) []string {
 	var facts []string
-	if i, ok := obligationIndex(a.Breach); ok {
+	if i, ok := obligationIndex(a.Breach); ok && i < len(defaultObligations) && (a.BreachText == "" || a.BreachText == defaultObligations[i]) {
 		switch i {
 		case 0: // the output: the last phase failed, or reported a missing output
 			facts = []string{failureStreakFact(t), missingOutputFact(t)}
@@ -95,8 +97,7 @@ func breachFacts(t Trajectory, a Answers) []string {
 		if a.BreachText != "" {
 			what = fmt.Sprintf("%q", strings.TrimSuffix(a.BreachText, "."))
 		}
-		facts = []string{fmt.Sprintf("the judge found %s unmet after %s (confidence %.2f); the trajectory shows no signal of its own for it",
-			what, orUnknown(t.Phase), a.BreachConfidence)}
+		facts = []string{fmt.Sprintf("the judge found %s unmet after %s (confidence %.2f)", what, orUnknown(t.Phase), a.BreachConfidence)}
 	}
 	return facts
 }

@@ -189,7 +189,18 @@ func TestEvidenceOfAPauseOnP(t *testing.T) {
 func TestEvidenceOfABreachNoRuleBacks(t *testing.T) {
 	traj := trajectoryOf(ran("plan"), ran("code"))
 	a := overseer.Answers{Breach: "obligation[1]", BreachText: overseer.DefaultObligations()[1], BreachConfidence: 0.7, Severity: 2, OnObjective: 0.8}
-	assert.Equal(t, []string{`the judge found "The work still serves the job's objective" unmet after code (confidence 0.70); the trajectory shows no signal of its own for it`},
+	assert.Equal(t, []string{`the judge found "The work still serves the job's objective" unmet after code (confidence 0.70)`},
+		overseer.Evidence(traj, a, overseer.DefaultPolicy()))
+}
+
+// A breach of an obligation of the workflow type's own is said in its
+// words first, not as the default rule for its index, which may be about
+// something else; the trajectory's signals follow.
+func TestEvidenceOfABreachOfAnObligationOfTheTypesOwn(t *testing.T) {
+	traj := trajectoryOf(inLane("feature", ran("plan")), inLane("docs", ran("code")), inLane("feature", ran("test")))
+	a := overseer.Answers{Breach: "obligation[1]", BreachText: "Every change has a test.", BreachConfidence: 0.8, Severity: 2, OnObjective: 0.8}
+	assert.Equal(t, []string{`the judge found "Every change has a test" unmet after test (confidence 0.80)`,
+		"the job went back to an earlier lane once in the job's 3 phase runs: feature → docs → feature"},
 		overseer.Evidence(traj, a, overseer.DefaultPolicy()))
 }
 
