@@ -58,8 +58,10 @@ test-cluster:
 # runs the end-to-end tests of a job paused by an operator
 # (testsuite/e2e/workflowpause_e2e_test.go) and stops it. The first run builds
 # that server (minutes); later runs use .tools/bin/temporal-server-v1.32.0.
+# (Offset 25000: the membership ports, 6933-6939 plus the offset, must stay
+# below 32768, which the cluster_membership table stores as a smallint.)
 PAUSE_TEST_DIR         ?= $(CURDIR)/.tools/cluster-pause-test
-PAUSE_TEST_PORT_OFFSET ?= 30000
+PAUSE_TEST_PORT_OFFSET ?= 25000
 
 test-pause:
 	OVERSEER_CLUSTER_SERVER=v1.32.0 OVERSEER_CLUSTER_DIR=$(PAUSE_TEST_DIR) OVERSEER_CLUSTER_PORT_OFFSET=$(PAUSE_TEST_PORT_OFFSET) OVERSEER_CLUSTER_FRESH=1 \
