@@ -309,3 +309,37 @@ func TestE2EAuditWithANotifierHasOpenGatesAndSignalResumes(t *testing.T) {
 	assert.Equal(t, "sam", resumed.By)
 	assert.Equal(t, "by signal", resumed.Note)
 }
+
+// A live worker's /metrics counts the resume attempts its jobs refused, by
+// reason and way in: an update the validator refused and a signal the job
+// dropped, once each, and not again when a query replays the job.
+func TestE2ERefusedResumesOnAWorkersMetrics(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq, metricsURL := meteredWorker(t, srv, worker.Config{})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	id := run.GetID()
+	eventually(t, "the looping job to pause", 30*time.Second, func() bool { return status(t, c, id).Paused })
+
+	code, _, stderr := overseerCLI(srv, "resume", id, "--by", "mallory", "--gate", "nope-9")
+	require.Equal(t, 1, code, stderr)
+	require.NoError(t, c.SignalWorkflow(context.Background(), id, "", overseer.ResumeName, map[string]any{"note": "who am I"}))
+	eventually(t, "the job to drop the signal", 30*time.Second, func() bool { return status(t, c, id).Counters.IgnoredResumes == 1 })
+	_, err := finish(t, c, run, "e2e-reviewer")
+	require.NoError(t, err)
+
+	wrongGate := []string{`reason="` + overseer.WrongGateErrorType + `"`, `via="update"`, `task_queue="` + tq + `"`}
+	noBy := []string{`reason="` + overseer.InvalidResumeErrorType + `"`, `via="signal"`, `task_queue="` + tq + `"`}
+	var got map[string][]labeled
+	eventually(t, "the refusals to be counted", 10*time.Second, func() bool {
+		got = scrape(t, metricsURL)
+		return sum(got["overseer_resumes_refused_total"], wrongGate...) == 1 && sum(got["overseer_resumes_refused_total"], noBy...) == 1
+	})
+	assert.Equal(t, 2.0, sum(got["overseer_resumes_refused_total"], `task_queue="`+tq+`"`), "nothing else was refused: %v", got["overseer_resumes_refused_total"])
+
+	replays := sum(got["temporal_workflow_task_replay_latency_seconds_count"])
+	status(t, c, id) // the closed job is replayed to answer
+	got = scrape(t, metricsURL)
+	require.Greater(t, sum(got["temporal_workflow_task_replay_latency_seconds_count"]), replays, "the query replayed the job")
+	assert.Equal(t, 2.0, sum(got["overseer_resumes_refused_total"], `task_queue="`+tq+`"`), "not counted again on replay")
+}
