@@ -299,3 +299,39 @@ func TestAuditHeadIsTheFilesDigest(t *testing.T) {
 	assert.Equal(t, head, sum.Head)
 	assert.True(t, strings.HasPrefix(b.String(), `{"format":"overseer-audit/v1","job":{"workflow_id":"j","run_id":"r","workflow_type":""},"seq":1,"of":1,`), b.String())
 }
+
+// A gate its deadline escalated and then aborted, read from the gate the job
+// failed with: opened, escalated and expired, each with its rule, nobody's
+// decision.
+func TestAuditOfAGateItsDeadlineAborted(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	esc, closed := t0.Add(24*time.Hour), t0.Add(72*time.Hour)
+	yes := true
+	g := overseer.Gate{ID: "code-1", Phase: "code", Reason: "P low", PausedAt: t0, EscalatedAt: &esc, EscalatedBy: "deadline 24h: escalate",
+		ResumedAt: &closed, Action: overseer.ActionAbort, Expired: true, ExpiredBy: "deadline 72h: abort", Needed: &yes, NeededBy: overseer.NeededByDeadline}
+	details, err := dc.ToPayloads(g)
+	require.NoError(t, err)
+	events := []*historypb.HistoryEvent{{EventId: 1, EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, EventTime: timestamppb.New(closed),
+		Attributes: &historypb.HistoryEvent_WorkflowExecutionFailedEventAttributes{WorkflowExecutionFailedEventAttributes: &historypb.WorkflowExecutionFailedEventAttributes{
+			Failure: &failurepb.Failure{Message: "aborted", FailureInfo: &failurepb.Failure_ApplicationFailureInfo{ApplicationFailureInfo: &failurepb.ApplicationFailureInfo{
+				Type: overseer.AbortedErrorType, Details: details}}}}}}}
+	recs := ops.AuditOfHistory(events, "r", dc)
+	require.Len(t, recs, 3)
+	assert.Equal(t, ops.AuditOpened, recs[0].Kind)
+	assert.True(t, recs[0].At.Equal(t0))
+	assert.Equal(t, ops.AuditEscalated, recs[1].Kind)
+	assert.Equal(t, "deadline 24h: escalate", recs[1].Rule)
+	assert.True(t, recs[1].At.Equal(esc))
+	ex := recs[2]
+	assert.Equal(t, ops.AuditExpired, ex.Kind)
+	assert.Equal(t, "abort", ex.Action)
+	assert.Equal(t, "deadline 72h: abort", ex.Rule)
+	assert.Empty(t, ex.By, "no reviewer decided")
+	require.NotNil(t, ex.Needed)
+	assert.True(t, *ex.Needed)
+	assert.Equal(t, string(overseer.NeededByDeadline), ex.NeededBy)
+	assert.Equal(t, []string{ops.SourceAbortFailure}, ex.Sources)
+	assert.Empty(t, ex.Mode, "no pinned configuration in this history")
+	assert.Nil(t, ex.Policy)
+}
