@@ -91,7 +91,7 @@ func (x *Audit) Run(ctx context.Context, args []string, out io.Writer) error {
 			summary = os.Stderr
 		}
 	}
-	fmt.Fprintf(summary, "audited %d gate events of %d jobs (%d running) to %s", len(res.Records), res.Jobs, res.Running, where)
+	fmt.Fprintf(summary, "audited %d gate events of %s (%d running) to %s", len(res.Records), jobCount(res.Jobs), res.Running, where)
 	if n := len(res.Encrypted); n > 0 {
 		fmt.Fprintf(summary, "; skipped %d whose payloads a codec encrypted (give the codec with --codec-endpoint URL or OVERSEER_CODEC_KEY to audit them)", n)
 	}
@@ -122,6 +122,14 @@ func auditVerify(args []string, out io.Writer) error {
 	if sum.Records == 0 {
 		return fmt.Errorf("%s: the file holds no record: give a file `overseer audit --out` wrote", path)
 	}
-	fmt.Fprintf(out, "%s: %d records of %d jobs verified: none was edited, dropped or reordered; head sha256 %s\n", path, sum.Records, sum.Jobs, sum.Head)
+	fmt.Fprintf(out, "%s: %d records of %s verified: none was edited, dropped or reordered; head sha256 %s\n", path, sum.Records, jobCount(sum.Jobs), sum.Head)
 	return nil
+}
+
+// jobCount is "1 job" or "N jobs".
+func jobCount(n int) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return fmt.Sprintf("%d jobs", n)
 }
