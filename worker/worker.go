@@ -101,6 +101,10 @@ type Config struct {
 	// If not set, gates wait for ever.
 	GateDeadline  overseer.GateDeadline
 	GateDeadlines map[string]overseer.GateDeadline
+	// MaxRedos bounds the redos of one held phase (overseer.Options.MaxRedos):
+	// 0 is the default, 2; negative allows none, for phases that are not
+	// safe to retry.
+	MaxRedos int
 	// Approval says who may open gates (an approvers list, the four-eyes
 	// rule) for workflow types not in Approvals; zero: anyone who can send
 	// the update.
@@ -246,6 +250,7 @@ func (cfg Config) PluginOptions() overseer.Options {
 		AssessTimeout:    cfg.JudgeConfig.assessTimeout(),
 		GateDeadline:     cfg.GateDeadline,
 		GateDeadlines:    cfg.GateDeadlines,
+		MaxRedos:         cfg.MaxRedos,
 		Approval:         cfg.Approval,
 		Approvals:        cfg.Approvals,
 		Notifier:         cfg.Notifier,

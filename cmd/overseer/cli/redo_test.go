@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/worker"
 )
 
 func TestResumeRedoAndAbortAreRefusedTogether(t *testing.T) {
@@ -48,4 +50,15 @@ func TestStatusTextSaysRedos(t *testing.T) {
 	out.Reset()
 	writeStatus(&out, "job-1", s, "")
 	assert.NotRegexp(t, `(?m)^Redo`, out.String(), "a job that cannot redo offers none")
+}
+
+// --max-redos reaches the plugin's options; left unset, the plugin's
+// default applies.
+func TestWorkerMaxRedosFlag(t *testing.T) {
+	var cfg worker.Config
+	require.NoError(t, (&workerFlags{maxRedos: -1}).applyGates(&cfg, func(string) string { return "" }))
+	assert.Equal(t, -1, cfg.PluginOptions().MaxRedos)
+	cfg = worker.Config{}
+	require.NoError(t, (&workerFlags{}).applyGates(&cfg, func(string) string { return "" }))
+	assert.Zero(t, cfg.PluginOptions().MaxRedos, "0: overseer.DefaultMaxRedos")
 }

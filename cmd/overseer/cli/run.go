@@ -40,6 +40,7 @@ type workerFlags struct {
 	// their secrets) come from the environment only (notify.FromEnv).
 	gateDeadline  string
 	gateDeadlines string
+	maxRedos      int
 	dashboardURL  string
 	approvers     string
 	fourEyes      bool
@@ -63,6 +64,7 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.policy, "policy", "", "policy file from overseer calibrate (default: $"+worker.EnvPolicy+", else the policy that goes with the judge)")
 	fs.StringVar(&w.gateDeadline, "gate-deadline", "", "how long a gate waits and then: DURATION:escalate|continue|abort, e.g. 24h:escalate,72h:abort (default: $"+envGateDeadline+", else none)")
 	fs.StringVar(&w.gateDeadlines, "gate-deadlines", "", "gate deadlines per workflow type, e.g. 'CoroJob=24h:escalate,72h:abort;Other=4h:continue'")
+	fs.IntVar(&w.maxRedos, "max-redos", 0, "how many times a reviewer may redo one held phase (resume --redo); -1 allows none, for phases that are not safe to retry (default: 2)")
 	fs.StringVar(&w.dashboardURL, "dashboard-url", "", "the dashboard's base URL that notifications link to (default: $"+envDashboardURL+"); "+
 		"notifiers come from the environment: $"+notify.EnvWebhookURL+" with $"+notify.EnvWebhookSecret+", $"+notify.EnvSlackWebhookURL+" (and $"+notify.EnvSlackEscalationURL+")")
 	fs.StringVar(&w.approvers, "approvers", "", "who may resume gates: identities and group:NAME, comma-separated (default: $"+envApprovers+", else anyone who can send the update)")
@@ -142,6 +144,7 @@ func (w *workerFlags) applyGates(cfg *worker.Config, getenv func(string) string)
 		return fmt.Errorf("%w: --gate-deadline: %v", ErrUsage, err)
 	}
 	cfg.GateDeadline = d
+	cfg.MaxRedos = w.maxRedos
 	if w.gateDeadlines != "" {
 		cfg.GateDeadlines = map[string]overseer.GateDeadline{}
 		for _, pair := range strings.Split(w.gateDeadlines, ";") {
