@@ -252,3 +252,35 @@ func TestCurrentDetailsPrintTheRedoCommandWithinTheBound(t *testing.T) {
 	assert.Contains(t, second, "Gate code-2, after phase code")
 	assert.NotContains(t, second, "Redo:", "the bound is reached")
 }
+
+// Of two phases flagged in parallel, one is redone and the other continued:
+// only the redone one runs again, and each future gets its own result.
+func TestRedoOfOneOfTwoParallelGates(t *testing.T) {
+	h, c := newRedoHarness(t, overseer.Options{}, flagged(), flagged(), onTrack(), onTrack())
+	h.env.RegisterWorkflow(parallelWorkflow)
+	var both overseer.Status
+	var redo, cont *updateResult
+	h.env.RegisterDelayedCallback(func() {
+		both = h.status(t)
+		redo = h.update(overseer.ResumeRequest{By: "alice", Action: overseer.ActionRedo, Gate: both.Gates[1].ID, Note: "again"})
+		cont = h.update(overseer.ResumeRequest{By: "alice", Gate: both.Gates[0].ID})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(parallelWorkflow)
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Len(t, both.Gates, 2)
+	require.NoError(t, redo.rejected)
+	require.NoError(t, cont.rejected)
+
+	redone := both.Gates[1].Phase
+	var done []string
+	require.NoError(t, h.env.GetWorkflowResult(&done))
+	want := map[string]string{"code": "code#1", "test": "test#1"}
+	want[redone] = redone + "#2"
+	assert.Equal(t, []string{want["code"], want["test"], "spec#1"}, done)
+	assert.Equal(t, 2, c.count(redone))
+	assert.Equal(t, 1, c.count("spec"))
+	s := h.status(t)
+	assert.Equal(t, 1, s.Counters.Redos)
+	assert.Equal(t, 2, s.Counters.Resumes)
+	assert.False(t, s.Paused)
+}
