@@ -486,7 +486,7 @@
 //	overseer_notifications_failed  by kind (opened, escalated, resumed, redone, aborted, expired)
 //
 // Timers (histograms in seconds): overseer_judge_latency and
-// overseer_gate_wait ([MetricGateWait], by action: continue, abort, or
+// overseer_gate_wait ([MetricGateWait], by action: continue, redo, abort, or
 // expired for a gate its deadline closed). [MetricOpenGates] is a
 // gauge the worker sets from visibility. The learn loop (package learn)
 // emits [MetricLearnPromotions], [MetricLearnRefusals] and the gauges

@@ -44,7 +44,7 @@ const (
 	// also counted in Counters.IgnoredResumes).
 	metricResumesRefused = "overseer_resumes_refused"
 	// MetricGateWait times how long a job waited at a gate, tagged action
-	// (continue, abort, or expired for a gate closed by its deadline).
+	// (continue, redo, abort, or expired for a gate closed by its deadline).
 	MetricGateWait = "overseer_gate_wait"
 	// metricEscalations counts gates escalated at their deadline.
 	metricEscalations = "overseer_gate_escalations"
