@@ -4,8 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -146,8 +152,20 @@ func assertStatusSaysOperatorPaused(t *testing.T, srv server, id string, atGate 
 	t.Logf("overseer status of a job paused by an operator:\n%s", stdout)
 }
 
-// An operator pauses a job at its open gate: a resume through the CLI (and
-// through ops.Resume, the update itself) is refused in one sentence that says
+// httpGet fetches u and returns the status code and body.
+func httpGet(t *testing.T, c *http.Client, u string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	return resp.StatusCode, string(b)
+}
+
+// An operator pauses a job at its open gate: a resume through the CLI, the
+// dashboard's form and ops.Resume (the update itself) is refused in one sentence that says
 // an operator paused it and how to unpause it; a resume signal sent meanwhile
 // is queued and applied after the unpause, and the job then finishes as it
 // would have.
@@ -167,8 +185,37 @@ func TestE2EWorkflowPauseAtAGate(t *testing.T) {
 		return code == 0 && strings.Contains(stdout, id)
 	})
 
+	// The dashboard's page of the open gate, loaded before the pause.
+	dash := startDashboard(t, srv)
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	browser := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+	_, page := httpGet(t, browser, dash+"/job?id="+url.QueryEscape(id))
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	require.NotNil(t, m, "the gate's resume form: %s", page)
+	token := html.UnescapeString(m[1])
+
 	pauseWorkflow(t, srv, id, "incident 42: hold every job")
 	assertStatusSaysOperatorPaused(t, srv, id, true)
+
+	// The dashboard: the form posted from that page is refused in the
+	// sentence, and the page now says it instead of showing the form.
+	form := url.Values{"csrf": {token}, "id": {id}, "by": {"alice"}, "gate": {gate}, "action": {"continue"}}
+	req, err := http.NewRequest(http.MethodPost, dash+"/job/resume", strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := browser.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	assert.Contains(t, string(body), "an operator paused the workflow with Temporal&#39;s Workflow Pause by "+operatorIdentity)
+	assert.Contains(t, string(body), "temporal workflow unpause --workflow-id "+id)
+	_, page = httpGet(t, browser, dash+"/job?id="+url.QueryEscape(id))
+	assert.Contains(t, page, "data-operator-paused>Job &#34;"+id+"&#34; is paused by an operator")
+	assert.Contains(t, page, `Paused by an operator<`)
+	assert.NotContains(t, page, `action="/job/resume"`, "no resume form while paused")
 	// Held by the operator, it leaves the queue: nobody can open its gate.
 	eventually(t, "overseer list --paused to leave out the job an operator paused", 20*time.Second, func() bool {
 		code, stdout, _ := overseerCLI(srv, "list", "--paused")
@@ -185,7 +232,7 @@ func TestE2EWorkflowPauseAtAGate(t *testing.T) {
 	// The update itself, with the gate named (what the dashboard sends).
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := ops.Resume(ctx, c, id, overseer.ResumeRequest{By: "alice", Gate: gate})
+	_, err = ops.Resume(ctx, c, id, overseer.ResumeRequest{By: "alice", Gate: gate})
 	require.ErrorIs(t, err, ops.ErrOperatorPaused)
 	assert.Contains(t, err.Error(), "then resume it again")
 	t.Logf("the resume update of a job paused by an operator: %v", errors.Unwrap(err))
