@@ -23,6 +23,13 @@
 // Send the gate id you read, so that a decision taken at one gate never
 // closes the next one.
 //
+// A job an operator paused with Temporal's Workflow Pause (servers from
+// v1.30.0) answers no query and takes no update until it is unpaused:
+// Status and Resume then return an [*OperatorPausedError], one sentence
+// that says who paused it and names the unpause command, with the pause as
+// describe reports it ([OperatorPaused]). A resume sent as the
+// overseer.resume signal meanwhile is queued and applied after the unpause.
+//
 // # Listing jobs
 //
 // [ListQuery] builds the visibility query for a band and for paused jobs
@@ -40,7 +47,7 @@
 // Every error names the job and says what to do, so that the CLI and the
 // dashboard word them the same way. It wraps a sentinel for callers to
 // test with errors.Is — [ErrNoJob], [ErrFinished], [ErrNotOverseen],
-// [ErrInvalidFilter] — or keeps the workflow's refusal of a resume, an
+// [ErrInvalidFilter], [ErrOperatorPaused] — or keeps the workflow's refusal of a resume, an
 // application error whose type overseer.ErrorType returns
 // (overseer.NotPausedErrorType, WrongGateErrorType, InvalidResumeErrorType).
 //
