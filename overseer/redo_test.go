@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
@@ -283,4 +284,25 @@ func TestRedoOfOneOfTwoParallelGates(t *testing.T) {
 	assert.Equal(t, 1, s.Counters.Redos)
 	assert.Equal(t, 2, s.Counters.Resumes)
 	assert.False(t, s.Paused)
+}
+
+// A run replayed from before redo (its history has no redo marker) drops a
+// redo signal as it did then, an unknown action, and its phase runs once.
+func TestRedoSignalInARunFromBeforeRedoIsDropped(t *testing.T) {
+	h, c := newRedoHarness(t, overseer.Options{}, onTrack(), flagged(), onTrack())
+	h.env.OnGetVersion("temporal-overseer/redo", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "alice", Action: overseer.ActionRedo, Note: "again"})
+	}, time.Hour)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "alice", Note: "fine"})
+	}, 2*time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+	s := h.status(t)
+	assert.Equal(t, 1, s.Counters.IgnoredResumes)
+	assert.Zero(t, s.Counters.Redos)
+	assert.Equal(t, 1, c.count("code"))
+	require.Len(t, s.Gates, 1)
+	assert.Equal(t, overseer.ActionContinue, s.Gates[0].Action)
 }
