@@ -114,6 +114,10 @@ type waitingRow struct {
 	// passed (the worker acts on it any moment).
 	DeadlineIn time.Duration
 	Overdue    bool
+	// CannotOpen is why the signed-in user may not open this gate ("" when
+	// they may, or nobody is signed in): its row cannot be selected, so
+	// they learn it before sending, not from the refusal.
+	CannotOpen string
 }
 
 // batchResult is the outcome of one gate of a batch.
@@ -150,7 +154,8 @@ func (s *Server) waitingPage(r *http.Request) waitingPage {
 	}
 	now := s.opts.Now()
 	for _, g := range gates {
-		row := waitingRow{WaitingGate: g, URL: jobURL(g.JobID), Value: gateValue(ops.GateRef{JobID: g.JobID, GateID: g.GateID})}
+		row := waitingRow{WaitingGate: g, URL: jobURL(g.JobID), Value: gateValue(ops.GateRef{JobID: g.JobID, GateID: g.GateID}),
+			CannotOpen: s.cannotOpen(r, g)}
 		if g.Deadline != nil {
 			row.DeadlineIn = g.Deadline.Sub(now)
 			row.Overdue = row.DeadlineIn <= 0
@@ -158,6 +163,21 @@ func (s *Server) waitingPage(r *http.Request) waitingPage {
 		p.Rows = append(p.Rows, row)
 	}
 	return p
+}
+
+// cannotOpen is cannotResume for a row of the queue. The queue does not
+// read who started each job, so the four-eyes rule is left to the resume
+// unless the job says nobody can be checked.
+func (s *Server) cannotOpen(r *http.Request, g ops.WaitingGate) string {
+	id, ok := identityOf(r.Context())
+	if !s.auth.on() || !ok {
+		return ""
+	}
+	a := g.Approval()
+	if a.FourEyes && !a.NoStarter {
+		a.FourEyes = false
+	}
+	return a.Refusal(id.Name, id.Groups, "")
 }
 
 func (s *Server) handleWaiting(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -175,4 +176,32 @@ func TestWaitingViewOfAFourEyesJobWithoutAStarter(t *testing.T) {
 	_, body = get(t, srv.Client(), srv.URL+"/job?id=job-early")
 	assert.Contains(t, body, "<b>Who may resume:</b> "+nobody+"</p>")
 	assert.NotContains(t, body, "lead@example.com, group:sre (not the job&#39;s starter)")
+}
+
+// A signed-in user sees which gates of the queue they may not open before
+// they send: those rows cannot be selected and say why; the others can.
+func TestWaitingViewMarksTheGatesTheSignedInUserMayNotOpen(t *testing.T) {
+	srv := newServer(t, waitingBackend(), dashboard.Options{Now: func() time.Time { return waitingNow },
+		TrustedProxy: dashboard.TrustedProxy{Addresses: []string{"127.0.0.1"}}})
+	c := jarClient(t, false)
+	for user, mayOpenEarly := range map[string]bool{"rev@example.com": false, "lead@example.com": true} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/waiting", nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Forwarded-User", user)
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body := string(raw)
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+		early := `value="gate=spec-1&amp;job=job-early"`
+		if mayOpenEarly {
+			assert.Contains(t, body, early, "%s may open job-early's gate: it can be selected", user)
+			assert.NotContains(t, body, "data-not-you", user)
+			continue
+		}
+		assert.NotContains(t, body, early, "%s may not open job-early's gate: it cannot be selected", user)
+		assert.Contains(t, body, `<div class="sub form-error" data-not-you>Not you: &#34;rev@example.com&#34; may not resume this job: its approvers are lead@example.com, group:sre</div>`)
+		assert.Contains(t, body, `value="gate=code-1&amp;job=job-paused"`, "a gate anyone may open stays selectable")
+	}
 }
