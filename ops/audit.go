@@ -17,7 +17,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/workflowservice/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -334,43 +334,28 @@ func Audit(ctx context.Context, c client.Client, opts AuditOptions) (AuditResult
 	}
 	var res AuditResult
 	var encrypted error
-	var token []byte
-	listed := 0
-	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 100, NextPageToken: token})
+	err := listJobs(ctx, c, query, opts.Limit, func(e *workflowpb.WorkflowExecutionInfo) error {
+		id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
+		recs, err := auditOfJob(ctx, c, id, runID, e.GetMemo(), dc, opts.DataConverter == nil)
+		if errors.Is(err, ErrEncrypted) {
+			res.Encrypted = append(res.Encrypted, id)
+			if encrypted == nil {
+				encrypted = err
+			}
+			return nil
+		}
 		if err != nil {
-			return AuditResult{}, fmt.Errorf("list workflows matching %q: %w", query, err)
+			return err
 		}
-		for _, e := range resp.Executions {
-			if opts.Limit > 0 && listed == opts.Limit {
-				break
-			}
-			listed++
-			if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
-				continue // read with the run it continued as
-			}
-			id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
-			recs, err := auditOfJob(ctx, c, id, runID, e.GetMemo(), dc, opts.DataConverter == nil)
-			if errors.Is(err, ErrEncrypted) {
-				res.Encrypted = append(res.Encrypted, id)
-				if encrypted == nil {
-					encrypted = err
-				}
-				continue
-			}
-			if err != nil {
-				return AuditResult{}, err
-			}
-			res.Jobs++
-			if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-				res.Running++
-			}
-			res.Records = append(res.Records, recs...)
+		res.Jobs++
+		if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			res.Running++
 		}
-		token = resp.NextPageToken
-		if len(token) == 0 || (opts.Limit > 0 && listed == opts.Limit) {
-			break
-		}
+		res.Records = append(res.Records, recs...)
+		return nil
+	})
+	if err != nil {
+		return AuditResult{}, err
 	}
 	if res.Jobs == 0 && encrypted != nil {
 		return AuditResult{}, encrypted

@@ -13,6 +13,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -99,8 +100,6 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 		dc = converter.GetDefaultDataConverter()
 	}
 	var res ExportResult
-	var token []byte
-	listed := 0
 	// A namespace may hold jobs of a deployment that encrypts beside jobs
 	// of one that does not: the readable ones are exported, the others
 	// counted; only an export that can read none of them refuses.
@@ -111,55 +110,74 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 		}
 		return res, nil
 	}
+	err := listJobs(ctx, c, query, opts.Limit, func(e *workflowpb.WorkflowExecutionInfo) error {
+		id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
+		outcome, ok := outcomeOfStatus(e.GetStatus())
+		switch {
+		case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			res.Running++
+			return nil
+		case !ok:
+			return nil
+		}
+		rec, err := recordOfJob(ctx, c, id, runID, dc, opts.DataConverter == nil)
+		if errors.Is(err, ErrEncrypted) {
+			res.Encrypted = append(res.Encrypted, id)
+			if encrypted == nil {
+				encrypted = err
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(rec.Steps) == 0 {
+			res.NoPhases = append(res.NoPhases, id)
+			return nil
+		}
+		rec.Outcome = outcome
+		if f := familyOfMemo(e.GetMemo(), dc); f != "" {
+			rec.Task.Family = f
+		}
+		if l, ok := opts.Labels[id]; ok {
+			rec.Outcome = l
+			res.Labelled++
+		}
+		res.Records = append(res.Records, rec)
+		return nil
+	})
+	if err != nil {
+		return ExportResult{}, err
+	}
+	return finish()
+}
+
+// listJobs calls each with every job the query lists, in the order listed,
+// up to limit (0: no limit). A run that continued as new is skipped: it is
+// read with the run it continued as.
+func listJobs(ctx context.Context, c client.Client, query string, limit int, each func(*workflowpb.WorkflowExecutionInfo) error) error {
+	var token []byte
+	listed := 0
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 100, NextPageToken: token})
 		if err != nil {
-			return ExportResult{}, fmt.Errorf("list workflows matching %q: %w", query, err)
+			return fmt.Errorf("list workflows matching %q: %w", query, err)
 		}
 		for _, e := range resp.Executions {
-			if opts.Limit > 0 && listed == opts.Limit {
-				break
+			if limit > 0 && listed == limit {
+				return nil
 			}
 			listed++
-			id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
-			outcome, ok := outcomeOfStatus(e.GetStatus())
-			switch {
-			case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-				res.Running++
-				continue
-			case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-				continue // read with the run it continued as
-			case !ok:
+			if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
 				continue
 			}
-			rec, err := recordOfJob(ctx, c, id, runID, dc, opts.DataConverter == nil)
-			if errors.Is(err, ErrEncrypted) {
-				res.Encrypted = append(res.Encrypted, id)
-				if encrypted == nil {
-					encrypted = err
-				}
-				continue
+			if err := each(e); err != nil {
+				return err
 			}
-			if err != nil {
-				return ExportResult{}, err
-			}
-			if len(rec.Steps) == 0 {
-				res.NoPhases = append(res.NoPhases, id)
-				continue
-			}
-			rec.Outcome = outcome
-			if f := familyOfMemo(e.GetMemo(), dc); f != "" {
-				rec.Task.Family = f
-			}
-			if l, ok := opts.Labels[id]; ok {
-				rec.Outcome = l
-				res.Labelled++
-			}
-			res.Records = append(res.Records, rec)
 		}
 		token = resp.NextPageToken
-		if len(token) == 0 || (opts.Limit > 0 && listed == opts.Limit) {
-			return finish()
+		if len(token) == 0 || (limit > 0 && listed == limit) {
+			return nil
 		}
 	}
 }
