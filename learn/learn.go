@@ -170,8 +170,12 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	if in.Type == "" {
 		return Result{}, temporal.NewNonRetryableApplicationError("learn: no workflow type: give the type whose jobs to learn from", "OverseerLearnInput", nil)
 	}
+	// The export reads every job's history: an hour at most, alive as long
+	// as it heartbeats (a 10-minute limit capped a round at about 1,800
+	// jobs on a loaded 2-core cluster). Replay does not compare timeouts.
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var ex ExportOutput
@@ -283,6 +287,7 @@ func (a *Activities) records(ctx context.Context, workflowType, where string, be
 // Export counts the labelled runs of the type closed before in.Before and
 // those closed since the previous round.
 func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, error) {
+	defer heartbeatEvery(ctx, refitHeartbeatEvery, "reading the jobs")()
 	recs, err := a.records(ctx, in.Type, in.Where, in.Before)
 	if err != nil {
 		return ExportOutput{}, err
