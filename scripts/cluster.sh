@@ -81,6 +81,12 @@ case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
 PGDATA="$DIR/pgdata"
 LOGS="$DIR/logs"
 OFFSET="${OVERSEER_CLUSTER_PORT_OFFSET:-10000}"
+# The server records its membership ports in a PostgreSQL smallint: the
+# highest, 6939 + OFFSET, must stay at or below 32767.
+if ! [[ "$OFFSET" =~ ^[0-9]+$ ]] || (( 6939 + OFFSET > 32767 )); then
+	echo "cluster: OVERSEER_CLUSTER_PORT_OFFSET=$OFFSET: give a number from 0 to 25828 (the server stores its membership ports, 6933-6939 plus the offset, in a PostgreSQL smallint)" >&2
+	exit 2
+fi
 
 NAMESPACE="default"
 # What docker-compose.yml's temporal-admin service registers (compose_test.go
