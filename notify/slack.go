@@ -128,6 +128,9 @@ func SlackMessage(ev overseer.GateEvent) SlackPayload {
 	if ev.Note != "" {
 		lines = append(lines, "*Note:* "+esc(clip(ev.Note, 1500)))
 	}
+	if ev.Judgement != "" {
+		lines = append(lines, "*Judged:* "+esc(ev.Judgement))
+	}
 	if ev.Deadline != nil && (ev.Kind == overseer.GateOpened || ev.Kind == overseer.GateEscalated) {
 		lines = append(lines, "*Deadline:* "+ev.Deadline.UTC().Format("2006-01-02 15:04 UTC"))
 	}

@@ -90,11 +90,14 @@ func TestSlackMessageLinksToTheGateOnTheDashboard(t *testing.T) {
 
 	res := event(overseer.GateResumed)
 	res.By, res.Note, res.Wait = "alice", "go on", 2*time.Hour
+	res.Judgement = "pause needed: a continue with a note counts as needed"
 	require.NoError(t, sl.Notify(context.Background(), res))
 	team = srv.messages("/services/T0/B0/team")
 	require.Len(t, team, 2)
 	assert.Contains(t, team[1].Text, "resumed at gate *code-1* by alice after 2h")
 	assert.Contains(t, team[1].Blocks[0].Text.Text, "*Note:* go on")
+	assert.Contains(t, team[1].Blocks[0].Text.Text, "*Judged:* pause needed: a continue with a note counts as needed", "the resume says whether the pause was needed")
+	assert.NotContains(t, team[0].Blocks[0].Text.Text, "*Judged:*", "an open gate is not judged yet")
 }
 
 func TestSlackErrorsNeverShowTheWebhookURL(t *testing.T) {

@@ -268,6 +268,10 @@ func TestPausedGateCarriesItsEvidence(t *testing.T) {
 	for _, ev := range n.events {
 		assert.Equal(t, want, ev.Evidence, "the %s notification", ev.Kind)
 	}
+	assert.Nil(t, n.events[0].Needed, "an open gate is not judged yet")
+	require.NotNil(t, n.events[1].Needed, "the resumed notification says whether the pause was needed")
+	assert.True(t, *n.events[1].Needed)
+	assert.Equal(t, "pause needed: a continue with a note counts as needed", n.events[1].Judgement)
 }
 
 // A pause for manual review after judge failures says so first.

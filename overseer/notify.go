@@ -116,6 +116,11 @@ type GateEvent struct {
 	// request gave them.
 	By   string `json:"by,omitempty"`
 	Note string `json:"note,omitempty"`
+	// Needed is the closed gate's judgement of its pause (Gate.Needed) and
+	// Judgement says it in words with the rule that gave it
+	// (Gate.Judgement); unset while the gate is open.
+	Needed    *bool  `json:"needed,omitempty"`
+	Judgement string `json:"judgement,omitempty"`
 	// DashboardURL is the job's page on the dashboard, when the worker
 	// knows the dashboard ([Options.DashboardURL]); filled in by the worker
 	// when it sends the notification, not recorded in history.
@@ -199,6 +204,8 @@ func (r *run) event(ctx workflow.Context, kind GateEventKind, g Gate) GateEvent 
 		Action:         g.Action,
 		By:             g.By,
 		Note:           g.Note,
+		Needed:         g.Needed,
+		Judgement:      g.Judgement(),
 	}
 	switch kind {
 	case GateEscalated:
