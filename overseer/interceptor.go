@@ -248,14 +248,10 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	}
 	// A redo (redo.go) brings the held phase through again, with its own
 	// note and the future the workflow already holds.
-	rd := r.redoing
-	if rd != nil && rd.activityType == activityType {
-		r.redoing = nil
-	} else {
-		rd = nil
-	}
+	var rd *redoing
 	var note *Note
-	if rd != nil {
+	if r.redoing != nil && r.redoing.activityType == activityType {
+		rd, r.redoing = r.redoing, nil
 		note = &rd.note
 	} else {
 		note = r.takeNote()

@@ -370,11 +370,9 @@ func (t Trajectory) Digest() string {
 // input as a Go value) never shares memory with the workflow's state.
 func (t Trajectory) clone() Trajectory {
 	t.RunsByPhase = slices.Clone(t.RunsByPhase)
+	// A phase run's own slices (FailedToolCategories, MissingOutputs) are
+	// made fresh by recordPhase and never written again: sharing them is safe.
 	t.RecentPhases = slices.Clone(t.RecentPhases)
-	for i := range t.RecentPhases {
-		p := &t.RecentPhases[i]
-		p.FailedToolCategories, p.MissingOutputs = slices.Clone(p.FailedToolCategories), slices.Clone(p.MissingOutputs)
-	}
 	t.WorkItems = slices.Clone(t.WorkItems)
 	t.FailedToolCategories = slices.Clone(t.FailedToolCategories)
 	t.RecentLaneSwitches = slices.Clone(t.RecentLaneSwitches)

@@ -37,3 +37,14 @@ func TestAFullTrajectoryShiftsWithoutTouchingItsClones(t *testing.T) {
 	assert.Equal(t, 0, before.RecentPhases[0].Turns, "a clone taken before keeps its phases")
 	assert.Equal(t, "code", before.RecentPhases[maxRecentPhases-1].Phase)
 }
+
+func TestACloneSharesNoPhaseRunThatLaterRecordsChange(t *testing.T) {
+	var tr Trajectory
+	tr.recordPhase(PhaseRun{Phase: "test"}, &PhaseReport{FailedToolCategories: []string{"pytest"}, MissingOutputs: []string{"patch"}})
+	before := tr.clone()
+	for range maxRecentPhases + 1 {
+		tr.recordPhase(PhaseRun{Phase: "code"}, &PhaseReport{FailedToolCategories: []string{"lint"}, MissingOutputs: []string{"diff"}})
+	}
+	assert.Equal(t, []string{"pytest"}, before.RecentPhases[0].FailedToolCategories, "later phases never write an earlier run's names")
+	assert.Equal(t, []string{"patch"}, before.RecentPhases[0].MissingOutputs)
+}
