@@ -166,12 +166,29 @@ func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
 	ls := status(t, c, long.GetID())
 	assert.Equal(t, 8, ls.Counters.Phases, "phases of all runs are counted across an encrypted continue-as-new")
 
+	// A redo's note reaches the rerun through the encrypted header too.
+	redone := d.start(t, map[string]any{overseer.ModeMemoKey: "manage", overseer.StartedByMemoKey: "alice"},
+		workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	eventually(t, "the job to be redone to pause", 30*time.Second, func() bool { return status(t, c, redone.GetID()).Paused })
+	rh, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: redone.GetID(), UpdateName: overseer.ResumeName,
+		Args: []any{overseer.ResumeRequest{By: "bob", Action: overseer.ActionRedo, Note: "redo it without the flaky fixture"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	var redoGate overseer.Gate
+	require.NoError(t, rh.Get(context.Background(), &redoGate))
+	assert.Equal(t, overseer.ActionRedo, redoGate.Action)
+	_, err = finish(t, c, redone, "bob")
+	require.NoError(t, err)
+	assert.Equal(t, 1, status(t, c, redone.GetID()).Counters.Redos, "the redo took effect under the codec")
+
 	// A client without the codec reads the histories as the server stores
 	// them: every payload is the codec's.
 	plain := srv.Client()
 	ctx := context.Background()
 	gated, err := testsuite.FetchChain(ctx, plain, run.GetID(), gatedRun)
 	require.NoError(t, err)
+	redoneChain, err := testsuite.FetchChain(ctx, plain, redone.GetID(), redone.GetRunID())
+	require.NoError(t, err)
+	gated = append(gated, redoneChain...)
 	chain, err := testsuite.FetchChain(ctx, plain, long.GetID(), firstRun)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(chain), 2, "the long job continued as new")
@@ -189,7 +206,7 @@ func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
 		"update input", "update result", "signal input"} {
 		assert.Positive(t, seen[kind], "the scan saw a %s (it covers every kind of overseer payload): %v", kind, seen)
 	}
-	assertNoClearText(t, append(gated, chain...), "fix the parser, not the test", "alice", "Process note", `"trajectory"`)
+	assertNoClearText(t, append(gated, chain...), "fix the parser, not the test", "redo it without the flaky fixture", "alice", "Process note", `"trajectory"`, `"evidence"`)
 
 	// overseer export reads the histories with the codec, and says what to
 	// configure without it.
