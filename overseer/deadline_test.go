@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +43,12 @@ func (n *inbox) Notify(_ context.Context, ev overseer.GateEvent) error {
 			return err
 		}
 	}
-	n.events = append(n.events, ev)
+	// Delivery is at least once (a run that ends while an attempt is in
+	// flight hands it to its notifier workflow): like any receiver, the
+	// inbox keeps one delivery per idempotency key.
+	if !slices.ContainsFunc(n.events, func(d overseer.GateEvent) bool { return d.IdempotencyKey == ev.IdempotencyKey }) {
+		n.events = append(n.events, ev)
+	}
 	return nil
 }
 
