@@ -243,7 +243,7 @@ func (b *handBackground) start(run string, seq int, obligations []string, traj o
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		a := handAnswer{Seq: seq}
-		req, err := overseer.NewRequest(obligations, traj)
+		req, err := overseer.NewRequest(HandwrittenWorkflowName, obligations, traj)
 		if err == nil {
 			var resp *jev.Response
 			if resp, err = judge.Decide(ctx, req); err == nil {

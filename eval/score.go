@@ -97,7 +97,7 @@ func Score(ctx context.Context, records []Record, opts ScoreOptions) ([]ScoredRu
 func scoreRun(ctx context.Context, rec Record, opts ScoreOptions) (ScoredRun, error) {
 	run := ScoredRun{ID: rec.ID, Family: rec.FamilyName(), Outcome: rec.Outcome, Steps: rec.NumSteps()}
 	for _, b := range Replay(rec) {
-		req, err := overseer.NewRequest(opts.Obligations, b.Trajectory)
+		req, err := overseer.NewRequest("", opts.Obligations, b.Trajectory)
 		if err != nil {
 			return run, fmt.Errorf("run %s: %w", rec.ID, err)
 		}

@@ -76,7 +76,7 @@ func TestDecidePromotesABetterCandidate(t *testing.T) {
 	m, err := overseer.ParseLearnedModel(d.Model)
 	require.NoError(t, err)
 	assert.Equal(t, overseer.StageRefit, m.Stage(), "a refit on the type's jobs is stage 3")
-	assert.Equal(t, "stage 3: refitted on CoroJob jobs", m.StageSentence("telemetry"))
+	assert.Equal(t, "stage 3: refitted on CoroJob jobs", m.StageSentence("telemetry", "CoroJob"))
 	assert.Equal(t, 30, d.Figures.HeldOut)
 	assert.Equal(t, 120, d.Figures.Trained)
 	assert.GreaterOrEqual(t, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)

@@ -121,7 +121,7 @@ func (a *assessor) Assess(ctx context.Context, in AssessInput) (AssessOutput, er
 // Overseer activity, or inside a side effect for a [PureJudge] in workflow
 // code, where reading the clock is recorded, never replayed.
 func decide(ctx context.Context, judge jev.Judge, in AssessInput) (AssessOutput, error) {
-	req, err := NewRequest(in.Obligations, in.Trajectory)
+	req, err := NewRequest(in.WorkflowType, in.Obligations, in.Trajectory)
 	if err != nil {
 		return AssessOutput{}, temporal.NewNonRetryableApplicationError("overseer.assess: "+err.Error(), InvalidRequestErrorType, err)
 	}

@@ -31,7 +31,7 @@ func BenchmarkAssessBoundary(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		req, err := overseer.NewRequest(overseer.DefaultObligations(), traj)
+		req, err := overseer.NewRequest("", overseer.DefaultObligations(), traj)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func BenchmarkDigest(b *testing.B) {
 }
 
 func BenchmarkValidate(b *testing.B) {
-	req, err := overseer.NewRequest(overseer.DefaultObligations(), longTrajectory(b))
+	req, err := overseer.NewRequest("", overseer.DefaultObligations(), longTrajectory(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -505,7 +505,7 @@
 //	var rec overseer.TrajectoryRecorder
 //	rec.SetObjective("Fix the flaky export test")
 //	rec.RecordPhase(overseer.PhaseRun{Phase: "code", Duration: 4 * time.Minute}, &overseer.PhaseReport{Turns: 9})
-//	req, err := overseer.NewRequest(obligations, rec.Trajectory())
+//	req, err := overseer.NewRequest("", obligations, rec.Trajectory())
 //	resp, err := judge.Decide(ctx, req)
 //	answers, err := overseer.ParseAnswers(req, resp, obligations)
 //

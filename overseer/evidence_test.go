@@ -58,7 +58,7 @@ func withItem(id, status string, s evidenceStep) evidenceStep {
 // judged asks judge about traj with the default obligations.
 func judged(t *testing.T, judge jev.Judge, traj overseer.Trajectory) overseer.Answers {
 	t.Helper()
-	req, err := overseer.NewRequest(overseer.DefaultObligations(), traj)
+	req, err := overseer.NewRequest("", overseer.DefaultObligations(), traj)
 	require.NoError(t, err)
 	resp, err := judge.Decide(context.Background(), req)
 	require.NoError(t, err)

@@ -82,7 +82,7 @@ func ExampleTrajectoryRecorder() {
 	t := rec.Trajectory()
 	fmt.Println(t.Digest())
 
-	req, err := overseer.NewRequest(obligations, t)
+	req, err := overseer.NewRequest("", obligations, t)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func ExampleLearnedJudge() {
 	rec.RecordPhase(overseer.PhaseRun{Phase: "test", Failed: true, Error: "build failed"}, nil)
 	rec.RecordPhase(overseer.PhaseRun{Phase: "test", Failed: true, Error: "build failed"}, nil)
 
-	req, err := overseer.NewRequest(obligations, rec.Trajectory())
+	req, err := overseer.NewRequest("", obligations, rec.Trajectory())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -330,7 +330,7 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 		severity = 3 * confidence
 	}
 	resp := answersResponse(req, m.Version+"/"+sm.Name, breach, confidence, onObjective, severity, blocked)
-	resp.Basis = sm.Basis() + "; " + m.StageSentence(sm.Name)
+	resp.Basis = sm.Basis() + "; " + m.StageSentence(sm.Name, st.WorkflowType)
 	if r := m.Recalibration; r != nil {
 		if s, ok := r.Reference.Standing(t.PhaseRuns, round(onObjective)); ok {
 			resp.Basis += "; " + s.Sentence(r.For)

@@ -68,7 +68,7 @@ func TestLearnedJudgeUsesTheRichestApplicableSubModel(t *testing.T) {
 		{"no tokens and no fallback: not assessed", tokensModel(), noTokens, "tokens-v1", "not assessed: the trajectory lacks the inputs of every sub-model (telemetry needs log_output_tokens_per_step)", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := overseer.NewRequest(overseer.DefaultObligations(), tc.traj)
+			req, err := overseer.NewRequest("", overseer.DefaultObligations(), tc.traj)
 			require.NoError(t, err)
 			resp, err := (&overseer.LearnedJudge{Model: tc.model}).Decide(context.Background(), req)
 			require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestLearnedJudgeUsesTheRichestApplicableSubModel(t *testing.T) {
 func TestAbstentionsTheOverseerRefuses(t *testing.T) {
 	var r overseer.TrajectoryRecorder
 	r.RecordPhase(overseer.PhaseRun{Phase: "code"}, nil)
-	req, err := overseer.NewRequest(overseer.DefaultObligations(), r.Trajectory())
+	req, err := overseer.NewRequest("", overseer.DefaultObligations(), r.Trajectory())
 	require.NoError(t, err)
 	resp, err := overseer.HeuristicJudge{}.Decide(context.Background(), req)
 	require.NoError(t, err)
@@ -117,7 +117,7 @@ func TestAbstentionsTheOverseerRefuses(t *testing.T) {
 
 func ask(t *testing.T, j jev.Judge, obligations []string, traj overseer.Trajectory) overseer.Answers {
 	t.Helper()
-	req, err := overseer.NewRequest(obligations, traj)
+	req, err := overseer.NewRequest("", obligations, traj)
 	require.NoError(t, err)
 	resp, err := j.Decide(context.Background(), req)
 	require.NoError(t, err)
@@ -284,4 +284,22 @@ func writeTemp(t *testing.T, data string) string {
 	path := filepath.Join(t.TempDir(), "file.json")
 	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
 	return path
+}
+
+// The job's workflow type reaches the judge wherever it runs, so a verdict
+// of an uncalibrated model names the type it is not calibrated for.
+func TestLearnedVerdictNamesTheJobsWorkflowType(t *testing.T) {
+	for _, placement := range []overseer.Placement{overseer.PlacementWorkflow, overseer.PlacementLocalActivity} {
+		t.Run(string(placement), func(t *testing.T) {
+			h := newHarness(t, overseer.Options{Judge: &overseer.LearnedJudge{}, Placement: placement})
+			h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+			require.NoError(t, h.env.GetWorkflowError())
+			s := h.status(t)
+			require.NotEmpty(t, s.Assessments)
+			for _, a := range s.Assessments {
+				require.NotNil(t, a.Answers, "assessment at %s", a.Phase)
+				assert.Contains(t, a.Answers.Basis, "stage 0: not calibrated for phasesWorkflow (learned from other runs)")
+			}
+		})
+	}
 }

@@ -68,13 +68,18 @@ func obligationIndex(key string) (int, bool) {
 
 // State is the request state of a phase-boundary assessment.
 type State struct {
+	// WorkflowType is the job's workflow type, "" when the caller does not
+	// know it (a recorded run put to a judge offline). A judge may name it:
+	// the learned judge's basis says "not calibrated for CoroJob".
+	WorkflowType     string     `json:"workflow_type,omitempty"`
 	PhaseObligations []string   `json:"phase_obligations"`
 	Trajectory       Trajectory `json:"trajectory"`
 }
 
-// NewRequest builds the Jev request for one boundary.
-func NewRequest(obligations []string, t Trajectory) (jev.Request, error) {
-	state, err := json.Marshal(State{PhaseObligations: obligations, Trajectory: t})
+// NewRequest builds the Jev request for one boundary of a job of
+// workflowType ("" when unknown).
+func NewRequest(workflowType string, obligations []string, t Trajectory) (jev.Request, error) {
+	state, err := json.Marshal(State{WorkflowType: workflowType, PhaseObligations: obligations, Trajectory: t})
 	if err != nil {
 		return jev.Request{}, fmt.Errorf("overseer: encode state: %w", err)
 	}

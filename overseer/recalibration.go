@@ -238,9 +238,9 @@ func (m *LearnedModel) trainedFor() string {
 
 // StageSentence says the model's stage in a few words, for a verdict's
 // basis: "stage 1: recalibrated (intercept and slope) on 34 CoroJob jobs",
-// "stage 0: not calibrated for this workflow type (learned from other
-// runs)".
-func (m *LearnedModel) StageSentence(subModel string) string {
+// "stage 0: not calibrated for CoroJob (learned from other runs)". The
+// workflow type is the job's ("" when unknown: "this workflow type").
+func (m *LearnedModel) StageSentence(subModel, workflowType string) string {
 	if r := m.Recalibration; r != nil {
 		fitted := "intercept"
 		for _, s := range r.SubModels {
@@ -253,7 +253,10 @@ func (m *LearnedModel) StageSentence(subModel string) string {
 	if t := m.trainedFor(); t != "" {
 		return "stage 3: refitted on " + t + " jobs"
 	}
-	return "stage 0: not calibrated for this workflow type (learned from other runs)"
+	if workflowType == "" {
+		workflowType = "this workflow type"
+	}
+	return "stage 0: not calibrated for " + workflowType + " (learned from other runs)"
 }
 
 // validate reports the first problem of the recalibration in one sentence.

@@ -137,7 +137,7 @@ func TestTrajectoryStaysBoundedOver5000Phases(t *testing.T) {
 
 func TestRequestMatchesSeed(t *testing.T) {
 	traj := overseer.Trajectory{Objective: "Add CSV export", Phase: "code", Lane: "feature", PhaseRuns: 3}
-	req, err := overseer.NewRequest(overseer.DefaultObligations(), traj)
+	req, err := overseer.NewRequest("", overseer.DefaultObligations(), traj)
 	require.NoError(t, err)
 	b, err := json.MarshalIndent(req, "", "  ")
 	require.NoError(t, err)

@@ -310,7 +310,7 @@ func show(v any) string {
 // BoundaryRequest is the overseer's phase-boundary request over a small
 // trajectory: what every judge is asked in production.
 func BoundaryRequest() jev.Request {
-	req, err := overseer.NewRequest(overseer.DefaultObligations(), overseer.Trajectory{
+	req, err := overseer.NewRequest("", overseer.DefaultObligations(), overseer.Trajectory{
 		Objective: "Add CSV export", Phase: "code", Lane: "feature", PhaseRuns: 3,
 	})
 	if err != nil {
