@@ -119,7 +119,7 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 		return nil, fmt.Errorf("%w: no boundary of the %d runs carries the inputs of any sub-model of %s", ErrRecalibrate, len(records), model.Version)
 	}
 	out.Recalibration = rc
-	rc.Reference = overseer.NewReference(answersPerRun(records, out))
+	out.Reference = ReferenceOf(records, out)
 	out.Version = opts.Version
 	if out.Version == "" {
 		out.Version = model.Version + "-cal-" + mapsHash(out)
@@ -221,6 +221,13 @@ func fitSlope(s scoreSamples) (float64, float64, bool) {
 
 // answersPerRun is each record's P(on objective) from m at each boundary,
 // with its phase runs so far, for the reference.
+// ReferenceOf is the reference of model m's verdicts among records (a
+// type's recent closed jobs): where each run's P(on objective) stood at
+// each point of it. Nil when no point has enough runs.
+func ReferenceOf(records []Record, m *overseer.LearnedModel) *overseer.Reference {
+	return overseer.NewReference(answersPerRun(records, m))
+}
+
 func answersPerRun(records []Record, m *overseer.LearnedModel) [][]overseer.PointP {
 	out := make([][]overseer.PointP, 0, len(records))
 	for _, rec := range records {
@@ -242,7 +249,7 @@ func cloneModel(m *overseer.LearnedModel) *overseer.LearnedModel {
 	for i := range c.SubModels {
 		c.SubModels[i].Features = append([]overseer.ModelFeature(nil), m.SubModels[i].Features...)
 	}
-	c.Recalibration = nil
+	c.Recalibration, c.Reference = nil, nil
 	return &c
 }
 

@@ -123,7 +123,7 @@ func TestRecalibrateRefuses(t *testing.T) {
 func TestRecalibratedVerdictNamesItsStageAndStanding(t *testing.T) {
 	rec, err := eval.Recalibrate(agentRuns(60, 6, 0.3), overseer.DefaultLearnedModel(), eval.RecalibrateOptions{For: "CoroJob", MinSlopeRuns: 1000})
 	require.NoError(t, err)
-	require.NotNil(t, rec.Recalibration.Reference)
+	require.NotNil(t, rec.Reference)
 	scored, err := eval.Score(context.Background(), agentRuns(1, 7, 0.3), eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: rec}})
 	require.NoError(t, err)
 	basis := scored[0].Points[0].Answers.Basis

@@ -267,6 +267,9 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	if opts.For != "" {
 		res.Model.Training = withWorkflowType(res.Model.Training, opts.For)
 	}
+	// The relative verdict goes on after a refit: the candidate's answers
+	// among all the type's recent jobs, as a recalibration stores them.
+	res.Model.Reference = eval.ReferenceOf(records, res.Model)
 	if d.Model, err = json.Marshal(res.Model); err != nil {
 		return d, err
 	}

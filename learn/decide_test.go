@@ -87,6 +87,16 @@ func TestDecidePromotesABetterCandidate(t *testing.T) {
 	require.NoError(t, err)
 	_, err = overseer.ParsePolicy(d.Policy)
 	require.NoError(t, err)
+
+	// The relative verdict goes on at stage 3: the refit carries its
+	// answers among the type's 150 jobs, and a verdict names both.
+	require.NotNil(t, m.Reference, "a refit carries a reference")
+	assert.Equal(t, 150, m.Reference.Points[0].Runs)
+	scored, err := eval.Score(context.Background(), synthetic(1, 7, 0), eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: m}})
+	require.NoError(t, err)
+	basis := scored[0].Points[0].Answers.Basis
+	assert.Contains(t, basis, "; stage 3: refitted on CoroJob jobs; ")
+	assert.Regexp(t, `(lower|higher) than \d+% of the last 150 CoroJob jobs at this point$`, basis)
 }
 
 func TestDecideRefusesAWorseCandidateWithItsFigures(t *testing.T) {

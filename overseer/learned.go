@@ -43,6 +43,12 @@ type LearnedModel struct {
 	// probability maps were refitted (stage 1) and holds the reference its
 	// verdicts are ranked against.
 	Recalibration *Recalibration `json:"recalibration,omitempty"`
+	// Reference, when set, is the distribution of P(on objective) among
+	// the type's recent closed jobs at each point of their run, which a
+	// verdict is ranked against ("lower than 92% of the last 200 CoroJob
+	// jobs at this point"). A learn round stores it with a recalibration
+	// (stage 1) and with a refit (stage 3); `overseer recalibrate` too.
+	Reference *Reference `json:"reference,omitempty"`
 }
 
 // SubModel is one logistic model of a [LearnedModel] over its own
@@ -174,6 +180,11 @@ func (m *LearnedModel) Validate() error {
 		}
 		if sm.Calibration.Method != "platt" || !finite(sm.Calibration.A) || !finite(sm.Calibration.B) || !finite(sm.Intercept) {
 			return bad(`sub-model %q: calibration must be {"method":"platt"} with finite a and b, and the intercept finite`, sm.Name)
+		}
+	}
+	if m.Reference != nil {
+		if err := m.Reference.validate(); err != nil {
+			return err
 		}
 	}
 	if m.Recalibration != nil {
@@ -331,10 +342,12 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 	}
 	resp := answersResponse(req, m.Version+"/"+sm.Name, breach, confidence, onObjective, severity, blocked)
 	resp.Basis = sm.Basis() + "; " + m.StageSentence(sm.Name, st.WorkflowType)
-	if r := m.Recalibration; r != nil {
-		if s, ok := r.Reference.Standing(t.PhaseRuns, round(onObjective)); ok {
-			resp.Basis += "; " + s.Sentence(r.For)
+	if s, ok := m.Reference.Standing(t.PhaseRuns, round(onObjective)); ok {
+		of := st.WorkflowType
+		if of == "" {
+			of = m.referenceFor()
 		}
+		resp.Basis += "; " + s.Sentence(of)
 	}
 	return resp, nil
 }

@@ -28,7 +28,7 @@ const (
 )
 
 // Recalibration records how a model was recalibrated (stage 1) for one
-// workflow type or agent, and the reference a verdict is ranked against.
+// workflow type or agent.
 type Recalibration struct {
 	// For is the workflow type (or agent) whose runs it was fitted to.
 	For string `json:"for"`
@@ -41,9 +41,6 @@ type Recalibration struct {
 	// SubModels says per sub-model what was refitted: "intercept" or
 	// "intercept and slope", and on how many runs.
 	SubModels []SubModelRecalibration `json:"sub_models"`
-	// Reference is the distribution of P(on objective) among the runs at
-	// each point of their run, for the relative verdict; nil without one.
-	Reference *Reference `json:"reference,omitempty"`
 }
 
 // SubModelRecalibration is what recalibration did to one sub-model.
@@ -270,14 +267,26 @@ func (r *Recalibration) validate(m *LearnedModel) error {
 	if r.Runs <= 0 || r.Succeeded+r.Failed != r.Runs {
 		return bad("runs must be the succeeded and failed runs")
 	}
-	if r.Reference != nil {
-		for _, p := range r.Reference.Points {
-			if len(p.Quantiles) != referenceQuantiles || !slices.IsSorted(p.Quantiles) || p.Runs <= 0 {
-				return bad("reference point at %d phase runs needs %d ascending quantiles and its runs", p.FromPhaseRuns, referenceQuantiles)
-			}
+	return nil
+}
+
+// validate reports the first problem of the reference in one sentence.
+func (r *Reference) validate() error {
+	for _, p := range r.Points {
+		if len(p.Quantiles) != referenceQuantiles || !slices.IsSorted(p.Quantiles) || p.Runs <= 0 {
+			return fmt.Errorf("%w: reference point at %d phase runs needs %d ascending quantiles and its runs", ErrModel, p.FromPhaseRuns, referenceQuantiles)
 		}
 	}
 	return nil
+}
+
+// referenceFor names the jobs the model's reference summarises when the
+// judge is not told the job's type: the recalibration's or the refit's.
+func (m *LearnedModel) referenceFor() string {
+	if r := m.Recalibration; r != nil {
+		return r.For
+	}
+	return m.trainedFor()
 }
 
 // ShortBasis is a learned verdict's basis in a few words, what answered

@@ -94,7 +94,10 @@ func (*Recalibrate) Run(ctx context.Context, args []string, out io.Writer) error
 		return err
 	}
 	if *asJSON {
-		return writeJSON(out, rec.Recalibration)
+		return writeJSON(out, struct {
+			*overseer.Recalibration
+			Reference *overseer.Reference `json:"reference,omitempty"`
+		}{rec.Recalibration, rec.Reference})
 	}
 	r := rec.Recalibration
 	runs.printSource(out)
@@ -104,8 +107,8 @@ func (*Recalibrate) Run(ctx context.Context, args []string, out io.Writer) error
 		fmt.Fprintf(out, "  %-10s %s (%d runs reached it: %d succeeded, %d failed)\n", s.Name, s.Fitted, s.Runs, s.Succeeded, s.Failed)
 	}
 	points := 0
-	if r.Reference != nil {
-		points = len(r.Reference.Points)
+	if rec.Reference != nil {
+		points = len(rec.Reference.Points)
 	}
 	fmt.Fprintf(out, "reference for the relative verdict: %d points of a run with at least %d runs each\n", points, overseer.MinReferenceRuns)
 	fmt.Fprintf(out, "use it: overseer eval --traces OTHER-RUNS --judge learned --model %s; or overseer model promote --model %s …\n", *modelOut, *modelOut)
