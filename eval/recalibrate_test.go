@@ -142,3 +142,80 @@ func TestRecalibratedVerdictNamesItsStageAndStanding(t *testing.T) {
 	assert.Equal(t, rec.Recalibration, back.Recalibration)
 	assert.False(t, math.IsNaN(back.SubModels[0].Calibration.B))
 }
+
+// narrowRuns builds runs of an agent whose context per step tells failing
+// runs apart (they carry 10% more), but within a spread far narrower than
+// the shipped model learned from; its output per step is constant.
+func narrowRuns(n int, seed uint64) []eval.Record {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	var out []eval.Record
+	for i := range n {
+		failed := rng.Float64() < 0.4
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%5, i), Unit: eval.UnitStep, Outcome: eval.OutcomeSucceeded}
+		in := int64(6000 + rng.IntN(400))
+		if failed {
+			in += 600
+			rec.Outcome = eval.OutcomeFailed
+		}
+		for s := range 8 + rng.IntN(6) {
+			rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[(s/2)%3], OutputTokens: 200, InputTokens: in})
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func TestRecalibrateRestandardisesTheFeaturesOnlyWhenItCrossValidatesBetter(t *testing.T) {
+	ctx := context.Background()
+	shipped := overseer.DefaultLearnedModel()
+	noStd := eval.RecalibrateOptions{For: "CoroJob", MinSlopeRuns: 1000}
+
+	// The signal within the model's own spread: re-standardising would
+	// amplify the input tokens' noise, and the check keeps the model's.
+	kept, err := eval.Recalibrate(agentRuns(60, 6, 0.3), shipped, noStd)
+	require.NoError(t, err)
+	c := kept.Recalibration.Restandardization
+	require.NotNil(t, c)
+	assert.False(t, c.Chosen, "%+v", *c)
+	assert.Equal(t, 4, c.Folds, "one fold per task family")
+	assert.Less(t, c.AUROCRestandardized, c.AUROCAsIs, "it would rank worse: %+v", *c)
+	for i, sm := range kept.SubModels {
+		assert.Equal(t, shipped.SubModels[i].Features, sm.Features)
+	}
+
+	// The signal in a spread far narrower than the model's: read on the
+	// agent's own scale, P tells its runs apart, and the check takes it.
+	chosen, err := eval.Recalibrate(narrowRuns(60, 1), shipped, noStd)
+	require.NoError(t, err)
+	c = chosen.Recalibration.Restandardization
+	require.NotNil(t, c)
+	assert.True(t, c.Chosen, "%+v", *c)
+	assert.Less(t, c.BrierRestandardized, c.BrierAsIs-0.001)
+	assert.GreaterOrEqual(t, c.AUROCRestandardized, c.AUROCAsIs)
+	tele := chosen.SubModels[0]
+	require.Equal(t, "log_input_tokens_per_step", tele.Features[0].Name)
+	assert.NotEqual(t, shipped.SubModels[0].Features[0].Std, tele.Features[0].Std, "the input tokens' spread is the agent's")
+	assert.Equal(t, shipped.SubModels[0].Features[0].Weight, tele.Features[0].Weight, "no weight is refitted")
+	assert.Equal(t, shipped.SubModels[0].Features[1], tele.Features[1], "a feature constant on these runs keeps the model's figures")
+
+	held := narrowRuns(200, 2)
+	scored, err := eval.Score(ctx, held, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: chosen}})
+	require.NoError(t, err)
+	after := eval.NewReport("after", scored, overseer.Policy{}).Checkpoints[1]
+	require.Equal(t, "50%", after.At)
+	assert.Less(t, float64(after.Brier), float64(after.BaseBrier), "on new runs of the agent it beats the base rate")
+	assert.Contains(t, scored[0].Points[0].Answers.Basis, "; stage 1: recalibrated (intercept, features re-standardised) on 60 CoroJob jobs")
+}
+
+func TestRecalibrationsOfTwoTypesOnAlikeRunsHaveVersionsOfTheirOwn(t *testing.T) {
+	runs := agentRuns(40, 1, 0.2)
+	a, err := eval.Recalibrate(runs, overseer.DefaultLearnedModel(), eval.RecalibrateOptions{For: "CoroJob"})
+	require.NoError(t, err)
+	b, err := eval.Recalibrate(runs, overseer.DefaultLearnedModel(), eval.RecalibrateOptions{For: "OtherJob"})
+	require.NoError(t, err)
+	again, err := eval.Recalibrate(runs, overseer.DefaultLearnedModel(), eval.RecalibrateOptions{For: "CoroJob"})
+	require.NoError(t, err)
+	assert.Equal(t, a.SubModels, b.SubModels, "the same maps")
+	assert.NotEqual(t, a.Version, b.Version, "the registry refuses one version naming two models")
+	assert.Equal(t, a.Version, again.Version, "the version is a function of what was done")
+}

@@ -231,6 +231,7 @@ func TestRecalibrateThenEval(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "recalibrated (stage 1) on 30 CoroJob runs (9 succeeded, 21 failed); no weight refitted")
 	assert.Contains(t, out, "telemetry  intercept (30 runs reached it")
+	assert.Regexp(t, `feature standardisation: (kept the model's own|re-standardised the features on these runs) \(held-out at 50% over \d folds, re-standardised against as is: Brier 0\.\d{3} against 0\.\d{3}, AUROC`, out)
 
 	code, out, errOut = runCLI("eval", "--traces", others, "--judge", "learned", "--model", model, "--json")
 	require.Equal(t, 0, code, errOut)

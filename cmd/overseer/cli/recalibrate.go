@@ -106,6 +106,16 @@ func (*Recalibrate) Run(ctx context.Context, args []string, out io.Writer) error
 	for _, s := range r.SubModels {
 		fmt.Fprintf(out, "  %-10s %s (%d runs reached it: %d succeeded, %d failed)\n", s.Name, s.Fitted, s.Runs, s.Succeeded, s.Failed)
 	}
+	if c := r.Restandardization; c != nil && c.Folds > 0 {
+		verb := "kept the model's own"
+		if c.Chosen {
+			verb = "re-standardised the features on these runs"
+		}
+		fmt.Fprintf(out, "feature standardisation: %s (held-out at 50%% over %d folds, re-standardised against as is: Brier %.3f against %.3f, AUROC %.3f against %.3f)\n",
+			verb, c.Folds, c.BrierRestandardized, c.BrierAsIs, c.AUROCRestandardized, c.AUROCAsIs)
+	} else {
+		fmt.Fprintf(out, "feature standardisation: kept the model's own (no fold could check re-standardisation)\n")
+	}
 	points := 0
 	if rec.Reference != nil {
 		points = len(rec.Reference.Points)
