@@ -287,26 +287,8 @@ func TestE2ELearnPromotesAModelFromRealJobsAndLaterWorkersUseIt(t *testing.T) {
 	require.Equal(t, eval.GateLabels{Aborts: 5, Continues: 5, FalsePauses: 5, RunsWithFalsePause: 5}, want, "one gate per paused job")
 
 	where := fmt.Sprintf("TaskQueue = '%s'", jobsTQ)
-	eventually(t, "every job to be visible as closed", 30*time.Second, func() bool {
-		r, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: learn.Query(typ, where, time.Time{})})
-		require.NoError(t, err)
-		return r.GetCount() == int64(len(all))
-	})
-
-	// One round of the learn workflow, on a worker of its own task queue
-	// as `overseer worker` hosts it, started by `overseer learn run`.
-	ltq := "e2e-learn-round-" + suffix
-	lw := sdkworker.New(c, ltq, sdkworker.Options{})
-	learn.Register(lw, c)
-	require.NoError(t, lw.Start())
-	t.Cleanup(lw.Stop)
-	roundStart := time.Now()
-	code, out, errOut := overseerCLI(srv, "learn", "run", "--type", typ, "--where", where, "--max-false-pause", fmt.Sprint(budget), "--promise", "confidence", "--task-queue", ltq, "--json")
-	require.Equal(t, 0, code, errOut)
-	t.Logf("the learn round took %s", time.Since(roundStart).Round(time.Millisecond))
+	res := learnRound(t, srv, c, typ, where, len(all), "e2e-learn-round-"+suffix, "--max-false-pause", fmt.Sprint(budget), "--promise", "confidence")
 	promoted := time.Now()
-	var res learn.Result
-	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	assert.Equal(t, learn.Readiness{Runs: len(all), Succeeded: succeeded, Failed: failed, Families: len(families),
 		TrainSucceeded: succeeded - 5, RunsNeeded: needed, TrainFamilies: len(families), Ready: true, Sentence: res.Readiness.Sentence,
 		Next: "this round refits on the type's jobs (stage 3)"}, res.Readiness)
@@ -357,7 +339,7 @@ func TestE2ELearnPromotesAModelFromRealJobsAndLaterWorkersUseIt(t *testing.T) {
 	assert.GreaterOrEqual(t, policy.Promise.SucceededRuns, needed)
 	assert.LessOrEqual(t, policy.Promise.UpperBound, budget)
 	// overseer learn status says the round as a team reads it.
-	code, out, errOut = overseerCLI(srv, "learn", "status", "--type", typ)
+	code, out, errOut := overseerCLI(srv, "learn", "status", "--type", typ)
 	require.Equal(t, 0, code, errOut)
 	t.Logf("overseer learn status --type %s:\n%s", typ, out)
 	assert.Contains(t, out, res.Sentence+"\n")
@@ -414,4 +396,28 @@ func startTyped(t *testing.T, c client.Client, taskQueue, typ, id string, memo m
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, Memo: memo}, typ, in)
 	require.NoError(t, err)
 	return run
+}
+
+// learnRound waits until count closed jobs of typ matching where are
+// visible, then runs one round of the learn workflow on a worker of its
+// own task queue tq, as `overseer worker` hosts it, started by `overseer
+// learn run` with args, and returns what the round printed.
+func learnRound(t *testing.T, srv server, c client.Client, typ, where string, count int, tq string, args ...string) learn.Result {
+	t.Helper()
+	eventually(t, "every job to be visible as closed", 30*time.Second, func() bool {
+		r, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: learn.Query(typ, where, time.Time{})})
+		require.NoError(t, err)
+		return r.GetCount() == int64(count)
+	})
+	lw := sdkworker.New(c, tq, sdkworker.Options{})
+	learn.Register(lw, c)
+	require.NoError(t, lw.Start())
+	t.Cleanup(lw.Stop)
+	start := time.Now()
+	code, out, errOut := overseerCLI(srv, append([]string{"learn", "run", "--type", typ, "--where", where, "--task-queue", tq, "--json"}, args...)...)
+	require.Equal(t, 0, code, errOut)
+	t.Logf("the learn round took %s", time.Since(start).Round(time.Millisecond))
+	var res learn.Result
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	return res
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -123,25 +122,8 @@ func TestE2ELearnRecalibratesATypeAfterItsFirstJobsAndTheNextVerdictNamesStageOn
 	}
 
 	where := fmt.Sprintf("TaskQueue = '%s'", jobsTQ)
-	eventually(t, "every job to be visible as closed", 30*time.Second, func() bool {
-		r, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: learn.Query(typ, where, time.Time{})})
-		require.NoError(t, err)
-		return r.GetCount() == int64(len(jobs))
-	})
-
-	// One round, on a worker of its own task queue as `overseer worker`
-	// hosts it, started by `overseer learn run` with the default promise.
-	ltq := "e2e-recal-round-" + suffix
-	lw := sdkworker.New(c, ltq, sdkworker.Options{})
-	learn.Register(lw, c)
-	require.NoError(t, lw.Start())
-	t.Cleanup(lw.Stop)
-	roundStart := time.Now()
-	code, out, errOut := overseerCLI(srv, "learn", "run", "--type", typ, "--where", where, "--task-queue", ltq, "--json")
-	require.Equal(t, 0, code, errOut)
-	t.Logf("the learn round took %s", time.Since(roundStart).Round(time.Millisecond))
-	var res learn.Result
-	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	// One round, with the default promise.
+	res := learnRound(t, srv, c, typ, where, len(jobs), "e2e-recal-round-"+suffix)
 	t.Logf("%s", res.Sentence)
 
 	// Too few succeeded jobs to refit on, enough jobs to recalibrate on.
