@@ -141,6 +141,25 @@ func TestRecalibratedVerdictNamesItsStageAndStanding(t *testing.T) {
 	assert.JSONEq(t, string(data), string(again))
 	assert.Equal(t, rec.Recalibration, back.Recalibration)
 	assert.False(t, math.IsNaN(back.SubModels[0].Calibration.B))
+
+	// A file written before the reference moved to the model kept it in
+	// the recalibration: it still loads, with its reference where it is
+	// now, so a version running jobs pinned still ranks their verdicts.
+	var legacy map[string]any
+	require.NoError(t, json.Unmarshal(data, &legacy))
+	legacy["recalibration"].(map[string]any)["reference"] = legacy["reference"]
+	delete(legacy, "reference")
+	old, err := json.Marshal(legacy)
+	require.NoError(t, err)
+	fromOld, err := overseer.ParseLearnedModel(old)
+	require.NoError(t, err)
+	assert.Equal(t, rec.Reference, fromOld.Reference)
+	assert.Equal(t, rec.Recalibration, fromOld.Recalibration)
+	legacy["recalibration"].(map[string]any)["refrence"] = 1
+	typo, err := json.Marshal(legacy)
+	require.NoError(t, err)
+	_, err = overseer.ParseLearnedModel(typo)
+	assert.ErrorContains(t, err, `unknown field "refrence"`, "the recalibration is read as strictly as the model")
 }
 
 // narrowRuns builds runs of an agent whose context per step tells failing

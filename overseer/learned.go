@@ -135,6 +135,12 @@ func parseLearnedModel(data []byte) (*LearnedModel, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%w: not a model file: %v", ErrModel, err)
 	}
+	if r := m.Recalibration; r != nil && r.legacyReference != nil {
+		if m.Reference == nil {
+			m.Reference = r.legacyReference
+		}
+		r.legacyReference = nil
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package overseer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -45,6 +46,30 @@ type Recalibration struct {
 	// re-standardisation against these runs; nil in files written before
 	// it.
 	Restandardization *Restandardization `json:"restandardization,omitempty"`
+
+	// legacyReference is the reference a file written before it moved to
+	// [LearnedModel.Reference] kept here; parsing the model moves it.
+	legacyReference *Reference
+}
+
+// UnmarshalJSON reads a recalibration as strictly as the model around it,
+// and the reference files written before it moved to the model kept in it
+// ("recalibration.reference"), so versions pinned by running jobs still
+// load.
+func (r *Recalibration) UnmarshalJSON(data []byte) error {
+	type plain Recalibration
+	var v struct {
+		plain
+		Reference *Reference `json:"reference"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	*r = Recalibration(v.plain)
+	r.legacyReference = v.Reference
+	return nil
 }
 
 // Restandardization is stage 1's check of re-standardising each
