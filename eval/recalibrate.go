@@ -105,7 +105,6 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 	if err != nil {
 		return nil, err
 	}
-	out.Recalibration.From = model.Version
 	out.Recalibration.Restandardization = check
 	out.Reference = ReferenceOf(records, out)
 	out.Version = opts.Version

@@ -287,7 +287,7 @@ func (a *Activities) records(ctx context.Context, workflowType, where string, be
 // Export counts the labelled runs of the type closed before in.Before and
 // those closed since the previous round.
 func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, error) {
-	defer heartbeatEvery(ctx, refitHeartbeatEvery, "reading the jobs")()
+	defer heartbeatEvery(ctx, heartbeatInterval, "reading the jobs")()
 	recs, err := a.records(ctx, in.Type, in.Where, in.Before)
 	if err != nil {
 		return ExportOutput{}, err
@@ -388,17 +388,17 @@ func (a *Activities) fallback() Current {
 	return Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}
 }
 
-// refitHeartbeatEvery is how often Refit heartbeats while it reads the
-// jobs' histories and decides: reading 1,000 histories took over 2
-// minutes, the refit's heartbeat timeout, on a loaded cluster.
-const refitHeartbeatEvery = 20 * time.Second
+// heartbeatInterval is how often Export and Refit heartbeat while they
+// read the jobs' histories: reading 1,000 histories took over 2 minutes,
+// their heartbeat timeout, on a loaded cluster.
+const heartbeatInterval = 20 * time.Second
 
 // Refit reads the labelled runs again, decides (see [Decide]) and
 // promotes a candidate that passes through the registry. It heartbeats
-// every refitHeartbeatEvery until it returns (its start-to-close timeout
+// every heartbeatInterval until it returns (its start-to-close timeout
 // still bounds it).
 func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, error) {
-	defer heartbeatEvery(ctx, refitHeartbeatEvery, "reading the jobs and refitting")()
+	defer heartbeatEvery(ctx, heartbeatInterval, "reading the jobs and refitting")()
 	recs, err := a.records(ctx, in.Type, in.Where, in.Before)
 	if err != nil {
 		return RefitOutput{}, err

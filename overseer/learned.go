@@ -40,8 +40,7 @@ type LearnedModel struct {
 	// Training summarises what the model was fitted on; informational.
 	Training json.RawMessage `json:"training,omitempty"`
 	// Recalibration, when set, says for which runs the sub-models'
-	// probability maps were refitted (stage 1) and holds the reference its
-	// verdicts are ranked against.
+	// probability maps were refitted (stage 1).
 	Recalibration *Recalibration `json:"recalibration,omitempty"`
 	// Reference, when set, is the distribution of P(on objective) among
 	// the type's recent closed jobs at each point of their run, which a

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
@@ -254,15 +255,16 @@ func writeSummary(out io.Writer, jobs []*demoJob) {
 func falsePausesLine(jobs []*demoJob) string {
 	pauses, falses := 0, 0
 	for _, j := range jobs {
+		rec := eval.Record{Outcome: eval.OutcomeFailed}
+		if j.outcome == "delivered" {
+			rec.Outcome = eval.OutcomeSucceeded
+		}
 		for _, g := range j.status.Gates {
-			if g.Needed == nil {
-				continue
-			}
-			pauses++
-			if !*g.Needed && g.Action == overseer.ActionContinue && j.outcome == "delivered" {
-				falses++
+			if g.Needed != nil {
+				rec.Gates = append(rec.Gates, eval.GateDecision{Action: string(g.Action), Needed: g.Needed})
 			}
 		}
+		pauses, falses = pauses+len(rec.Gates), falses+rec.FalsePauses()
 	}
 	switch {
 	case pauses == 0:
