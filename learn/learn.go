@@ -173,7 +173,10 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	// The export reads every job's history: an hour at most, alive as long
 	// as it heartbeats (a 10-minute limit capped a round at about 1,800
 	// jobs on a loaded 2-core cluster). Replay does not compare timeouts.
+	// Named, not inherited: every activity the overseer schedules for
+	// itself goes to a queue it chose (the round's own).
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
@@ -199,6 +202,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		return res, finish(ctx, res, nil)
 	}
 	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},

@@ -35,8 +35,8 @@ type workerInterceptor struct {
 	// circuit is the judge's on this worker, for the runs that ask it in
 	// the background.
 	circuit *judgeCircuit
-	// dc decodes the note's header in activities (codec.go).
-	dc *activityConverter
+	// dc writes and reads the overseer's payloads (codec.go).
+	dc *workerConverter
 }
 
 var (
@@ -54,7 +54,7 @@ func NewWorkerInterceptor(opts Options) (interceptor.WorkerInterceptor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workerInterceptor{opts: o, circuit: newJudgeCircuit(), dc: &activityConverter{set: o.DataConverter}}, nil
+	return &workerInterceptor{opts: o, circuit: newJudgeCircuit(), dc: &workerConverter{set: o.DataConverter}}, nil
 }
 
 func (w *workerInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
@@ -62,13 +62,13 @@ func (w *workerInterceptor) InterceptActivity(_ context.Context, next intercepto
 }
 
 func (w *workerInterceptor) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &workflowInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, opts: w.opts, circuit: w.circuit}
+	return &workflowInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, opts: w.opts, circuit: w.circuit, dc: w.dc}
 }
 
 // activityInbound makes the process note readable with ProcessNote.
 type activityInbound struct {
 	interceptor.ActivityInboundInterceptorBase
-	dc *activityConverter
+	dc *workerConverter
 }
 
 func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
@@ -84,6 +84,7 @@ type workflowInbound struct {
 	interceptor.WorkflowInboundInterceptorBase
 	opts    Options
 	circuit *judgeCircuit
+	dc      *workerConverter
 	// run is nil until ExecuteWorkflow decides the run is overseen.
 	run *run
 }
@@ -96,6 +97,7 @@ func (i *workflowInbound) Init(outbound interceptor.WorkflowOutboundInterceptor)
 }
 
 func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
+	ctx = withWorkerConverter(ctx, i.dc)
 	info := workflow.GetInfo(ctx)
 	wfType := info.WorkflowType.Name
 	modeOverride, modeErr := memoMode(ctx)
@@ -259,7 +261,7 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	if note != nil {
 		// The worker's converter: the note is as private as the input
 		// that carries it.
-		if p, err := toWorkflowPayload(ctx, *note); err == nil {
+		if p, err := o.root.dc.writeNote(ctx, activityType, *note); err == nil {
 			interceptor.WorkflowHeader(ctx)[noteHeader] = p
 		} else {
 			r.logger.Error("overseer: cannot pass the process note in a header", "error", err.Error())
@@ -287,7 +289,7 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	}
 	result, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		r.boundary(ctx, phaseName(activityType), started, phase, func() { settle.Chain(phase) })
+		r.boundary(ctx, phaseName(activityType), started, phase, func() { letThrough(ctx, settle, phase) })
 	})
 	return result
 }

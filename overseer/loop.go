@@ -44,8 +44,8 @@ type boundaryTask struct {
 	done bool
 }
 
-// settle hands the phase's own result, untouched, to the workflow.
-func (t *boundaryTask) settle() { t.out.Chain(t.f) }
+// settle hands the phase's own result to the workflow (letThrough).
+func (t *boundaryTask) settle() { letThrough(t.ctx, t.out, t.f) }
 
 // ready says the task can take a step without waiting.
 func (t *boundaryTask) ready() bool {

@@ -1,6 +1,7 @@
 package overseer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -187,7 +188,7 @@ func (r *run) event(ctx workflow.Context, kind GateEventKind, g Gate) GateEvent 
 	now := workflow.Now(ctx)
 	ev := GateEvent{
 		Kind:           kind,
-		IdempotencyKey: strings.Join([]string{info.WorkflowExecution.ID, info.WorkflowExecution.RunID, g.ID, string(kind)}, "/"),
+		IdempotencyKey: idempotencyKey(info, g.ID, kind),
 		At:             now,
 		WorkflowID:     info.WorkflowExecution.ID,
 		RunID:          info.WorkflowExecution.RunID,
@@ -280,6 +281,7 @@ func (r *run) deliver(ctx workflow.Context, n *notice) {
 		actx, cancel := workflow.WithCancel(ctx)
 		n.cancel = cancel
 		actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+			TaskQueue:           ownTaskQueue(ctx),
 			StartToCloseTimeout: notifyAttemptTimeout,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		})
@@ -400,6 +402,7 @@ func RegisterNotifyWorkflow(r interface {
 // budget.
 func notifyOptions(ctx workflow.Context, budget time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              ownTaskQueue(ctx),
 		StartToCloseTimeout:    notifyAttemptTimeout,
 		ScheduleToCloseTimeout: budget,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -429,10 +432,10 @@ func (r *run) handOff(ctx workflow.Context) {
 		}
 	}
 	r.notices, r.st.Notifying = nil, nil
-	info := workflow.GetInfo(ctx)
-	id := "overseer-notify/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
+	id := notifyWorkflowID(ctx)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:        id,
+		TaskQueue:         ownTaskQueue(ctx),
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 	})
 	f := workflow.ExecuteChildWorkflow(cctx, NotifyWorkflowName, NotifyWorkflowInput{Events: events, Timeout: r.cfg.notifyTimeout()})
@@ -446,6 +449,30 @@ func (r *run) handOff(ctx workflow.Context) {
 		return
 	}
 	r.st.NotifyWorkflow = id
+}
+
+// notifyChildIDChangeID versions how the notifier workflow's id is made.
+// Runs before it built the id from the run's workflow and run ids at the
+// hand-off; the SDK matches a recorded child start by its id, so a history
+// with a hand-off replayed under another execution (the SDK replayer's
+// default, overseer replay) or reset past it (a new run id) built another
+// and failed with TMPRL1100. From version 1 the id is built once and
+// recorded in a side effect, and replay reads it back.
+const notifyChildIDChangeID = "temporal-overseer/notify-child-id"
+
+// notifyWorkflowID is the id of the run's notifier workflow:
+// overseer-notify/<workflow id>/<run id> of the run that first handed off.
+func notifyWorkflowID(ctx workflow.Context) string {
+	info := workflow.GetInfo(ctx)
+	built := "overseer-notify/" + info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID
+	if workflow.GetVersion(ctx, notifyChildIDChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return built
+	}
+	var id string
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return built }).Get(&id); err != nil || id == "" {
+		return built
+	}
+	return id
 }
 
 // notifyWithRetries is how runs before notifyChangeID notify: one
@@ -519,3 +546,18 @@ func (c runConfig) notifyTimeout() time.Duration {
 	}
 	return DefaultNotifyTimeout
 }
+
+// idempotencyKey names one notification of a gate: the same across a
+// replay and a reset (OriginalRunID is the run a reset started from), so a
+// receiver that keeps one event per key keeps a notice sent again after a
+// reset once.
+func idempotencyKey(info *workflow.Info, gate string, kind GateEventKind) string {
+	return strings.Join([]string{info.WorkflowExecution.ID, cmp.Or(info.OriginalRunID, info.WorkflowExecution.RunID), gate, string(kind)}, "/")
+}
+
+// ownTaskQueue is the task queue of the run's workflow. Every activity the
+// overseer schedules for itself names its queue: left unset, an activity
+// takes the queue of the context it is scheduled from, and a gate's or a
+// boundary's context is the phase's, whose queue (a sandbox fleet, say)
+// may have no worker that runs the overseer's activities.
+func ownTaskQueue(ctx workflow.Context) string { return workflow.GetInfo(ctx).TaskQueueName }

@@ -1,6 +1,7 @@
 package overseer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -366,7 +367,7 @@ func (r *run) executeAssess(ctx workflow.Context, in AssessInput, local bool) wo
 	// unset, a local activity's ScheduleToClose would be one attempt's bound.
 	if r.cfg.placement() == PlacementActivity && !local {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:              r.cfg.AssessTaskQueue,
+			TaskQueue:              cmp.Or(r.cfg.AssessTaskQueue, ownTaskQueue(ctx)),
 			StartToCloseTimeout:    r.cfg.AssessTimeout,
 			ScheduleToCloseTimeout: r.cfg.totalAssessTimeout(),
 			RetryPolicy:            retry,
