@@ -107,6 +107,14 @@ func fitLogistic(x [][]float64, y []bool, sw []float64, lambda float64) (logisti
 		}
 		prevLoss = loss
 	}
+	// Newton's steps on runs that the features separate perfectly (or on
+	// huge inputs) can leave the finite numbers: such a fit is refused
+	// here, not carried into a model file JSON cannot hold.
+	for _, v := range theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return logistic{}, errors.New("logistic regression did not converge to finite weights; use more runs or fewer features")
+		}
+	}
 	return logistic{w: theta[:d], b: theta[d]}, nil
 }
 

@@ -71,7 +71,8 @@ type RecalibrateOptions struct {
 //     over these runs' boundaries before the maps are refitted, when the
 //     Brier score at 50 % of held-out runs (five folds, by task family
 //     when there are three or more, else run by run) comes out lower by at
-//     least 0.001 than without, and their AUROC no lower (Recalibration.Restandardization says which and why). It can
+//     least 0.001 than without, and their AUROC, measured in at least
+//     one fold, no lower (Recalibration.Restandardization says which and why). It can
 //     change the ranking of a sub-model with several features, by how it
 //     weighs them against each other.
 //
@@ -229,8 +230,9 @@ const restandardizationFolds = 5
 // with theirs, and both are scored on the fold's runs. Re-standardisation
 // is chosen only when, at 50 % of the held-out runs, its Brier score
 // (pooled over the folds) is lower by at least minRestandardizationGain
-// and its AUROC (the mean over the folds) no lower: it must fit better
-// without ranking worse.
+// and its AUROC (the mean over the folds that measure one) no lower: it
+// must fit better without ranking worse, and an AUROC no fold measures
+// shows neither.
 func restandardizationCheck(records []Record, model *overseer.LearnedModel, opts RecalibrateOptions) *overseer.Restandardization {
 	folds := familyFolds(records, restandardizationFolds)
 	if len(folds) < 3 {
@@ -277,10 +279,22 @@ func restandardizationCheck(records []Record, model *overseer.LearnedModel, opts
 	if check.Folds == 0 {
 		return check
 	}
-	check.BrierAsIs, check.BrierRestandardized = round4(asIs.brier()), round4(re.brier())
-	check.AUROCAsIs, check.AUROCRestandardized = round4(mean(aurocAsIs)), round4(mean(aurocRe))
-	check.Chosen = re.brier() <= asIs.brier()-minRestandardizationGain && !(mean(aurocRe) < mean(aurocAsIs))
+	// A figure no fold could measure (no held-out run answered, or none
+	// of both outcomes) is left out, as JSON has no NaN; and an AUROC not
+	// measured cannot show that re-standardisation ranks no worse.
+	check.BrierAsIs, check.BrierRestandardized = measured(asIs.brier()), measured(re.brier())
+	check.AUROCAsIs, check.AUROCRestandardized = measured(mean(aurocAsIs)), measured(mean(aurocRe))
+	check.Chosen = re.brier() <= asIs.brier()-minRestandardizationGain && len(aurocRe) > 0 && !(mean(aurocRe) < mean(aurocAsIs))
 	return check
+}
+
+// measured is v rounded to four decimals, or 0 (left out of the file)
+// when it could not be measured.
+func measured(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return round4(v)
 }
 
 // minRestandardizationGain is the least fall of the Brier score that

@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -30,6 +31,11 @@ func DefaultFeatures() []string {
 	}
 	return out
 }
+
+// ErrTrain is wrapped by every refusal of [Train]: runs it cannot fit a
+// model on (too few families, a fold without both outcomes, …) or a fit
+// that went wrong (weights that are not finite numbers).
+var ErrTrain = errors.New("train")
 
 // DefaultLambdas is the grid of L2 penalties cross-validation chooses from.
 func DefaultLambdas() []float64 { return []float64{0.3, 1, 3, 10, 30, 100, 300} }
@@ -555,7 +561,13 @@ func fitFamily(records []Record, subs []*subData, runs []int, lambdas []float64,
 		fits = append(fits, subFit{data: sd, fit: ft})
 	}
 	if len(fits) == 0 {
-		return nil, nil, fmt.Errorf("no sub-model can be fitted: %v", skipped)
+		// Said in the sub-models' order: a map printed with %v is Go's
+		// syntax, not a sentence.
+		why := make([]string, 0, len(subs))
+		for _, sd := range subs {
+			why = append(why, sd.spec.Name+": "+skipped[sd.spec.Name])
+		}
+		return nil, nil, fmt.Errorf("no sub-model can be fitted: %s", strings.Join(why, "; "))
 	}
 	return fits, skipped, nil
 }
@@ -622,7 +634,7 @@ func refit(fits []subFit, records []Record, runs []int) ([]subFit, error) {
 // [overseer.LearnedJudge], by a model fitted without its task family.
 func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResult, error) {
 	if len(records) == 0 {
-		return nil, fmt.Errorf("train: %w", ErrNoRuns)
+		return nil, fmt.Errorf("%w: %w", ErrTrain, ErrNoRuns)
 	}
 	if opts.Features == nil {
 		opts.Features = DefaultFeatures()
@@ -640,13 +652,13 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		opts.Promise = overseer.DefaultPromiseKind
 	}
 	if opts.Folds < 2 {
-		return nil, fmt.Errorf("train: %d folds: use at least 2", opts.Folds)
+		return nil, fmt.Errorf("%w: %d folds: use at least 2", ErrTrain, opts.Folds)
 	}
 	var subs []*subData
 	for _, spec := range SubModelSpecs(opts.Features) {
 		sd, err := newSubData(records, spec)
 		if err != nil {
-			return nil, fmt.Errorf("train: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrTrain, err)
 		}
 		subs = append(subs, sd)
 	}
@@ -666,9 +678,9 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 				names = append(names, f)
 			}
 		}
-		return nil, fmt.Errorf("train: nested cross-validation needs runs of at least three task families, and these %d runs are of %d (%s): "+
+		return nil, fmt.Errorf("%w: nested cross-validation needs runs of at least three task families, and these %d runs are of %d (%s): "+
 			"add runs of other tasks (a run's family is its task.family, else its id without the trailing number, as a SWE-bench instance's repository)",
-			len(records), nFamilies, joinAnd(names, "and"))
+			ErrTrain, len(records), nFamilies, joinAnd(names, "and"))
 	}
 	res := &TrainResult{Lambda: map[string]float64{}, CVByKind: []KindRates{{Kind: overseer.PromiseConfident}, {Kind: overseer.PromiseExpected}}}
 	outer := groupFolds(records, all, opts.Folds)
@@ -689,7 +701,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		train := otherFolds(outer, f)
 		fits, _, err := fitFamily(records, subs, train, opts.Lambdas, opts.Folds-1)
 		if err != nil {
-			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
+			return nil, fmt.Errorf("%w: fold %d: %w", ErrTrain, f+1, err)
 		}
 		m, _ := familyModel(fmt.Sprintf("cv-fold-%d", f+1), fits)
 		testScored, err := Score(ctx, pick(outer[f]), ScoreOptions{Judge: &overseer.LearnedJudge{Model: m}})
@@ -716,7 +728,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		// runs scored out of fold (inner folds), applied to its held-out runs.
 		oof, err := outOfFold(ctx, records, fits, train, opts.Folds-1)
 		if err != nil {
-			return nil, fmt.Errorf("train: fold %d: %w", f+1, err)
+			return nil, fmt.Errorf("%w: fold %d: %w", ErrTrain, f+1, err)
 		}
 		for i := range res.CVByKind {
 			k := &res.CVByKind[i]
@@ -735,10 +747,10 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	}
 	fits, skipped, err := fitFamily(records, subs, all, opts.Lambdas, opts.Folds)
 	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrTrain, err)
 	}
 	if res.CalibrationRuns, err = outOfFold(ctx, records, fits, all, opts.Folds); err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrTrain, err)
 	}
 	res.MeanAUROC = meanFoldAUROC(res.FoldModels)
 	res.Summary = TrainingSummary{Runs: len(records), Families: nFamilies, Boundaries: len(subs[0].ds.samples),
@@ -787,7 +799,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		m.Version = "learned-" + weightsHash(m)
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrTrain, err)
 	}
 	res.Model = m
 	return res, nil

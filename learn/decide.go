@@ -212,6 +212,63 @@ type Figures struct {
 	Labels         eval.GateLabels    `json:"gate_labels"`
 }
 
+// figure is a measure of [Figures] as JSON holds it: null when it could
+// not be measured (NaN: an AUROC on runs of one outcome, …), read back as
+// NaN, since JSON has no NaN and a round's result must encode whatever
+// the runs were.
+type figure float64
+
+func (f figure) MarshalJSON() ([]byte, error) {
+	if v := float64(f); math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+func (f *figure) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*f = figure(math.NaN())
+		return nil
+	}
+	return json.Unmarshal(data, (*float64)(f))
+}
+
+// figuresJSON is Figures with its measures as figures.
+type figuresJSON struct {
+	plainFigures
+	CandidateAUROC figure `json:"candidate_auroc_50"`
+	CurrentAUROC   figure `json:"current_auroc_50"`
+	CandidateBrier figure `json:"candidate_brier_50,omitempty"`
+	CurrentBrier   figure `json:"current_brier_50,omitempty"`
+}
+
+type plainFigures Figures
+
+// MarshalJSON writes a measure that could not be measured as null.
+func (f Figures) MarshalJSON() ([]byte, error) {
+	return json.Marshal(figuresJSON{plainFigures(f), figure(f.CandidateAUROC), figure(f.CurrentAUROC), figure(f.CandidateBrier), figure(f.CurrentBrier)})
+}
+
+// UnmarshalJSON reads a null measure as NaN (not measured).
+func (f *Figures) UnmarshalJSON(data []byte) error {
+	var v figuresJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*f = Figures(v.plainFigures)
+	f.CandidateAUROC, f.CurrentAUROC, f.CandidateBrier, f.CurrentBrier = float64(v.CandidateAUROC), float64(v.CurrentAUROC), float64(v.CandidateBrier), float64(v.CurrentBrier)
+	return nil
+}
+
+// says is a measure in a round's sentence: three decimals, or "not
+// measurable" for NaN.
+func says(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "not measurable"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
 // Decision is what [Decide] concluded about one candidate.
 type Decision struct {
 	Version string `json:"version"`
@@ -270,6 +327,12 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	// The relative verdict goes on after a refit: the candidate's answers
 	// among all the type's recent jobs, as a recalibration stores them.
 	res.Model.Reference = eval.ReferenceOf(records, res.Model)
+	// A candidate that does not validate (a number no JSON holds, …) is
+	// refused with why, not a round that fails.
+	if err := res.Model.Validate(); err != nil {
+		d.Reason = fmt.Sprintf("refused %s: its model file does not hold: %v", d.Version, err)
+		return d, nil
+	}
 	if d.Model, err = json.Marshal(res.Model); err != nil {
 		return d, err
 	}
@@ -284,7 +347,7 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	d.Figures.CandidateAUROC, d.Figures.CurrentAUROC = auroc50(cand), auroc50(cur)
 	cp := eval.CheckPromise(eval.PolicyRatesOf(cur, current.Policy), opts.Budget)
 	d.Figures.CurrentPromise = &cp
-	ranks := fmt.Sprintf("AUROC at 50%% on the %d newest runs %.3f against the current model %s's %.3f", len(held), d.Figures.CandidateAUROC, current.Model.Version, d.Figures.CurrentAUROC)
+	ranks := fmt.Sprintf("AUROC at 50%% on the %d newest runs %s against the current model %s's %s", len(held), says(d.Figures.CandidateAUROC), current.Model.Version, says(d.Figures.CurrentAUROC))
 	cal, err := eval.Calibrate(res.CalibrationRuns, opts.Budget, opts.Promise)
 	if err != nil {
 		d.Figures.CalibrationError = err.Error()
@@ -293,7 +356,8 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	}
 	d.Figures.Calibration = &cal
 	if d.Policy, err = overseer.MarshalPolicy(cal.Policy, cal); err != nil {
-		return d, err
+		d.Reason = fmt.Sprintf("refused %s: its policy does not hold: %v; %s", d.Version, err, ranks)
+		return d, nil
 	}
 	pc := eval.CheckPromise(eval.PolicyRatesOf(cand, cal.Policy), opts.Budget)
 	d.Figures.Promise = &pc

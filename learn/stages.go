@@ -72,7 +72,10 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 	}
 	d.Version = rec.Version
 	if d.Model, err = json.Marshal(rec); err != nil {
-		return d, err
+		// Recalibrate validates what it returns; should a number JSON
+		// cannot hold slip through, the round refuses with why.
+		d.Reason = fmt.Sprintf("refused %s: its model file does not hold: %v", d.Version, err)
+		return d, nil
 	}
 	cand, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: rec}})
 	if err != nil {
@@ -84,8 +87,8 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 	}
 	d.Figures.CandidateBrier, d.Figures.CurrentBrier = brier50(cand), brier50(cur)
 	d.Figures.CandidateAUROC, d.Figures.CurrentAUROC = auroc50(cand), auroc50(cur)
-	fit := fmt.Sprintf("Brier at 50%% on the %d closed jobs %.3f against the current model %s's %.3f (AUROC %.3f against %.3f)",
-		len(records), d.Figures.CandidateBrier, current.Model.Version, d.Figures.CurrentBrier, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
+	fit := fmt.Sprintf("Brier at 50%% on the %d closed jobs %s against the current model %s's %s (AUROC %s against %s)",
+		len(records), says(d.Figures.CandidateBrier), current.Model.Version, says(d.Figures.CurrentBrier), says(d.Figures.CandidateAUROC), says(d.Figures.CurrentAUROC))
 	policy := eval.UncertifiedPolicy(cand, fmt.Sprintf("stage 1: bands from %d %s jobs; no pause on P until a promise can be certified", len(records), workflowType))
 	uncertified := "no pause on P until a promise can be certified"
 	if cal, err := eval.Calibrate(cand, opts.Budget, opts.Promise); err == nil {
@@ -106,7 +109,8 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 		calibration = d.Figures.Calibration
 	}
 	if d.Policy, err = overseer.MarshalPolicy(policy, calibration); err != nil {
-		return d, err
+		d.Reason = fmt.Sprintf("refused %s (stage 1): its policy does not hold: %v", d.Version, err)
+		return d, nil
 	}
 	if math.IsNaN(d.Figures.CandidateBrier) || !(d.Figures.CandidateBrier < d.Figures.CurrentBrier) {
 		d.Reason = fmt.Sprintf("refused %s (stage 1): its probabilities fit no better: %s", d.Version, fit)

@@ -187,6 +187,9 @@ func (m *LearnedModel) Validate() error {
 			return bad(`sub-model %q: calibration must be {"method":"platt"} with finite a and b, and the intercept finite`, sm.Name)
 		}
 	}
+	if err := m.finite(); err != nil {
+		return err
+	}
 	if m.Reference != nil {
 		if err := m.Reference.validate(); err != nil {
 			return err
@@ -194,6 +197,54 @@ func (m *LearnedModel) Validate() error {
 	}
 	if m.Recalibration != nil {
 		return m.Recalibration.validate(m)
+	}
+	return nil
+}
+
+// MarshalJSON encodes the model, and refuses one holding a number JSON
+// has none for (NaN, ±Inf) with a sentence that names it, not the
+// encoder's "unsupported value".
+func (m LearnedModel) MarshalJSON() ([]byte, error) {
+	if err := m.finite(); err != nil {
+		return nil, err
+	}
+	type plain LearnedModel // without this method
+	return json.Marshal(plain(m))
+}
+
+// finite reports the first number of the model that is not finite, in
+// one sentence.
+func (m *LearnedModel) finite() error {
+	bad := func(what string) error {
+		return fmt.Errorf("%w: %s is not a finite number: the fit that made it went wrong; refit the model", ErrModel, what)
+	}
+	ok := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	for _, sm := range m.SubModels {
+		for _, f := range sm.Features {
+			if !ok(f.Mean) || !ok(f.Std) || !ok(f.Weight) {
+				return bad(fmt.Sprintf("sub-model %q's feature %q (its mean, std or weight)", sm.Name, f.Name))
+			}
+		}
+		if !ok(sm.Intercept) || !ok(sm.Calibration.A) || !ok(sm.Calibration.B) {
+			return bad(fmt.Sprintf("sub-model %q's intercept or calibration", sm.Name))
+		}
+	}
+	if r := m.Recalibration; r != nil && r.Restandardization != nil {
+		s := r.Restandardization
+		for _, v := range []float64{s.BrierAsIs, s.BrierRestandardized, s.AUROCAsIs, s.AUROCRestandardized} {
+			if !ok(v) {
+				return bad("a figure of the recalibration's re-standardisation check (leave out one not measured)")
+			}
+		}
+	}
+	if r := m.Reference; r != nil {
+		for _, p := range r.Points {
+			for _, q := range p.Quantiles {
+				if !ok(q) {
+					return bad(fmt.Sprintf("a quantile of the reference at %d phase runs", p.FromPhaseRuns))
+				}
+			}
+		}
 	}
 	return nil
 }
