@@ -24,8 +24,21 @@ import (
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
-// AuditFormat names the format of an audit record (docs/audit.schema.json).
-const AuditFormat = "overseer-audit/v1"
+// The formats of an audit record (docs/audit.schema.json).
+const (
+	// AuditFormat is the format WriteAudit writes: one chain through the
+	// whole file, whatever the records' jobs.
+	AuditFormat = "overseer-audit/v2"
+	// AuditFormatV1 chained each job's records apart, from a genesis anyone
+	// could compute, so a job's records dropped or added whole, or a file
+	// cut between two jobs, went unseen. VerifyAudit still reads it (a file
+	// may outlive the histories it came from) and says what it cannot show.
+	AuditFormatV1 = "overseer-audit/v1"
+)
+
+// AuditGenesis is the text whose SHA-256 the first line of an audit file
+// carries as its prev.
+const AuditGenesis = AuditFormat + " genesis"
 
 // DefaultAuditQuery selects the jobs `overseer audit` reads when no query
 // is given: every workflow the overseer assessed.
@@ -90,10 +103,15 @@ type AuditPolicy struct {
 
 // AuditRecord is one gate event of a job: one line of an audit file. Its
 // fields are encoded in this order, and Prev and Digest chain it to the
-// job's other records (see [VerifyAudit]).
+// line before it (see [VerifyAudit]).
 type AuditRecord struct {
-	Format string   `json:"format"`
-	Job    AuditJob `json:"job"`
+	Format string `json:"format"`
+	// Line is the record's line in the file, from 1, and Lines how many the
+	// file has, so a file cut between two jobs says so at its last line.
+	// WriteAudit fills them in; absent in overseer-audit/v1.
+	Line  int      `json:"line,omitempty"`
+	Lines int      `json:"lines,omitempty"`
+	Job   AuditJob `json:"job"`
 	// Seq is the record's number among its job's records, from 1; Of is
 	// how many the job has in the file.
 	Seq int `json:"seq"`
@@ -129,17 +147,19 @@ type AuditRecord struct {
 	Policy       *AuditPolicy `json:"policy,omitempty"`
 	ModelVersion string       `json:"model_version,omitempty"`
 	Stage        string       `json:"calibration_stage,omitempty"`
-	// Prev is the hex SHA-256 of the job's previous record's line (without
-	// its newline), or for the job's first record of AuditGenesis.
+	// Prev is the hex SHA-256 of the file's previous line (without its
+	// newline), whichever job it is of, or for the first line of
+	// AuditGenesis. (In overseer-audit/v1: of the job's previous line, or
+	// for its first of "overseer-audit/v1 genesis WORKFLOW_ID RUN_ID".)
 	Prev string `json:"prev"`
 	// Digest is the hex SHA-256 of the record's line with Digest empty.
 	Digest string `json:"digest"`
 }
 
-// AuditGenesis is the text whose SHA-256 the first record of a job carries
-// as Prev.
-func AuditGenesis(workflowID, runID string) string {
-	return AuditFormat + " genesis " + workflowID + " " + runID
+// auditGenesisV1 is the text whose SHA-256 the first record of a job
+// carries as Prev in overseer-audit/v1.
+func auditGenesisV1(workflowID, runID string) string {
+	return AuditFormatV1 + " genesis " + workflowID + " " + runID
 }
 
 func sha256Hex(b []byte) string {
@@ -160,18 +180,14 @@ func encodeAudit(r AuditRecord) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// sealAudit fills in the chain of each job's records (in order) and returns
-// their lines.
+// sealAudit numbers the records in order and chains each to the one
+// before it, and returns their lines.
 func sealAudit(recs []AuditRecord) ([][]byte, error) {
-	prev := map[[2]string]string{}
+	prev := sha256Hex([]byte(AuditGenesis))
 	lines := make([][]byte, 0, len(recs))
-	for _, r := range recs {
-		key := [2]string{r.Job.WorkflowID, r.Job.RunID}
-		p, ok := prev[key]
-		if !ok {
-			p = sha256Hex([]byte(AuditGenesis(r.Job.WorkflowID, r.Job.RunID)))
-		}
-		r.Prev, r.Digest = p, ""
+	for i, r := range recs {
+		r.Format, r.Line, r.Lines = AuditFormat, i+1, len(recs)
+		r.Prev, r.Digest = prev, ""
 		unsealed, err := encodeAudit(r)
 		if err != nil {
 			return nil, err
@@ -181,16 +197,17 @@ func sealAudit(recs []AuditRecord) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		prev[key] = sha256Hex(line)
+		prev = sha256Hex(line)
 		lines = append(lines, line)
 	}
 	return lines, nil
 }
 
-// WriteAudit writes records as JSONL, one line each, chained: the records
-// of each job in order (AuditRecord.Seq), Prev and Digest filled in. It
-// returns the head: the hex SHA-256 of the file's lines, which `overseer
-// audit verify` prints too, to compare with a copy kept elsewhere.
+// WriteAudit writes records as JSONL, one line each, in the order given
+// (Audit's: by job, and a job's by Seq), in the format AuditFormat: Line,
+// Lines, Prev and Digest filled in. It returns the head: the hex SHA-256 of
+// the file (what sha256sum prints), which `overseer audit verify` prints
+// too and checks with --head, to keep apart from the file.
 func WriteAudit(w io.Writer, recs []AuditRecord) (string, error) {
 	lines, err := sealAudit(recs)
 	if err != nil {
@@ -212,16 +229,35 @@ type AuditSummary struct {
 	Records, Jobs int
 	// Head is the hex SHA-256 of the whole file, as WriteAudit returned it.
 	Head string
+	// Format is the file's format: AuditFormat, or AuditFormatV1, whose
+	// chain cannot show a job dropped or added whole (only the head can).
+	Format string
 }
 
 // ErrAuditTampered: an audit file is not as `overseer audit` wrote it.
 var ErrAuditTampered = errors.New("the audit file was changed after it was written")
 
+// ErrBadAuditHead: the head given to check an audit file against is not a
+// hex SHA-256.
+var ErrBadAuditHead = errors.New("invalid audit head")
+
 // VerifyAudit checks an audit file: every line is a canonical record whose
-// digest matches it, each job's records come in order (Seq 1…Of), each
-// carries the SHA-256 of the job's previous line (of AuditGenesis for the
-// first), and no job's records stop before Of. The first problem is
-// returned in one sentence naming the line, wrapping ErrAuditTampered.
+// digest matches it; each job's records come together and in order (Seq
+// 1…Of), the jobs in order, and no job's records stop before Of; each line
+// says its place in the file (Line of Lines, the same Lines throughout)
+// and carries the SHA-256 of the line before it (of AuditGenesis for the
+// first), and the file does not stop before Lines. So a job's records
+// dropped whole, a file cut between two jobs, and records inserted from
+// another audit file each fail at a line. The problem is returned in one
+// sentence naming the line, wrapping ErrAuditTampered: the first a record
+// or its job's order shows, else the first line the file's chain breaks at
+// (a record moved breaks both, and its job says better what happened).
+//
+// A file in AuditFormatV1 is checked by its own rule: each job's records
+// chained apart (Prev), with no Line or Lines.
+//
+// What the chain cannot show, since it holds no secret, is a file sealed
+// again after it was changed: [VerifyAuditHead] compares the head too.
 func VerifyAudit(r io.Reader) (AuditSummary, error) {
 	type chain struct {
 		prev     string
@@ -230,12 +266,23 @@ func VerifyAudit(r io.Reader) (AuditSummary, error) {
 	}
 	jobs := map[[2]string]*chain{}
 	var order [][2]string
+	var fileFormat string // line 1's
+	lines := 0            // how many records line 1 says the file has
+	prev := sha256Hex([]byte(AuditGenesis))
 	h := sha256.New()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	n := 0
 	bad := func(format string, args ...any) (AuditSummary, error) {
 		return AuditSummary{}, fmt.Errorf("%w: line %d %s", ErrAuditTampered, n, fmt.Sprintf(format, args...))
+	}
+	// The first line the file's chain breaks at: said only once the jobs'
+	// own order held to the end (see above).
+	var broken error
+	breaks := func(format string, args ...any) {
+		if broken == nil {
+			_, broken = bad(format, args...)
+		}
 	}
 	for sc.Scan() {
 		n++
@@ -248,8 +295,13 @@ func VerifyAudit(r io.Reader) (AuditSummary, error) {
 		if err := dec.Decode(&rec); err != nil {
 			return bad("is not an audit record (%s): it was edited or is not from overseer audit", strings.TrimPrefix(err.Error(), "json: "))
 		}
-		if rec.Format != AuditFormat {
-			return bad("has format %q, not %s", rec.Format, AuditFormat)
+		switch {
+		case n == 1 && rec.Format != AuditFormat && rec.Format != AuditFormatV1:
+			return bad("has format %q, not %s (or the older %s)", rec.Format, AuditFormat, AuditFormatV1)
+		case n == 1:
+			fileFormat, lines = rec.Format, rec.Lines
+		case rec.Format != fileFormat:
+			return bad("has format %q where line 1 has %q: records from another audit file were inserted", rec.Format, fileFormat)
 		}
 		canon, err := encodeAudit(rec)
 		if err != nil || !bytes.Equal(canon, line) {
@@ -261,6 +313,9 @@ func VerifyAudit(r io.Reader) (AuditSummary, error) {
 		if sha256Hex(unsealed) != digest {
 			return bad("(record %d of job %q) was edited: its digest does not match its content", rec.Seq, rec.Job.WorkflowID)
 		}
+		if fileFormat == AuditFormatV1 && (rec.Line != 0 || rec.Lines != 0) {
+			return bad("has format %s but a line and lines, which that format has not: it was edited", fileFormat)
+		}
 		key := [2]string{rec.Job.WorkflowID, rec.Job.RunID}
 		c, ok := jobs[key]
 		last := len(order) - 1
@@ -270,7 +325,7 @@ func VerifyAudit(r io.Reader) (AuditSummary, error) {
 		case ok && key != order[last]:
 			return bad("(record %d of job %q) comes after records of job %q: records were reordered", rec.Seq, key[0], order[last][0])
 		case !ok:
-			c = &chain{prev: sha256Hex([]byte(AuditGenesis(key[0], key[1]))), of: rec.Of}
+			c = &chain{prev: sha256Hex([]byte(auditGenesisV1(key[0], key[1]))), of: rec.Of}
 			jobs[key] = c
 			order = append(order, key)
 		}
@@ -281,21 +336,96 @@ func VerifyAudit(r io.Reader) (AuditSummary, error) {
 			return bad("is record %d of job %q where its record %d belongs: a record was dropped or moved", rec.Seq, key[0], c.seq+1)
 		case rec.Of != c.of:
 			return bad("says job %q has %d records where its first said %d: a record was edited", key[0], rec.Of, c.of)
-		case rec.Prev != c.prev:
+		case fileFormat == AuditFormatV1 && rec.Prev != c.prev:
 			return bad("(record %d of job %q) does not follow the job's previous record: a record before it was edited, dropped or moved", rec.Seq, key[0])
 		}
 		c.prev, c.seq, c.lastLine = sha256Hex(line), rec.Seq, n
+		if fileFormat == AuditFormat {
+			// The file's own chain: what a job's chain cannot see.
+			switch {
+			case rec.Lines != lines:
+				breaks("says its file has %s where line 1 says %d: records from another audit file were inserted", records(rec.Lines), lines)
+			case rec.Line > n:
+				breaks("is the file's record %d where its record %d belongs: %s before it %s dropped", rec.Line, n, records(rec.Line-n), wasWere(rec.Line-n))
+			case rec.Line < n:
+				breaks("is the file's record %d where its record %d belongs: records were inserted or repeated before it", rec.Line, n)
+			case rec.Line > rec.Lines:
+				breaks("says it is record %d of a file of %d: records were added after the file's last", rec.Line, rec.Lines)
+			case rec.Prev != prev && n == 1:
+				breaks("does not start the file's chain (its prev is not the SHA-256 of %q): records before it were dropped", AuditGenesis)
+			case rec.Prev != prev:
+				breaks("does not follow line %d (its prev is not that line's SHA-256): records were dropped or inserted before it and the file renumbered", n-1)
+			}
+			prev = sha256Hex(line)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return AuditSummary{}, fmt.Errorf("read the audit file: %w", err)
 	}
+	last := n
 	for _, key := range order {
 		if c := jobs[key]; c.seq != c.of {
 			n = c.lastLine
 			return bad("is the last of job %q's records, record %d of %d: the records after it were dropped", key[0], c.seq, c.of)
 		}
 	}
-	return AuditSummary{Records: n, Jobs: len(jobs), Head: hex.EncodeToString(h.Sum(nil))}, nil
+	if broken != nil {
+		return AuditSummary{}, broken
+	}
+	if fileFormat == AuditFormat && last < lines {
+		n = last
+		return bad("is the file's last, record %d of %d: the %s after it %s dropped", last, lines, records(lines-last), wasWere(lines-last))
+	}
+	return AuditSummary{Records: last, Jobs: len(jobs), Head: hex.EncodeToString(h.Sum(nil)), Format: fileFormat}, nil
+}
+
+// VerifyAuditHead is VerifyAudit, and checks that the file's head is head,
+// the one WriteAudit returned (`overseer audit` printed) when it wrote the
+// file: a file changed and sealed again passes VerifyAudit, and only the
+// head, kept apart from the file, shows it.
+func VerifyAuditHead(r io.Reader, head string) (AuditSummary, error) {
+	want, err := ParseAuditHead(head)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	sum, err := VerifyAudit(r)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	if sum.Head != want && sum.Records == 0 {
+		return AuditSummary{}, fmt.Errorf("%w: the file holds no record, and the head you kept (%s) is not an empty file's: its records were all dropped", ErrAuditTampered, want)
+	}
+	if sum.Head != want {
+		return AuditSummary{}, fmt.Errorf("%w: line %d is the file's last, and the file's head sha256 is %s, not the head you kept (%s): records were cut, added or changed and the file sealed again, or that head is another file's",
+			ErrAuditTampered, sum.Records, sum.Head, want)
+	}
+	return sum, nil
+}
+
+// ParseAuditHead reads a head as `overseer audit` printed it: 64 hex
+// digits, either case, "sha256:" before them allowed.
+func ParseAuditHead(head string) (string, error) {
+	h := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(head), "sha256:"))
+	if _, err := hex.DecodeString(h); err != nil || len(h) != 2*sha256.Size {
+		return "", fmt.Errorf("%w: %q is not 64 hex digits: give the head sha256 overseer audit printed", ErrBadAuditHead, head)
+	}
+	return h, nil
+}
+
+// wasWere is the verb for n records.
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+// records is "1 record" or "N records".
+func records(n int) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return fmt.Sprintf("%d records", n)
 }
 
 // AuditOptions select the jobs Audit reads.

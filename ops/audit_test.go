@@ -2,7 +2,11 @@ package ops_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +84,7 @@ func TestAuditOfARecordedJob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4, sum.Records)
 	assert.Equal(t, 1, sum.Jobs)
+	assert.Equal(t, ops.AuditFormat, sum.Format)
 }
 
 // Every source a history has: the gate the resume update returned, the
@@ -225,18 +230,7 @@ func TestAuditOfHistoryReadsEverySource(t *testing.T) {
 // An audit file that was edited, had a record dropped or two swapped fails
 // verification with the line and what is wrong; the file as written passes.
 func TestVerifyAuditDetectsTampering(t *testing.T) {
-	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	job := func(id string) []byte {
-		var recs []ops.AuditRecord
-		for i, kind := range []string{ops.AuditOpened, ops.AuditEscalated, ops.AuditResumed} {
-			recs = append(recs, ops.AuditRecord{Format: ops.AuditFormat, Run: "r1", Gate: "code-1", Phase: "code", Kind: kind,
-				At: t0.Add(time.Duration(i) * time.Minute), By: "ana", Sources: []string{ops.SourceNotification}})
-		}
-		return sealed(t, id, "r1", recs)
-	}
-	file := append(job("job-a"), job("job-b")...)
-	lines := strings.SplitAfter(string(file), "\n")
-	lines = lines[:len(lines)-1] // the empty string after the last newline
+	lines, _ := writeAudit(t, jobRecords("job-a"), jobRecords("job-b"))
 	require.Len(t, lines, 6)
 	join := func(ls ...string) string { return strings.Join(ls, "") }
 	without := func(i int) string {
@@ -277,7 +271,7 @@ func TestVerifyAuditDetectsTampering(t *testing.T) {
 			sum, err := ops.VerifyAudit(strings.NewReader(tc.file))
 			if tc.want == "" {
 				require.NoError(t, err)
-				assert.Equal(t, ops.AuditSummary{Records: 6, Jobs: 2, Head: sum.Head}, sum)
+				assert.Equal(t, ops.AuditSummary{Records: 6, Jobs: 2, Head: sum.Head, Format: ops.AuditFormat}, sum)
 				assert.Len(t, sum.Head, 64)
 				return
 			}
@@ -297,7 +291,7 @@ func TestAuditHeadIsTheFilesDigest(t *testing.T) {
 	sum, err := ops.VerifyAudit(bytes.NewReader(b.Bytes()))
 	require.NoError(t, err)
 	assert.Equal(t, head, sum.Head)
-	assert.True(t, strings.HasPrefix(b.String(), `{"format":"overseer-audit/v1","job":{"workflow_id":"j","run_id":"r","workflow_type":""},"seq":1,"of":1,`), b.String())
+	assert.True(t, strings.HasPrefix(b.String(), `{"format":"overseer-audit/v2","line":1,"lines":1,"job":{"workflow_id":"j","run_id":"r","workflow_type":""},"seq":1,"of":1,`), b.String())
 }
 
 // A gate its deadline escalated and then aborted, read from the gate the job
@@ -334,4 +328,201 @@ func TestAuditOfAGateItsDeadlineAborted(t *testing.T) {
 	assert.Equal(t, []string{ops.SourceAbortFailure}, ex.Sources)
 	assert.Empty(t, ex.Mode, "no pinned configuration in this history")
 	assert.Nil(t, ex.Policy)
+}
+
+// jobRecords are the three records of a job whose gate code-1 opened, was
+// escalated and was resumed by ana, numbered as Audit numbers them.
+func jobRecords(id string) []ops.AuditRecord {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var recs []ops.AuditRecord
+	for i, kind := range []string{ops.AuditOpened, ops.AuditEscalated, ops.AuditResumed} {
+		recs = append(recs, ops.AuditRecord{Format: ops.AuditFormat, Job: ops.AuditJob{WorkflowID: id, RunID: "r1", WorkflowType: "CoroJob"},
+			Seq: i + 1, Of: 3, Run: "r1", Gate: "code-1", Phase: "code", Kind: kind, At: t0.Add(time.Duration(i) * time.Minute), By: "ana",
+			Sources: []string{ops.SourceNotification}})
+	}
+	return recs
+}
+
+// writeAudit writes the jobs' records as one audit file, as overseer audit
+// does, and returns its lines (each with its newline) and its head.
+func writeAudit(t *testing.T, jobs ...[]ops.AuditRecord) ([]string, string) {
+	t.Helper()
+	var recs []ops.AuditRecord
+	for _, j := range jobs {
+		recs = append(recs, j...)
+	}
+	var b bytes.Buffer
+	head, err := ops.WriteAudit(&b, recs)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(b.String(), "\n")
+	return lines[:len(lines)-1], head
+}
+
+// A file with a job's records removed whole, cut between two jobs, or with
+// an invented job's records (as overseer audit writes a job on its own)
+// inserted in order fails with the line and the problem, though every
+// job's own records are whole and in order; the file as written passes.
+func TestVerifyAuditFindsAMissingJob(t *testing.T) {
+	lines, head := writeAudit(t, jobRecords("job-a"), jobRecords("job-b"), jobRecords("job-c"))
+	require.Len(t, lines, 9)
+	invented, _ := writeAudit(t, jobRecords("job-ab"))
+	appended, _ := writeAudit(t, jobRecords("job-d"))
+	one := jobRecords("job-e")[:1]
+	one[0].Of = 1
+	extra, _ := writeAudit(t, one)
+	join := func(parts ...[]string) string {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(strings.Join(p, ""))
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, file string
+		want       string // "" means valid
+	}{
+		{"as written", join(lines), ""},
+		{"a middle job's records removed", join(lines[:3], lines[6:]), "line 4 is the file's record 7 where its record 4 belongs: 3 records before it were dropped"},
+		{"the first job's records removed", join(lines[3:]), "line 1 is the file's record 4 where its record 1 belongs: 3 records before it were dropped"},
+		{"cut after the second job", join(lines[:6]), "line 6 is the file's last, record 6 of 9: the 3 records after it were dropped"},
+		{"cut after the first job", join(lines[:3]), "line 3 is the file's last, record 3 of 9: the 6 records after it were dropped"},
+		{"an invented job inserted in order", join(lines[:3], invented, lines[3:]), "line 4 says its file has 3 records where line 1 says 9: records from another audit file were inserted"},
+		{"an invented job appended", join(lines, appended), "line 10 says its file has 3 records where line 1 says 9: records from another audit file were inserted"},
+		// By a hand that knows the format but not every hash in it.
+		{"a middle job's records removed and the rest renumbered", join(lines[:3], renumbered(t, lines[6:], 4, 9)), "line 4 does not follow line 3 (its prev is not that line's SHA-256): records were dropped or inserted before it and the file renumbered"},
+		{"an invented job numbered and chained in", join(lines[:3], chainedIn(t, lines[2], invented, 4, 9), lines[3:]), "line 7 is the file's record 4 where its record 7 belongs: records were inserted or repeated before it"},
+		{"a line added after the last", join(lines, renumbered(t, extra, 10, 9)), "line 10 says it is record 10 of a file of 9: records were added after the file's last"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sum, err := ops.VerifyAudit(strings.NewReader(tc.file))
+			if tc.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, ops.AuditSummary{Records: 9, Jobs: 3, Head: head, Format: ops.AuditFormat}, sum)
+				return
+			}
+			require.ErrorIs(t, err, ops.ErrAuditTampered)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// resealed is an audit line with each of edits (old, new) made once and its
+// digest computed again, as a tool that knows the format would.
+func resealed(t *testing.T, line string, edits ...string) string {
+	t.Helper()
+	for i := 0; i+1 < len(edits); i += 2 {
+		require.Contains(t, line, edits[i])
+		line = strings.Replace(line, edits[i], edits[i+1], 1)
+	}
+	i := strings.Index(line, `"digest":"`) + len(`"digest":"`)
+	j := i + strings.Index(line[i:], `"`)
+	sum := sha256.Sum256([]byte(strings.TrimSuffix(line[:i]+line[j:], "\n")))
+	return line[:i] + hex.EncodeToString(sum[:]) + line[j:]
+}
+
+// renumbered are lines given the file places from..from+len-1 of lines.
+func renumbered(t *testing.T, ls []string, from, lines int) []string {
+	t.Helper()
+	var out []string
+	for i, l := range ls {
+		var r ops.AuditRecord
+		require.NoError(t, json.Unmarshal([]byte(l), &r))
+		out = append(out, resealed(t, l, fmt.Sprintf(`"line":%d,"lines":%d,`, r.Line, r.Lines), fmt.Sprintf(`"line":%d,"lines":%d,`, from+i, lines)))
+	}
+	return out
+}
+
+// chainedIn are lines renumbered from, of lines, and chained after the line
+// before: whole, but for the lines that follow them.
+func chainedIn(t *testing.T, before string, ls []string, from, lines int) []string {
+	t.Helper()
+	var out []string
+	for _, l := range renumbered(t, ls, from, lines) {
+		var r ops.AuditRecord
+		require.NoError(t, json.Unmarshal([]byte(l), &r))
+		prev := sha256.Sum256([]byte(strings.TrimSuffix(before, "\n")))
+		l = resealed(t, l, `"prev":"`+r.Prev+`"`, `"prev":"`+hex.EncodeToString(prev[:])+`"`)
+		out = append(out, l)
+		before = l
+	}
+	return out
+}
+
+// A file changed and sealed again whole (WriteAudit run on the changed
+// records) passes VerifyAudit, since the chain holds no secret; against
+// the head kept from its writing it fails, naming its last line. The file
+// as written passes against its head, given in either case or with
+// "sha256:", and a head that is not one is refused.
+func TestVerifyAuditHead(t *testing.T) {
+	a, b, c := jobRecords("job-a"), jobRecords("job-b"), jobRecords("job-c")
+	lines, head := writeAudit(t, a, b, c)
+	file := strings.Join(lines, "")
+	for _, tc := range []struct {
+		name string
+		jobs [][]ops.AuditRecord
+		last int
+	}{
+		{"cut after the second job", [][]ops.AuditRecord{a, b}, 6},
+		{"a middle job's records removed", [][]ops.AuditRecord{a, c}, 6},
+		{"an invented job inserted in order", [][]ops.AuditRecord{a, jobRecords("job-ab"), b, c}, 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ls, other := writeAudit(t, tc.jobs...)
+			changed := strings.Join(ls, "")
+			sum, err := ops.VerifyAudit(strings.NewReader(changed))
+			require.NoError(t, err, "sealed again, the file is whole on its own")
+			assert.Equal(t, other, sum.Head)
+			_, err = ops.VerifyAuditHead(strings.NewReader(changed), head)
+			require.ErrorIs(t, err, ops.ErrAuditTampered)
+			assert.Contains(t, err.Error(), fmt.Sprintf("line %d is the file's last, and the file's head sha256 is %s, not the head you kept (%s): records were cut, added or changed and the file sealed again", tc.last, other, head))
+		})
+	}
+	for _, h := range []string{head, strings.ToUpper(head), "sha256:" + head, " " + head + "\n"} {
+		sum, err := ops.VerifyAuditHead(strings.NewReader(file), h)
+		require.NoError(t, err, h)
+		assert.Equal(t, ops.AuditSummary{Records: 9, Jobs: 3, Head: head, Format: ops.AuditFormat}, sum)
+	}
+	_, err := ops.VerifyAuditHead(strings.NewReader(""), head)
+	require.ErrorIs(t, err, ops.ErrAuditTampered)
+	assert.Contains(t, err.Error(), "the file holds no record, and the head you kept ("+head+") is not an empty file's")
+	for _, h := range []string{"", "dc829abd", head + "0", strings.Replace(head, head[:1], "g", 1)} {
+		_, err := ops.VerifyAuditHead(strings.NewReader(file), h)
+		require.ErrorIs(t, err, ops.ErrBadAuditHead, h)
+		assert.Contains(t, err.Error(), "is not 64 hex digits: give the head sha256 overseer audit printed")
+	}
+}
+
+// A file overseer audit wrote before the format was v2 still verifies by
+// its own rule, each job chained apart, and says it is v1; an edited or
+// dropped record in it still fails, and so does a v2 line mixed in.
+func TestVerifyAuditReadsV1(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "audit_v1_job_with_plugin.jsonl"))
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	lines = lines[:len(lines)-1]
+	require.Len(t, lines, 4)
+	v2, _ := writeAudit(t, jobRecords("job-z"))
+	for _, tc := range []struct {
+		name, file string
+		want       string // "" means valid
+	}{
+		{"as written", string(data), ""},
+		{"one byte edited", strings.Join(lines[:2], "") + strings.Replace(lines[2], `"kind":"opened"`, `"kind":"opener"`, 1) + lines[3], "line 3 (record 3 of job \"job-with-plugin\") was edited"},
+		{"a record dropped", lines[0] + lines[2] + lines[3], "line 2 is record 3 of job \"job-with-plugin\" where its record 2 belongs"},
+		{"a record's prev changed and sealed again", lines[0] + resealed(t, lines[1], `"prev":"8`, `"prev":"9`) + lines[2] + lines[3], "line 2 (record 2 of job \"job-with-plugin\") does not follow the job's previous record"},
+		{"a v2 line mixed in", string(data) + v2[0], "line 5 has format \"overseer-audit/v2\" where line 1 has \"overseer-audit/v1\": records from another audit file were inserted"},
+		{"a v1 line given a place in the file", resealed(t, lines[0], `"format":"overseer-audit/v1",`, `"format":"overseer-audit/v1","line":1,"lines":4,`) + strings.Join(lines[1:], ""), "line 1 has format overseer-audit/v1 but a line and lines, which that format has not"},
+		{"another format", strings.Replace(lines[0], "overseer-audit/v1", "overseer-audit/v9", 1), "line 1 has format \"overseer-audit/v9\", not overseer-audit/v2 (or the older overseer-audit/v1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sum, err := ops.VerifyAudit(strings.NewReader(tc.file))
+			if tc.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, ops.AuditSummary{Records: 4, Jobs: 1, Head: "dc829abd1ef1ae4934e7775cbe2ffc8e76f2bf9601b493f64d2fa425813752e5", Format: ops.AuditFormatV1}, sum)
+				return
+			}
+			require.ErrorIs(t, err, ops.ErrAuditTampered)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
 }
