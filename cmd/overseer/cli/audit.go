@@ -12,7 +12,7 @@ import (
 
 // Audit is `overseer audit`: writes the gate events of the jobs a query
 // matches, read from their histories, as a chained audit file; `overseer
-// audit verify FILE` checks one.
+// audit verify [--head HASH] FILE` checks one.
 type Audit struct {
 	// Stderr receives the summary when the records go to standard output.
 	// If not set, os.Stderr.
@@ -21,7 +21,7 @@ type Audit struct {
 
 // Synopsis implements Command.
 func (*Audit) Synopsis() string {
-	return "write every gate event (opened, escalated, expired, resumed, redone, aborted) of the matching jobs as a tamper-evident audit file (overseer-audit/v1); audit verify FILE checks one"
+	return "write every gate event (opened, escalated, expired, resumed, redone, aborted) of the matching jobs as a tamper-evident audit file (overseer-audit/v2); audit verify [--head HASH] FILE checks one"
 }
 
 // Run implements Command.
@@ -95,34 +95,54 @@ func (x *Audit) Run(ctx context.Context, args []string, out io.Writer) error {
 	if n := len(res.Encrypted); n > 0 {
 		fmt.Fprintf(summary, "; skipped %d whose payloads a codec encrypted (give the codec with --codec-endpoint URL or OVERSEER_CODEC_KEY to audit them)", n)
 	}
-	fmt.Fprintf(summary, "; head sha256 %s: keep it apart from the file, and `overseer audit verify` prints the same for an unchanged copy\n", head)
+	fmt.Fprintf(summary, "; head sha256 %s: keep it apart from the file, and `overseer audit verify --head HASH FILE` checks a copy against it\n", head)
 	return nil
 }
 
-// auditVerify is `overseer audit verify FILE`.
+// auditVerify is `overseer audit verify [--head HASH] FILE`.
 func auditVerify(args []string, out io.Writer) error {
 	fs := newFlags("audit verify", out)
+	head := fs.String("head", "", "the head sha256 overseer audit printed when it wrote the file, kept apart from it: fail unless the file's head is the same (a file changed and sealed again shows only so)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	path, err := oneArg(pos, "audit file to verify (overseer audit verify FILE)")
+	path, err := oneArg(pos, "audit file to verify (overseer audit verify [--head HASH] FILE)")
 	if err != nil {
 		return err
+	}
+	if *head != "" {
+		if _, err := ops.ParseAuditHead(*head); err != nil {
+			return fmt.Errorf("%w: --head %s: give the 64 hex digits of the head sha256 overseer audit printed", ErrUsage, *head)
+		}
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	sum, err := ops.VerifyAudit(f)
+	var sum ops.AuditSummary
+	if *head != "" {
+		sum, err = ops.VerifyAuditHead(f, *head)
+	} else {
+		sum, err = ops.VerifyAudit(f)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if sum.Records == 0 {
 		return fmt.Errorf("%s: the file holds no record: give a file `overseer audit --out` wrote", path)
 	}
-	fmt.Fprintf(out, "%s: %d records of %s verified: none was edited, dropped or reordered; head sha256 %s\n", path, sum.Records, jobCount(sum.Jobs), sum.Head)
+	fmt.Fprintf(out, "%s: %d records of %s verified (%s): ", path, sum.Records, jobCount(sum.Jobs), sum.Format)
+	switch {
+	case *head != "":
+		fmt.Fprintf(out, "none was edited, dropped, inserted or reordered, and its head is the one you kept: sha256 %s\n", sum.Head)
+	case sum.Format == ops.AuditFormatV1:
+		// v1 chained each job apart: say what it cannot show.
+		fmt.Fprintf(out, "no job's records were edited, dropped or reordered, but this format cannot show a job dropped or added whole; head sha256 %s: compare it with the head overseer audit printed, or give that with --head\n", sum.Head)
+	default:
+		fmt.Fprintf(out, "none was edited, dropped, inserted or reordered; head sha256 %s: compare it with the head overseer audit printed, or give that with --head\n", sum.Head)
+	}
 	return nil
 }
 
