@@ -138,3 +138,18 @@ func startedBy(ctx workflow.Context) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// signalStarter is startedBy for a resume signal. Whether a signal is
+// taken under the four-eyes rule sends commands, so a starter only the
+// worker's data converter can read is read in runs that record
+// memoCodecChangeID (memoString): a run recorded when the overseer could
+// not read it replays as it ran, with the starter unknown. An update
+// leaves nothing in history when its validator refuses it, so it reads
+// the starter unversioned (startedBy).
+func signalStarter(ctx workflow.Context) string {
+	s, _, err := memoString(ctx, StartedByMemoKey)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(s)
+}

@@ -223,10 +223,12 @@
 // before it (where a redo signal was dropped as an unknown action)
 // replay unchanged.
 //
-// Redo only phases that are safe to retry. A rerun is exactly what a
-// Temporal retry of the activity would be: whatever the first run did
-// outside the workflow stays done, and the rerun must tolerate it. Give
-// workers of jobs whose phases are not idempotent MaxRedos -1.
+// Redo is off unless a phase is declared safe to run again
+// ([Options].RedoSafe names workflow types and phase activity types). A
+// rerun is exactly what a Temporal retry of the activity would be:
+// whatever the first run did outside the workflow stays done, and the
+// rerun must tolerate it. It is sent the input's payloads as first
+// scheduled. Runs pinned before MaxRedos existed get no redo.
 //
 // Phases flagged in parallel (two phase activities in flight in manage
 // mode) queue their gates: each is recorded, holds only its own phase's

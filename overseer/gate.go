@@ -132,21 +132,23 @@ func decodeResume(raw converter.RawValue) (ResumeRequest, error) {
 
 // accept decodes a resume request and checks it against the open gates:
 // the one rule of the signal, the update and its validator.
-func (r *run) accept(raw converter.RawValue) (ResumeRequest, error) {
+// starter is the job's starter as the four-eyes rule reads it:
+// r.startedBy for an update, signalStarter for a signal.
+func (r *run) accept(raw converter.RawValue, starter string) (ResumeRequest, error) {
 	req, err := decodeResume(raw)
 	if err != nil {
 		return req, err
 	}
-	return req, r.check(req)
+	return req, r.check(req, starter)
 }
 
 // check refuses a valid request the job's gates cannot take.
-func (r *run) check(req ResumeRequest) error {
+func (r *run) check(req ResumeRequest, starter string) error {
 	if len(r.open) == 0 {
 		return refusal(NotPausedErrorType, "overseer: the job is not paused")
 	}
 	if req.Gate == "" || r.openGate(req.Gate) >= 0 {
-		if err := r.cfg.Approval.allows(req, r.startedBy); err != nil {
+		if err := r.cfg.Approval.allows(req, starter); err != nil {
 			return err
 		}
 		return r.checkRedo(req)
@@ -241,7 +243,11 @@ func (r *run) listen(ctx workflow.Context) error {
 // resumeSignal resumes the job if the signal is a valid request for an open
 // gate; otherwise it counts the signal and drops it.
 func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
-	req, err := r.accept(raw)
+	starter := r.startedBy
+	if r.cfg.Approval.FourEyes {
+		starter = signalStarter(ctx)
+	}
+	req, err := r.accept(raw, starter)
 	if err == nil {
 		_, err = r.resume(ctx, req)
 	}
@@ -264,7 +270,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeName,
 		func(ctx workflow.Context, raw converter.RawValue) (Gate, error) {
-			req, err := r.accept(raw)
+			req, err := r.accept(raw, r.startedBy)
 			var g Gate
 			if err == nil {
 				g, err = r.resume(ctx, req)
@@ -281,7 +287,7 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 			// validators only outside replay) and the caller's log are its
 			// only record.
 			Validator: func(ctx workflow.Context, raw converter.RawValue) error {
-				req, err := r.accept(raw)
+				req, err := r.accept(raw, r.startedBy)
 				if err != nil {
 					metricRefusedResume(ctx, viaUpdate, err)
 					r.logger.Info("overseer: refused resume update", "type", ErrorType(err), "by", clip(req.By, maxResumeByBytes))
@@ -304,6 +310,7 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 	if req.Action == ActionRedo && !redoVersioned(ctx) {
 		// Replaying a run from before redo: it dropped the signal.
+		r.redoDropped = true
 		return Gate{}, invalidResume(`resume action must be "continue" or "abort", not "redo"`)
 	}
 	i := 0

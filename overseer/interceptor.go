@@ -277,6 +277,9 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	if r.loop {
 		t := &boundaryTask{ctx: ctx, phase: phaseName(activityType), started: started, f: phase,
 			activityType: activityType, args: args, attempt: 1}
+		if r.mayRedo(t.phase) {
+			t.held = holdArgs(ctx, args)
+		}
 		if rd != nil {
 			t.out, t.attempt = rd.out, rd.attempt
 			r.tasks = append(r.tasks, t)

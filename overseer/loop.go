@@ -38,7 +38,10 @@ type boundaryTask struct {
 	// first redo asked for, ….
 	activityType string
 	args         []any
-	attempt      int
+	// held is args as first scheduled (holdArgs), for a phase a redo may
+	// run again.
+	held    []heldArg
+	attempt int
 	// call is the judge's activity, once asked.
 	call *judgeCall
 	done bool

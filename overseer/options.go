@@ -183,10 +183,18 @@ type Options struct {
 	// row, reviewers may resume its gates with action redo (each redo runs
 	// the phase again, and its result may pause the job at a new gate);
 	// the next is refused. If not set (0), DefaultMaxRedos (2); a negative
-	// value refuses every redo. A redo schedules the phase's activity
-	// again with the same input, like a Temporal retry: use it for phases
-	// that are safe to retry. A run pins it when it starts.
+	// value refuses every redo. It bounds the phases RedoSafe names; any
+	// other phase is never redone. A run pins it when it starts.
 	MaxRedos int
+
+	// RedoSafe names the workflow types, and the phase activity types,
+	// whose phases a redo may run again. A redo schedules the held phase's
+	// activity a second time, with the input it was first scheduled with:
+	// its side effects (a pull request opened, a message sent) happen
+	// again. So redo is off for every phase not named here: a resume with
+	// action redo is refused (RedoRefusedErrorType) and no surface offers
+	// it. A run pins the list when it starts.
+	RedoSafe []string
 
 	// DashboardURL is the base URL of the overseer dashboard (e.g.
 	// https://overseer.example.com): notifications link to the job's page,
@@ -195,12 +203,16 @@ type Options struct {
 	DashboardURL string
 
 	// DataConverter is the data converter of the worker's client, payload
-	// codec included (converter.NewCodecDataConverter). Workflow code needs
-	// none: it reads the memo fields and writes its headers with the
-	// worker's own converter. Activities read the process note's header
-	// (ProcessNote) with this one; if not set, with the converter of the
-	// client the plugin was given to (client.Options.Plugins), else the
-	// default converter, which cannot read a header a codec encoded (a
+	// codec included (converter.NewCodecDataConverter). If not set, the
+	// converter of the client the plugin was given to
+	// (client.Options.Plugins). The overseer writes and reads its payloads
+	// with it, each in the serialization context the SDK uses for it
+	// (converter.WithDataConverterSerializationContext), so a codec that
+	// binds payloads to their workflow or activity reads them: the memo
+	// and the carried state in the workflow's, the process note's header
+	// in the phase activity's. Knowing neither, workflow code uses the
+	// worker's own converter in the workflow's context, and an activity
+	// cannot read a header a codec encoded (ProcessNote reports none; a
 	// warning says so, once).
 	DataConverter converter.DataConverter
 }
@@ -336,9 +348,15 @@ type runConfig struct {
 	// ModelVersion is the learned model's version this run uses, from
 	// Options.Models; unset in runs that use the worker's judge.
 	ModelVersion string `json:"model_version,omitempty"`
-	// MaxRedos is Options.MaxRedos (negative: no redo); 0 in runs pinned
-	// before it existed, which get DefaultMaxRedos (maxRedos).
+	// MaxRedos is Options.MaxRedos (negative: no redo), -1 when
+	// Options.RedoSafe names nothing; 0 in runs pinned before it existed,
+	// which started on an overseer that could not redo: they get none
+	// (maxRedos).
 	MaxRedos int `json:"max_redos,omitempty"`
+	// RedoSafe is Options.RedoSafe. Runs pinned before it existed have
+	// none and redo any phase, as they were started to (redoSafe); a run
+	// pinned since without it pins MaxRedos -1.
+	RedoSafe []string `json:"redo_safe,omitempty"`
 	// BackgroundCalls names this run's background calls in the worker's
 	// memory (PlacementBackground only).
 	BackgroundCalls string `json:"background_calls,omitempty"`
@@ -367,6 +385,10 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		NotifyTimeout:      o.NotifyTimeout,
 		Approval:           o.approvalFor(workflowType),
 		MaxRedos:           o.MaxRedos,
+		RedoSafe:           slices.Clone(o.RedoSafe),
+	}
+	if len(o.RedoSafe) == 0 {
+		c.MaxRedos = -1 // no phase is safe to run again
 	}
 	if c.Placement == PlacementBackground {
 		c.BackgroundCalls = newCallsID() // inside the pinning side effect

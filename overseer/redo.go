@@ -2,6 +2,10 @@ package overseer
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+
+	commonpb "go.temporal.io/api/common/v1"
 
 	"go.temporal.io/sdk/workflow"
 )
@@ -28,12 +32,82 @@ const RedoRefusedErrorType = "OverseerRedoRefused"
 const redoChangeID = "temporal-overseer/redo"
 
 // maxRedos is the run's bound on the redos of one held phase; negative
-// means none. Runs pinned before MaxRedos existed get DefaultMaxRedos.
+// means none. Runs pinned before MaxRedos existed started on an overseer
+// that could not redo: they get none.
 func (c runConfig) maxRedos() int {
 	if c.MaxRedos == 0 {
-		return DefaultMaxRedos
+		return -1
 	}
 	return c.MaxRedos
+}
+
+// redoSafe says a redo may run phase (a phase name) of a run of wfType
+// again: RedoSafe names the type, or the phase's activity type. A run
+// pinned before RedoSafe existed names none and may redo any phase.
+func (c runConfig) redoSafe(wfType, phase string) bool {
+	if len(c.RedoSafe) == 0 {
+		return true
+	}
+	for _, e := range c.RedoSafe {
+		if e == wfType || phaseName(e) == phase {
+			return true
+		}
+	}
+	return false
+}
+
+// mayRedo says a gate of phase could be redone at all in this run: its
+// structure, its bound and the phase's safety; the gate's own redos
+// aside.
+func (r *run) mayRedo(phase string) bool {
+	return r.loop && !r.redoDropped && r.cfg.maxRedos() > 0 && r.cfg.redoSafe(r.wfType, phase)
+}
+
+// heldArg is one argument of a phase as first scheduled: its payload, and
+// the type to read it back into, so that a redo sends what the phase was
+// first sent, whatever the workflow did since with a value it passed by
+// pointer.
+type heldArg struct {
+	p   *commonpb.Payload
+	typ reflect.Type
+}
+
+// holdArgs encodes args with the workflow's converter; nil when one of
+// them cannot be (the SDK refuses such an input when it schedules it).
+func holdArgs(ctx workflow.Context, args []any) []heldArg {
+	held := make([]heldArg, len(args))
+	for i, a := range args {
+		if a == nil {
+			continue
+		}
+		p, err := toWorkflowPayload(ctx, a)
+		if err != nil {
+			return nil
+		}
+		held[i] = heldArg{p: p, typ: reflect.TypeOf(a)}
+	}
+	return held
+}
+
+// redoArgs are fresh values of the phase's arguments, read back from the
+// payloads they were first scheduled with; the live values when the run
+// held none.
+func (t *boundaryTask) redoArgs(ctx workflow.Context) []any {
+	if t.held == nil {
+		return t.args
+	}
+	args := make([]any, len(t.held))
+	for i, h := range t.held {
+		if h.typ == nil {
+			continue
+		}
+		ptr := reflect.New(h.typ)
+		if err := fromWorkflowPayload(ctx, h.p, ptr.Interface()); err != nil {
+			return t.args
+		}
+		args[i] = ptr.Elem().Interface()
+	}
+	return args
 }
 
 // redoing is the rerun a redo is scheduling: the overseer's outbound
@@ -63,12 +137,18 @@ func (r *run) checkRedo(req ResumeRequest) error {
 	}
 	max := r.cfg.maxRedos()
 	switch {
+	case r.redoDropped:
+		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: this run's history dropped a redo before its overseer could redo, "+
+			"so it never redoes; continue with a note or abort", g.ID))
 	case !r.loop:
 		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: this run started on an overseer from before redo "+
 			"(its first structure), which cannot run a phase again; continue with a note or abort", g.ID))
 	case max < 0:
 		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: this job allows no redo (Options.MaxRedos is negative); "+
 			"continue with a note or abort", g.ID))
+	case !r.cfg.redoSafe(r.wfType, g.Phase):
+		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: phase %s is not declared safe to run again "+
+			"(a redo runs its side effects a second time; overseer.Options.RedoSafe names the workflow types and phases that are); continue with a note or abort", g.ID, g.Phase))
 	case g.attempts()-1 >= max:
 		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: phase %s was redone %d time(s) already, the most this job allows "+
 			"(Options.MaxRedos %d); continue with a note or abort", g.ID, g.Phase, g.attempts()-1, max))
@@ -89,7 +169,7 @@ func redoVersioned(ctx workflow.Context) bool {
 // result is dropped.
 func (r *run) redo(t *boundaryTask, g *Gate) {
 	r.redoing = &redoing{activityType: t.activityType, note: r.redoNote(t, g), out: t.out, attempt: t.attempt + 1}
-	workflow.ExecuteActivity(t.ctx, t.activityType, t.args...)
+	workflow.ExecuteActivity(t.ctx, t.activityType, t.redoArgs(t.ctx)...)
 	if r.redoing != nil {
 		// An interceptor outside the overseer's did not pass the activity
 		// on: the workflow gets the held result rather than none.
@@ -121,12 +201,18 @@ func (r *run) redoNote(t *boundaryTask, g *Gate) Note {
 // redoable says a redo of gate g would be accepted (by the bound and the
 // run's structure; the approval rule aside).
 func (r *run) redoable(g *Gate) bool {
-	return r.loop && r.cfg.maxRedos() >= 0 && g.attempts()-1 < r.cfg.maxRedos()
+	return r.mayRedo(g.Phase) && g.attempts()-1 < r.cfg.maxRedos()
 }
 
 // CanRedo says a resume of the open gate g with action redo would not be
 // refused for the bound (RedoRefusedErrorType): the job can redo a phase
 // and g's phase was redone fewer than MaxRedos times.
 func (s Status) CanRedo(g Gate) bool {
-	return s.MaxRedos > 0 && g.Outcome() == "open" && g.attempts()-1 < s.MaxRedos
+	return s.RedoSafe(g.Phase) && g.Outcome() == "open" && g.attempts()-1 < s.MaxRedos
+}
+
+// RedoSafe says the job may redo phase at all: it can redo (MaxRedos > 0)
+// and the phase is declared safe to run again (Options.RedoSafe).
+func (s Status) RedoSafe(phase string) bool {
+	return s.MaxRedos > 0 && (s.RedoPhases == nil || slices.Contains(s.RedoPhases, phase))
 }

@@ -65,6 +65,9 @@ func newRedoHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) (*ha
 	if opts.Mode == "" {
 		opts.Mode = overseer.ModeManage
 	}
+	if opts.RedoSafe == nil {
+		opts.RedoSafe = []string{"phasesWorkflow"} // its phases are safe to run again
+	}
 	plugin, err := overseer.NewPlugin(opts)
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
@@ -257,7 +260,7 @@ func TestCurrentDetailsPrintTheRedoCommandWithinTheBound(t *testing.T) {
 // Of two phases flagged in parallel, one is redone and the other continued:
 // only the redone one runs again, and each future gets its own result.
 func TestRedoOfOneOfTwoParallelGates(t *testing.T) {
-	h, c := newRedoHarness(t, overseer.Options{}, flagged(), flagged(), onTrack(), onTrack())
+	h, c := newRedoHarness(t, overseer.Options{RedoSafe: []string{"parallelWorkflow"}}, flagged(), flagged(), onTrack(), onTrack())
 	h.env.RegisterWorkflow(parallelWorkflow)
 	var both overseer.Status
 	var redo, cont *updateResult
@@ -305,4 +308,68 @@ func TestRedoSignalInARunFromBeforeRedoIsDropped(t *testing.T) {
 	assert.Equal(t, 1, c.count("code"))
 	require.Len(t, s.Gates, 1)
 	assert.Equal(t, overseer.ActionContinue, s.Gates[0].Action)
+}
+
+// mutatingWorkflow schedules each phase with a pointer input, then
+// changes that input before the phase's result is in, as workflow code
+// that reuses a request value does.
+func mutatingWorkflow(ctx workflow.Context) ([]string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	var done []string
+	for _, p := range testPhases {
+		in := &phaseInput{Phase: p}
+		f := workflow.ExecuteActivity(ctx, p, in)
+		in.Phase = "changed-after-scheduling"
+		var res phaseResult
+		if err := f.Get(ctx, &res); err != nil {
+			return done, err
+		}
+		done = append(done, res.Phase)
+	}
+	return done, nil
+}
+
+// TestARedoSendsThePhaseTheInputItWasFirstScheduledWith: the workflow
+// changed the pointer it passed after the phase was scheduled; the rerun
+// gets what the first run got.
+func TestARedoSendsThePhaseTheInputItWasFirstScheduledWith(t *testing.T) {
+	h, c := newRedoHarness(t, overseer.Options{RedoSafe: []string{"mutatingWorkflow"}}, onTrack(), flagged(), onTrack(), onTrack())
+	h.env.RegisterWorkflow(mutatingWorkflow)
+	var redo *updateResult
+	h.env.RegisterDelayedCallback(func() {
+		redo = h.update(overseer.ResumeRequest{By: "alice", Action: overseer.ActionRedo, Gate: "code-1", Note: "again"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(mutatingWorkflow)
+	require.NoError(t, h.env.GetWorkflowError())
+	require.NoError(t, redo.rejected)
+	var done []string
+	require.NoError(t, h.env.GetWorkflowResult(&done))
+	assert.Equal(t, []string{"spec#1", "code#2", "test#1"}, done)
+	rerun := c.call(2)
+	assert.Equal(t, "code", rerun.Phase, "the input as first scheduled, not as the workflow left it")
+	require.NotNil(t, rerun.InputNote, "the redo's note still reaches the rerun's input")
+	assert.Equal(t, "again", rerun.InputNote.ReviewerNote)
+}
+
+// TestRedoIsOffByDefault: with no phase declared safe to run again, a
+// redo is refused in one sentence, the status and the current details
+// offer none, and the phase runs once.
+func TestRedoIsOffByDefault(t *testing.T) {
+	h, c := newRedoHarness(t, overseer.Options{RedoSafe: []string{}}, onTrack(), flagged(), onTrack())
+	var during overseer.Status
+	var redo *updateResult
+	h.env.RegisterDelayedCallback(func() {
+		during = h.status(t)
+		redo = h.update(overseer.ResumeRequest{By: "alice", Action: overseer.ActionRedo, Gate: "code-1"})
+		h.update(overseer.ResumeRequest{By: "alice", Gate: "code-1"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Error(t, redo.rejected)
+	assert.Equal(t, overseer.RedoRefusedErrorType, overseer.ErrorType(redo.rejected))
+	assert.ErrorContains(t, redo.rejected, "this job allows no redo")
+	assert.Equal(t, -1, during.MaxRedos)
+	require.Len(t, during.Gates, 1)
+	assert.False(t, during.CanRedo(during.Gates[0]))
+	assert.Equal(t, 1, c.count("code"))
 }

@@ -72,6 +72,10 @@ type run struct {
 	// redoing is the rerun a redo is scheduling, until the outbound
 	// interceptor takes it (redo.go).
 	redoing *redoing
+	// redoDropped: replaying a history from before redo, the run dropped a
+	// redo signal (redoChangeID settled on DefaultVersion), so it can never
+	// redo, and nothing offers it.
+	redoDropped bool
 	// notifyVersion is notifyChangeID's version, read at the first
 	// notification; notices are the notifications not yet delivered, in
 	// the order they were sent (version 1 only).
@@ -100,8 +104,14 @@ func (r *run) status() Status {
 	s.Digest = r.traj.Digest()
 	s.Objective = r.traj.Objective
 	s.MaxRedos = r.cfg.maxRedos()
-	if !r.loop || s.MaxRedos < 0 {
+	if !r.loop || r.redoDropped || s.MaxRedos < 0 {
 		s.MaxRedos = -1
+	}
+	if s.MaxRedos > 0 && len(r.cfg.RedoSafe) > 0 && !slices.Contains(r.cfg.RedoSafe, r.wfType) {
+		s.RedoPhases = []string{}
+		for _, e := range r.cfg.RedoSafe {
+			s.RedoPhases = append(s.RedoPhases, phaseName(e))
+		}
 	}
 	if r.note != nil && s.Aborted() == nil && !r.ended { // an aborted or closed job has no next phase
 		s.PendingNote = r.note.String()

@@ -53,6 +53,10 @@ type Status struct {
 	// negative, or a run of the overseer's first structure). See
 	// [Status.CanRedo].
 	MaxRedos int `json:"max_redos,omitempty"`
+	// RedoPhases are the phases a redo may run again (Options.RedoSafe),
+	// when MaxRedos > 0 and the job's type is not declared safe as a
+	// whole; absent: every phase.
+	RedoPhases []string `json:"redo_phases,omitempty"`
 	// Gates are the most recent pauses with their resumes, oldest first.
 	Gates    []Gate   `json:"gates,omitempty"`
 	Counters Counters `json:"counters"`

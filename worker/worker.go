@@ -102,9 +102,13 @@ type Config struct {
 	GateDeadline  overseer.GateDeadline
 	GateDeadlines map[string]overseer.GateDeadline
 	// MaxRedos bounds the redos of one held phase (overseer.Options.MaxRedos):
-	// 0 is the default, 2; negative allows none, for phases that are not
-	// safe to retry.
+	// 0 is the default, 2; negative allows none.
 	MaxRedos int
+	// RedoSafe names further workflow types and phase activity types a
+	// redo may run again (overseer.Options.RedoSafe). The reference jobs'
+	// phases (CoroJob's simulated agents, CoroRecordedJob's recorded runs)
+	// are declared safe: running them again repeats no side effect.
+	RedoSafe []string
 	// Approval says who may open gates (an approvers list, the four-eyes
 	// rule) for workflow types not in Approvals; zero: anyone who can send
 	// the update.
@@ -251,6 +255,7 @@ func (cfg Config) PluginOptions() overseer.Options {
 		GateDeadline:     cfg.GateDeadline,
 		GateDeadlines:    cfg.GateDeadlines,
 		MaxRedos:         cfg.MaxRedos,
+		RedoSafe:         append([]string{workflows.JobWorkflowName, workflows.RecordedJobWorkflowName}, cfg.RedoSafe...),
 		Approval:         cfg.Approval,
 		Approvals:        cfg.Approvals,
 		Notifier:         cfg.Notifier,

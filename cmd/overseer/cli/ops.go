@@ -546,7 +546,9 @@ func writeRedo(tw io.Writer, id string, s overseer.Status, g overseer.Gate) {
 	case s.CanRedo(g):
 		fmt.Fprintf(tw, "Redo\t%d of %d left (overseer resume %s --gate %s --redo --by NAME --note TEXT runs %s again)\n",
 			s.MaxRedos-max(g.Attempt, 1)+1, s.MaxRedos, id, g.ID, g.Phase)
-	case s.MaxRedos > 0:
+	case s.RedoSafe(g.Phase):
 		fmt.Fprintf(tw, "Redo\tnone left: %s was redone %d time(s), the most this job allows\n", g.Phase, max(g.Attempt, 1)-1)
+	case s.MaxRedos > 0:
+		fmt.Fprintf(tw, "Redo\tnone: phase %s is not declared safe to run again (the worker's RedoSafe)\n", g.Phase)
 	}
 }
