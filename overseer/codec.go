@@ -151,7 +151,8 @@ func plainJSON(p *commonpb.Payload) bool {
 // encrypted): runs recorded before the overseer read them so failed (the
 // mode) or ignored them (the gate deadline). GetVersion is recorded only
 // when such a field needs the codec, so runs without one have no marker.
-// The starter decides no command and is read unversioned.
+// The starter is read behind it for a resume signal (signalStarter), and
+// unversioned for an update's validator, which writes no history.
 const memoCodecChangeID = "temporal-overseer/memo-codec"
 
 // memoString reads the memo field key as a string: "" and false when the
@@ -162,10 +163,10 @@ func memoString(ctx workflow.Context, key string) (string, bool, error) {
 	return readMemoString(ctx, key, true)
 }
 
-// memoStringUnversioned is memoString for a field whose value sends no
-// command (the starter, which only the resume's validator reads, and a
-// refused update leaves nothing in history): it records no marker, so a
-// run in flight when the worker learned to read it gets it too.
+// memoStringUnversioned is memoString for a read that sends no command
+// (the starter as an update's validator reads it: a refused update leaves
+// nothing in history): it records no marker, so a run in flight when the
+// worker learned to read it gets it too.
 func memoStringUnversioned(ctx workflow.Context, key string) (string, bool, error) {
 	return readMemoString(ctx, key, false)
 }

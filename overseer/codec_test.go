@@ -316,6 +316,30 @@ func TestEncryptedStarterIsReadInARunInFlightBeforeTheChange(t *testing.T) {
 	assert.True(t, other.done)
 }
 
+// TestAResumeSignalInAnOlderFourEyesHistoryReplaysAsRecorded: whether a
+// resume signal is taken sends commands, so the starter it is checked
+// against is read behind the memo-codec marker. A four-eyes history
+// recorded before the overseer could read an encrypted starter (no
+// marker) dropped every signal (the starter unknown) and replays so; the
+// update, which leaves nothing in history when refused, still reads it.
+func TestAResumeSignalInAnOlderFourEyesHistoryReplaysAsRecorded(t *testing.T) {
+	dc := encrypting(t)
+	h := encryptedHarness(t, dc, overseer.Options{Mode: overseer.ModeManage,
+		Approval:     overseer.Approval{FourEyes: true},
+		GateDeadline: overseer.GateDeadline{After: 2 * time.Hour, Action: overseer.DeadlineContinue}},
+		map[string]any{overseer.StartedByMemoKey: "alice"}, onTrack(), flagged(), onTrack())
+	h.env.OnGetVersion(memoCodecChangeID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "bob"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
+	require.NoError(t, h.env.GetWorkflowError())
+	s := h.status(t)
+	require.Len(t, s.Gates, 1)
+	assert.Equal(t, 1, s.Counters.IgnoredResumes, "the signal was dropped, as the history recorded")
+	assert.Equal(t, "deadline 2h: continue", s.Gates[0].ExpiredBy, "the gate waited for its deadline")
+}
+
 func TestMemoCodecMarkerOnlyWhenAFieldNeedsTheCodec(t *testing.T) {
 	for _, tc := range []struct {
 		name      string

@@ -522,9 +522,17 @@
 // decide commands, records the version marker temporal-overseer/memo-codec,
 // so runs recorded before read them as they did; a run turned off by an
 // encrypted mode memo records that one marker and nothing else; the
-// starter, which only the resume's validator reads, needs none), and the process
-// note's header and the state carried across continue-as-new are encoded
-// with it, so none of them is in clear in history. Markers, activity
+// starter records it when a resume signal is checked against it, and an
+// update's validator, which writes no history, reads it without), and the
+// process note's header and the state carried across continue-as-new are
+// encoded with it, so none of them is in clear in history. Each payload is
+// written and read in the serialization context the SDK uses for it
+// (converter.WithDataConverterSerializationContext): the workflow's for
+// the memo and the carried state, the phase activity's for the note's
+// header; a phase's result reaches the workflow decoded in the activity's
+// context, as without the overseer. So a codec that binds payloads to
+// their workflow or activity (converter.PayloadCodecWithSerializationContext)
+// works too. Markers, activity
 // inputs and results, the status query and the resume update and signal go
 // through the converter as the SDK sends them. Search attributes are never
 // encoded by a codec (the server indexes them): OverseerStatus,
