@@ -66,9 +66,11 @@
 // their histories into [AuditRecord]s, with who, the note, the reason and
 // its evidence, whether the pause was needed, and the policy, model and
 // calibration stage in force; [AuditOfHistory] reads one run's history.
-// [WriteAudit] writes them as JSON Lines in which each record carries the
-// SHA-256 of its job's previous line, and [VerifyAudit] finds an edited,
-// dropped or reordered record (ErrAuditTampered). `overseer audit` and
-// `overseer audit verify` are built on them; docs/audit.md says what a
-// history can and cannot tell.
+// [WriteAudit] writes them as JSON Lines, one chain through the file: each
+// record carries its place in the file and the SHA-256 of the line before
+// it, and [VerifyAudit] finds an edited, dropped, inserted or reordered
+// record, a job dropped whole or a file cut short (ErrAuditTampered);
+// [VerifyAuditHead] also compares the head kept apart from the file.
+// `overseer audit` and `overseer audit verify` are built on them;
+// docs/audit.md says what a history can and cannot tell.
 package ops
