@@ -88,7 +88,7 @@ func filterQuery(f string) (string, error) {
 	case "paused":
 		return ops.ListQuery("", true)
 	case "running":
-		return "ExecutionStatus = 'Running'", nil
+		return overseer.OpenJobsQuery, nil
 	}
 	return ops.ListQuery(f, false)
 }

@@ -478,7 +478,7 @@ func Audit(ctx context.Context, c client.Client, opts AuditOptions) (AuditResult
 			return err
 		}
 		res.Jobs++
-		if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		if st := e.GetStatus(); st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || st == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED {
 			res.Running++
 		}
 		res.Records = append(res.Records, recs...)

@@ -225,8 +225,9 @@ func ListQuery(band string, paused bool) (string, error) {
 	}
 	if paused {
 		// A job terminated or timed out at a gate cannot clear its search
-		// attributes (no workflow code runs), so only running jobs count.
-		parts = append(parts, overseer.SearchAttributePaused.GetName()+" = true", "ExecutionStatus = 'Running'")
+		// attributes (no workflow code runs), so only open jobs count: a
+		// job an operator holds with Workflow Pause still waits at its gate.
+		parts = append(parts, overseer.SearchAttributePaused.GetName()+" = true", overseer.OpenJobsQuery)
 	}
 	return strings.Join(parts, " AND "), nil
 }

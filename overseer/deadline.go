@@ -198,9 +198,16 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 	if d.FinalAfter == 0 {
 		return workflow.Await(ctx, closed)
 	}
-	wait := d.FinalAfter - d.After
-	if workflow.GetVersion(ctx, deadlineChangeID, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
-		wait = g.PausedAt.Add(d.FinalAfter).Sub(workflow.Now(ctx))
+	finalAt := g.PausedAt.Add(d.FinalAfter)
+	wait := finalAt.Sub(workflow.Now(ctx))
+	if workflow.GetVersion(ctx, deadlineChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		// Recorded before the final deadline counted from the opening: its
+		// timer counts from the escalation, so it acts that much later than
+		// the opening plus FinalAfter. Show when it acts, and measure its
+		// lateness from then, so that the drift is not reported as late.
+		wait = d.FinalAfter - d.After
+		finalAt = workflow.Now(ctx).Add(wait)
+		r.setDeadline(ctx, g, &finalAt, rule(d.FinalAfter, d.FinalAction), d.FinalAction)
 	}
 	if wait > 0 {
 		ok, err = workflow.AwaitWithTimeout(ctx, wait, closed)
@@ -208,14 +215,19 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 			return err
 		}
 	}
-	r.expire(ctx, g, rule(d.FinalAfter, d.FinalAction), d.FinalAction, late(ctx, g, d.FinalAfter))
+	r.expire(ctx, g, rule(d.FinalAfter, d.FinalAction), d.FinalAction, lateSince(ctx, finalAt))
 	return nil
 }
 
 // late is how long after the deadline at after (from the gate's opening) it
 // is now, to a tenth of a second, or 0 when that is less than lateAfter.
 func late(ctx workflow.Context, g *Gate, after time.Duration) time.Duration {
-	l := workflow.Now(ctx).Sub(g.PausedAt.Add(after))
+	return lateSince(ctx, g.PausedAt.Add(after))
+}
+
+// lateSince is how long after at it is now, as late says it.
+func lateSince(ctx workflow.Context, at time.Time) time.Duration {
+	l := workflow.Now(ctx).Sub(at)
 	if l < lateAfter {
 		return 0
 	}

@@ -29,6 +29,12 @@ var (
 	SearchAttributePaused      = temporal.NewSearchAttributeKeyBool("OverseerPaused")
 )
 
+// OpenJobsQuery is the visibility query clause that selects the jobs still
+// open: running, or held by an operator with Temporal's Workflow Pause
+// (ExecutionStatus Paused, servers from v1.30). It names the closed
+// statuses rather than Paused, which servers before it refuse as a value.
+const OpenJobsQuery = "ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut')"
+
 type workerInterceptor struct {
 	interceptor.WorkerInterceptorBase
 	opts Options
@@ -133,6 +139,11 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	r := newRun(ctx, wfType, cfg, i.opts.Judge)
 	r.models, r.circuit = i.opts.Models, i.circuit
 	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
+	if r.carriedPaused && r.cfg.SearchAttributes && workflow.GetVersion(ctx, carriedGateChangeID, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		// Continue-as-new copies the search attributes: say at once that
+		// this run waits at no gate, not at its first boundary.
+		r.upsertSearchAttributes(ctx)
+	}
 	if err := registerStatusQuery(ctx, r.status); err != nil {
 		return nil, err
 	}
@@ -223,9 +234,27 @@ func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, er
 	r.endNotifications(wait)
 	var can *workflow.ContinueAsNewError
 	if errors.As(wfErr, &can) {
+		r.abandonOpenGates(wait)
 		r.carryOver(wait, can)
 	}
 	return result, wfErr
+}
+
+// abandonOpenGates closes the gates still open when the run continues as
+// new: the workflow never awaited the phases they hold, so no resume can
+// reach them, and neither this run's status nor its successor's may show
+// them open (or offer to redo them).
+func (r *run) abandonOpenGates(ctx workflow.Context) {
+	if len(r.open) == 0 {
+		return
+	}
+	for _, g := range r.open {
+		g.Abandoned = true
+		g.clearDeadline()
+		r.recordGate(*g)
+	}
+	r.open = nil
+	r.syncGates(ctx)
 }
 
 func registerStatusQuery(ctx workflow.Context, status func() Status) error {
@@ -337,6 +366,11 @@ func describeError(err error) string {
 	return err.Error()
 }
 
+// carriedGateChangeID versions the upsert a run continued from a run
+// paused at a gate makes at its start (OverseerPaused false); runs before
+// it kept the copied true until their first boundary.
+const carriedGateChangeID = "temporal-overseer/carried-gate"
+
 // carriedState is what a run hands to its continue-as-new successor.
 type carriedState struct {
 	Status     Status     `json:"status"`
@@ -372,7 +406,14 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 		return
 	}
 	c.Status.Mode = r.cfg.Mode
+	r.carriedPaused = c.Status.Paused
 	c.Status.Paused, c.Status.PausedSince, c.Status.PauseReason, c.Status.GateID = false, nil, "", ""
+	for i, g := range c.Status.Gates {
+		if g.Outcome() == "open" { // carried by a worker before abandonOpenGates
+			c.Status.Gates[i].Abandoned = true
+			c.Status.Gates[i].clearDeadline()
+		}
+	}
 	r.st, r.traj, r.seq, r.applied, r.note = c.Status, c.Trajectory, c.Seq, c.Seq, c.Note
 }
 

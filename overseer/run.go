@@ -76,6 +76,8 @@ type run struct {
 	// redo signal (redoChangeID settled on DefaultVersion), so it can never
 	// redo, and nothing offers it.
 	redoDropped bool
+	// carriedPaused: the run continued from one paused at a gate.
+	carriedPaused bool
 	// notifyVersion is notifyChangeID's version, read at the first
 	// notification; notices are the notifications not yet delivered, in
 	// the order they were sent (version 1 only).

@@ -177,6 +177,10 @@ type Gate struct {
 	NeededBy NeededBy `json:"needed_by,omitempty"`
 	// Cancelled says the run was cancelled while the gate was open.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Abandoned says the run continued as new while the gate was open:
+	// the workflow never awaited the phase it held, and nobody can open
+	// it any more.
+	Abandoned bool `json:"abandoned,omitempty"`
 	// Deadline is, while the gate is open, when its next deadline acts
 	// ([GateDeadline]); nil when it has none.
 	Deadline *time.Time `json:"deadline,omitempty"`
@@ -210,6 +214,8 @@ func (g Gate) Outcome() string {
 	switch {
 	case g.Cancelled:
 		return "cancelled"
+	case g.Abandoned:
+		return "abandoned"
 	case g.Expired:
 		return "expired"
 	case g.ResumedAt == nil:

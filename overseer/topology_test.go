@@ -185,3 +185,61 @@ func TestSDKEncodesWithTheWorkflowsConverter(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&got))
 	assert.Equal(t, "secret", got)
 }
+
+// unawaitedWorkflow schedules its code phase and, without awaiting it,
+// continues as new an hour later (the second run just reads its status).
+func unawaitedWorkflow(ctx workflow.Context, first bool) (overseer.Status, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	if !first {
+		s, _ := overseer.GetStatus(ctx)
+		return s, nil
+	}
+	_ = workflow.ExecuteActivity(ctx, "code", &phaseInput{Phase: "code"})
+	if err := workflow.Sleep(ctx, time.Hour); err != nil {
+		return overseer.Status{}, err
+	}
+	return overseer.Status{}, workflow.NewContinueAsNewError(ctx, unawaitedWorkflow, false)
+}
+
+// TestAGateLeftOpenAcrossContinueAsNewIsAbandoned: a run that continues
+// as new while a gate holds a phase it never awaited closes that gate as
+// abandoned; neither it nor its successor shows it open or redoable.
+func TestAGateLeftOpenAcrossContinueAsNewIsAbandoned(t *testing.T) {
+	var s sdktestsuite.WorkflowTestSuite
+	judge := jev.NewScripted(flagged())
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: judge, Placement: overseer.PlacementLocalActivity,
+		RedoSafe: []string{"unawaitedWorkflow"}})
+	require.NoError(t, err)
+	rec := &recorder{}
+	newEnv := func() *sdktestsuite.TestWorkflowEnvironment {
+		env := s.NewTestWorkflowEnvironment()
+		env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+		env.RegisterWorkflow(unawaitedWorkflow)
+		env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: "code"})
+		return env
+	}
+	env := newEnv()
+	env.ExecuteWorkflow(unawaitedWorkflow, true)
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	v, err := env.QueryWorkflow(overseer.StatusQueryName)
+	require.NoError(t, err)
+	var before overseer.Status
+	require.NoError(t, v.Get(&before))
+	require.Len(t, before.Gates, 1)
+	assert.Equal(t, "abandoned", before.Gates[0].Outcome(), "the run that continued")
+	assert.False(t, before.Paused)
+
+	next := newEnv()
+	next.SetHeader(can.Header)
+	next.ExecuteWorkflow(unawaitedWorkflow, false)
+	require.NoError(t, next.GetWorkflowError())
+	var after overseer.Status
+	require.NoError(t, next.GetWorkflowResult(&after))
+	require.Len(t, after.Gates, 1)
+	g := after.Gates[0]
+	assert.Equal(t, "abandoned", g.Outcome())
+	assert.False(t, after.Paused)
+	assert.False(t, after.CanRedo(g), "nothing can redo it")
+	assert.Nil(t, g.Deadline)
+}

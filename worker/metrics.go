@@ -359,8 +359,10 @@ func (p *metricsPlugin) StopWorker(ctx context.Context, o sdkworker.PluginStopWo
 // jobs paused at a gate. A failed count leaves the gauge as it was.
 func (p *metricsPlugin) countOpenGates(ctx context.Context, taskQueue string, gauges map[string]client.MetricsGauge) {
 	for wt, g := range gauges {
-		q := fmt.Sprintf("WorkflowType = %s AND TaskQueue = %s AND ExecutionStatus = 'Running' AND OverseerPaused = true",
-			quoteQuery(wt), quoteQuery(taskQueue))
+		// Open, not only running: a job an operator holds with Workflow
+		// Pause still waits at its gate.
+		q := fmt.Sprintf("WorkflowType = %s AND TaskQueue = %s AND %s AND OverseerPaused = true",
+			quoteQuery(wt), quoteQuery(taskQueue), overseer.OpenJobsQuery)
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		resp, err := p.o.Client.CountWorkflow(cctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: p.o.Namespace, Query: q})
 		cancel()

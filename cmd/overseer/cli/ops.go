@@ -234,6 +234,8 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 			fmt.Fprintf(out, "  expired at %s (%s%s): %s\n", g.ResumedAt.Format(time.RFC3339), g.ExpiredBy, late(g.ExpiredLate), g.Action)
 		case "cancelled":
 			fmt.Fprintln(out, "  cancelled with the run")
+		case "abandoned":
+			fmt.Fprintln(out, "  left open when the run continued as new: the workflow never awaited its phase, so nothing can open it")
 		default:
 			fmt.Fprintf(out, "  %s by %s at %s", g.Action, g.By, g.ResumedAt.Format(time.RFC3339))
 			if g.Note != "" {
