@@ -113,7 +113,7 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 		out.Version = model.Version + "-cal-" + recalibrationHash(out)
 	}
 	if err := out.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrRecalibrate, err)
 	}
 	return out, nil
 }

@@ -768,6 +768,19 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		}
 	}
 	m, dropped := familyModel("", fits)
+	if len(m.SubModels) == 0 {
+		// Said here: Validate would only say the model has no sub-models.
+		var selected []string
+		for _, f := range fits {
+			for _, n := range f.fit.names {
+				if !slices.Contains(selected, n) {
+					selected = append(selected, n)
+				}
+			}
+		}
+		return nil, fmt.Errorf("%w: every feature selected (%s) is the same at every boundary of the %d runs, so no sub-model has an input that varies: train on runs whose steps differ",
+			ErrTrain, strings.Join(selected, ", "), len(records))
+	}
 	res.Summary.DroppedFeatures = dropped
 	for _, f := range fits {
 		res.Lambda[f.data.spec.Name] = f.fit.lambda
