@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -599,11 +600,20 @@ func refusal(err error) string {
 	return "Temporal refused the resume: " + err.Error()
 }
 
+// auc formats an AUROC; NaN is a learn round's figure its runs could not
+// measure.
+func auc(v float64) string {
+	if math.IsNaN(v) {
+		return "not measurable"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
 var funcs = template.FuncMap{
 	"pct":         func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
 	"standing":    overseer.StandingOf,
 	"prob":        func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"auc":         func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"auc":         auc,
 	"num":         func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"coord":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"pct100":      func(v float64) string { return fmt.Sprintf("%.1f", clamp01(v)*100) },
