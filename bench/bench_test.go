@@ -53,11 +53,12 @@ func TestBenchCounts(t *testing.T) {
 		return v.Events
 	}
 	bare := events(bench.VariantBare)
-	// Per boundary the default manage and observe paths add one marker; per
-	// run three events: the version marker, its search-attribute upsert and
-	// the pinned configuration.
+	// Per boundary the default manage and observe paths add one marker and
+	// the job's summary (a memo upsert, what views read); per run three
+	// events: the version marker, its search-attribute upsert and the
+	// pinned configuration.
 	for _, name := range []string{bench.VariantObserve, bench.VariantManage, bench.VariantManageLocal} {
-		assert.Equal(t, bare+phases+3, events(name), "%s: one event per boundary, three per run", name)
+		assert.Equal(t, bare+2*phases+3, events(name), "%s: two events per boundary, three per run", name)
 	}
 	assert.Equal(t, bare+phases, events(bench.VariantHandwritten), "the hand-written job: one local-activity marker per boundary")
 	assert.Equal(t, events(bench.VariantHandwritten), events(bench.VariantHandwrittenListening), "a listening coroutine writes no event")
@@ -65,15 +66,15 @@ func TestBenchCounts(t *testing.T) {
 	assert.Equal(t, bench.VariantHandwritten, listening.Baseline, "the listening job is measured against the hand-written job")
 
 	// A judge that is not pure answers in the background in observe mode:
-	// one side-effect marker per boundary, three events per run and a
-	// local-activity marker at the end for each answer still in flight
-	// (the last boundary's at least; every boundary's for a judge that
-	// hangs).
+	// one side-effect marker per boundary, the summary's memo upsert when
+	// an answer is recorded, three events per run and a local-activity
+	// marker at the end for each answer still in flight (the last
+	// boundary's at least; every boundary's for a judge that hangs).
 	for _, name := range []string{bench.VariantObserveRemote, bench.VariantObserveHTTP, bench.VariantObserveHang} {
 		v, _ := res.Variant(name)
 		assert.Zero(t, v.JudgeActivities, "%s: no regular activity", name)
 		assert.GreaterOrEqual(t, v.Events, bare+phases+3+1, name)
-		assert.LessOrEqual(t, v.Events, bare+2*phases+3, "%s: at most two events per boundary, three per run", name)
+		assert.LessOrEqual(t, v.Events, bare+3*phases+3, "%s: at most three events per boundary, three per run", name)
 		assert.Zero(t, v.HeldPhases, "%s: no phase held back", name)
 	}
 	hand, _ := res.Variant(bench.VariantHandwrittenBackground)

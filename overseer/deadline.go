@@ -180,6 +180,7 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 		at := g.PausedAt.Add(d.After)
 		r.setDeadline(ctx, g, &at, rule(d.After, d.Action), d.Action)
 	}
+	r.publishSummary(ctx)
 	r.notify(ctx, GateOpened, *g)
 	if d.IsZero() {
 		return workflow.Await(ctx, closed)
@@ -208,6 +209,7 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 		wait = d.FinalAfter - d.After
 		finalAt = workflow.Now(ctx).Add(wait)
 		r.setDeadline(ctx, g, &finalAt, rule(d.FinalAfter, d.FinalAction), d.FinalAction)
+		r.publishSummary(ctx)
 	}
 	if wait > 0 {
 		ok, err = workflow.AwaitWithTimeout(ctx, wait, closed)
@@ -267,6 +269,7 @@ func (r *run) escalate(ctx workflow.Context, g *Gate, d GateDeadline) {
 	r.st.Counters.Escalations++
 	metricEscalation(ctx)
 	r.setDeadline(ctx, g, next, nextBy, nextAction)
+	r.publishSummary(ctx) // the queue shows the next deadline
 	r.logger.Warn("overseer: gate escalated", "gate", g.ID, "phase", g.Phase, "rule", g.EscalatedBy, "late", g.EscalatedLate)
 	r.notify(ctx, GateEscalated, *g)
 }

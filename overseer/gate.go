@@ -407,7 +407,7 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)
 	metricPause(ctx, r.st.Counters.ConsecutiveFailures > 0)
 	r.syncGates(ctx)
-	r.upsertSearchAttributes(ctx)
+	r.upsertSearchAttributes(ctx) // the summary once the deadline is set (awaitGate)
 	r.logger.Info("overseer: job paused", "phase", phase, "gate", g.ID, "reason", why.reason, "evidence", strings.Join(why.evidence, "; "))
 	if err := r.awaitGate(ctx, g); err != nil {
 		// Cancelled at the gate: close it so that neither the status nor
@@ -421,10 +421,10 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 		}
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		r.syncGates(dctx)
-		r.upsertSearchAttributes(dctx)
+		r.publish(dctx)
 		return g
 	}
-	r.upsertSearchAttributes(ctx)
+	r.publish(ctx)
 	return g
 }
 

@@ -27,6 +27,10 @@ var (
 	SearchAttributeStatus      = temporal.NewSearchAttributeKeyKeyword("OverseerStatus")
 	SearchAttributeOnObjective = temporal.NewSearchAttributeKeyFloat64("OverseerOnObjective")
 	SearchAttributePaused      = temporal.NewSearchAttributeKeyBool("OverseerPaused")
+	// SearchAttributeGateSince is when the job's oldest open gate opened,
+	// unset when none is open (Options.GateSearchAttribute): a query finds
+	// the overdue gates, e.g. OverseerGateSince < '2026-12-01T00:00:00Z'.
+	SearchAttributeGateSince = temporal.NewSearchAttributeKeyTime("OverseerGateSince")
 )
 
 // OpenJobsQuery is the visibility query clause that selects the jobs still
@@ -142,7 +146,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	if r.carriedPaused && r.cfg.SearchAttributes && workflow.GetVersion(ctx, carriedGateChangeID, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 		// Continue-as-new copies the search attributes: say at once that
 		// this run waits at no gate, not at its first boundary.
-		r.upsertSearchAttributes(ctx)
+		r.publish(ctx)
 	}
 	if err := registerStatusQuery(ctx, r.status); err != nil {
 		return nil, err

@@ -132,6 +132,12 @@ type Options struct {
 	// OverseerPaused. The server must have them registered. If not set, no
 	// search attributes are written.
 	SearchAttributes bool
+	// GateSearchAttribute also upserts OverseerGateSince (Datetime): when
+	// the job's oldest open gate opened, unset when none is. The server
+	// must have it registered (a workflow task that upserts an unknown
+	// attribute fails); the shipped worker turns it on only when the
+	// namespace has it.
+	GateSearchAttribute bool
 
 	// RecentAssessments bounds the assessments kept in the status. If not
 	// set, 20.
@@ -333,11 +339,16 @@ type runConfig struct {
 	// totalAssessTimeout.
 	AssessTotalTimeout time.Duration `json:"assess_total_timeout,omitempty"`
 	// AssessAsActivity is set in runs pinned before Placement existed.
-	AssessAsActivity  bool      `json:"assess_as_activity,omitempty"`
-	Placement         Placement `json:"placement,omitempty"`
-	AssessTaskQueue   string    `json:"assess_task_queue,omitempty"`
-	SearchAttributes  bool      `json:"search_attributes,omitempty"`
-	RecentAssessments int       `json:"recent_assessments"`
+	AssessAsActivity bool      `json:"assess_as_activity,omitempty"`
+	Placement        Placement `json:"placement,omitempty"`
+	AssessTaskQueue  string    `json:"assess_task_queue,omitempty"`
+	SearchAttributes bool      `json:"search_attributes,omitempty"`
+	// GateSearchAttribute is Options.GateSearchAttribute (with
+	// SearchAttributes); Summary is set in every run pinned since the
+	// overseer kept a summary in the memo (publish).
+	GateSearchAttribute bool `json:"gate_search_attribute,omitempty"`
+	Summary             bool `json:"summary,omitempty"`
+	RecentAssessments   int  `json:"recent_assessments"`
 	// GateDeadline, Notify and NotifyTimeout are unset in runs pinned
 	// before they existed: their gates wait for ever and tell no one.
 	GateDeadline  GateDeadline  `json:"gate_deadline,omitzero"`
@@ -370,22 +381,24 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		obligations = obl
 	}
 	c := runConfig{
-		Mode:               mode,
-		Policy:             o.Policy,
-		Obligations:        slices.Clone(obligations),
-		PhaseActivities:    slices.Clone(o.PhaseActivities),
-		AssessTimeout:      o.AssessTimeout,
-		AssessTotalTimeout: o.AssessTotalTimeout,
-		Placement:          o.placementFor(mode),
-		AssessTaskQueue:    o.AssessTaskQueue,
-		SearchAttributes:   o.SearchAttributes,
-		RecentAssessments:  o.RecentAssessments,
-		GateDeadline:       o.gateDeadlineFor(workflowType),
-		Notify:             o.Notifier != nil,
-		NotifyTimeout:      o.NotifyTimeout,
-		Approval:           o.approvalFor(workflowType),
-		MaxRedos:           o.MaxRedos,
-		RedoSafe:           slices.Clone(o.RedoSafe),
+		Mode:                mode,
+		Policy:              o.Policy,
+		Obligations:         slices.Clone(obligations),
+		PhaseActivities:     slices.Clone(o.PhaseActivities),
+		AssessTimeout:       o.AssessTimeout,
+		AssessTotalTimeout:  o.AssessTotalTimeout,
+		Placement:           o.placementFor(mode),
+		AssessTaskQueue:     o.AssessTaskQueue,
+		SearchAttributes:    o.SearchAttributes,
+		GateSearchAttribute: o.SearchAttributes && o.GateSearchAttribute,
+		Summary:             true,
+		RecentAssessments:   o.RecentAssessments,
+		GateDeadline:        o.gateDeadlineFor(workflowType),
+		Notify:              o.Notifier != nil,
+		NotifyTimeout:       o.NotifyTimeout,
+		Approval:            o.approvalFor(workflowType),
+		MaxRedos:            o.MaxRedos,
+		RedoSafe:            slices.Clone(o.RedoSafe),
 	}
 	if len(o.RedoSafe) == 0 {
 		c.MaxRedos = -1 // no phase is safe to run again

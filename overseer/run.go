@@ -78,6 +78,8 @@ type run struct {
 	redoDropped bool
 	// carriedPaused: the run continued from one paused at a gate.
 	carriedPaused bool
+	// published is the summary last written to the memo (publish).
+	published *Summary
 	// notifyVersion is notifyChangeID's version, read at the first
 	// notification; notices are the notifications not yet delivered, in
 	// the order they were sent (version 1 only).
@@ -91,6 +93,18 @@ type searchAttributes struct {
 	status      string
 	onObjective float64
 	paused      bool
+	gateSince   time.Time
+}
+
+// oldestOpenGate is when the oldest open gate opened; zero when none is.
+func (r *run) oldestOpenGate() time.Time {
+	var t time.Time
+	for _, g := range r.open {
+		if t.IsZero() || g.PausedAt.Before(t) {
+			t = g.PausedAt
+		}
+	}
+	return t
 }
 
 func newRun(ctx workflow.Context, wfType string, cfg runConfig, judge jev.Judge) *run {
@@ -283,12 +297,12 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 	}
 	r.logger.Debug("overseer: phase assessed", "phase", phase, "band", string(v.Band), "on_objective", v.OnObjective, "flagged", v.Flagged)
 	if !v.Flagged {
-		r.upsertSearchAttributes(ctx)
+		r.publish(ctx)
 		return pauseCause{}
 	}
 	r.st.Counters.Flags++
 	if r.cfg.Mode != ModeManage {
-		r.upsertSearchAttributes(ctx)
+		r.publish(ctx)
 		return pauseCause{}
 	}
 	n := newNote(phase, out.Answers, v, r.cfg.Obligations)
@@ -554,6 +568,9 @@ func (r *run) upsertSearchAttributes(ctx workflow.Context) {
 		return
 	}
 	now := searchAttributes{status: string(r.st.Band), onObjective: r.st.OnObjective, paused: r.st.Paused}
+	if r.cfg.GateSearchAttribute {
+		now.gateSince = r.oldestOpenGate()
+	}
 	if now.status == "" {
 		now.status = "not_assessed"
 	}
@@ -566,10 +583,19 @@ func (r *run) upsertSearchAttributes(ctx workflow.Context) {
 		// "off track".
 		onObjective = SearchAttributeOnObjective.ValueUnset()
 	}
-	err := workflow.UpsertTypedSearchAttributes(ctx,
+	updates := []temporal.SearchAttributeUpdate{
 		SearchAttributeStatus.ValueSet(now.status),
 		onObjective,
-		SearchAttributePaused.ValueSet(now.paused))
+		SearchAttributePaused.ValueSet(now.paused),
+	}
+	if r.cfg.GateSearchAttribute {
+		if now.gateSince.IsZero() {
+			updates = append(updates, SearchAttributeGateSince.ValueUnset())
+		} else {
+			updates = append(updates, SearchAttributeGateSince.ValueSet(now.gateSince))
+		}
+	}
+	err := workflow.UpsertTypedSearchAttributes(ctx, updates...)
 	if err != nil {
 		r.logger.Warn("overseer: upsert search attributes failed", "error", err.Error())
 		return

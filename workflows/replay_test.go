@@ -118,6 +118,8 @@ func TestReplayDetectsARemovedPlugin(t *testing.T) {
 // server's history would record.
 type historyCount struct {
 	markers, upserts int
+	// memos counts the memo upserts (the job's summary).
+	memos int
 	// resumes counts the gates the reviewer resumed.
 	resumes int
 	// activities counts the regular activities scheduled, by type.
@@ -182,6 +184,11 @@ func (o *countingOutbound) UpsertSearchAttributes(ctx workflow.Context, attribut
 	return o.Next.UpsertSearchAttributes(ctx, attributes)
 }
 
+func (o *countingOutbound) UpsertMemo(ctx workflow.Context, memo map[string]any) error {
+	o.c.memos++
+	return o.Next.UpsertMemo(ctx, memo)
+}
+
 func (o *countingOutbound) UpsertTypedSearchAttributes(ctx workflow.Context, attributes ...temporal.SearchAttributeUpdate) error {
 	o.c.upserts++
 	return o.Next.UpsertTypedSearchAttributes(ctx, attributes...)
@@ -233,8 +240,9 @@ func countRun(t *testing.T, opts overseer.Options, scenario activities.Scenario)
 // The plugin adds at most two events per boundary to a job's history (one
 // more when a gate is resumed) beyond what it adds once per run; with the
 // default placement, one marker and at most one search-attribute upsert.
-// Measured on runs of the current code; the recorded histories above check
-// that old runs still replay.
+// The job's summary (what views read from visibility) adds at most one
+// memo upsert per boundary and resume. Measured on runs of the current
+// code; the recorded histories above check that old runs still replay.
 func TestHistoryBudgetPerBoundary(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -271,6 +279,8 @@ func TestHistoryBudgetPerBoundary(t *testing.T) {
 			// a marker, and upserts of the job's status.
 			assert.GreaterOrEqual(t, markers, boundaries, "a marker per boundary; %s", msg)
 			assert.Positive(t, upserts, "status upserts; %s", msg)
+			assert.Positive(t, c.memos, "the summary is written; %s", msg)
+			assert.LessOrEqual(t, c.memos, boundaries+c.resumes, "at most one summary upsert per boundary and resume; %d memos, %s", c.memos, msg)
 		})
 	}
 }

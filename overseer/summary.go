@@ -1,0 +1,138 @@
+package overseer
+
+import (
+	"reflect"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// SummaryMemoKey is the memo field in which the overseer keeps a job's
+// [Summary]: what a view of many jobs shows, so that it reads the List
+// call alone and never queries a worker per row.
+const SummaryMemoKey = "overseer.summary"
+
+// SummaryFormat is the format of the Summary this overseer writes.
+const SummaryFormat = 1
+
+// Summary is a job's overseer state as a list shows it: small and bounded
+// (a few hundred bytes however long the job runs), kept in the memo
+// ([SummaryMemoKey]), upserted only when it changes, at the points that
+// upsert the search attributes. The memo goes through the worker's data
+// converter, so a payload codec encrypts it; unlike the search attributes
+// (indexed in clear) it may say the evidence and who may open a gate.
+// Runs started before it existed have none: read their status with the
+// overseer.status query.
+type Summary struct {
+	Format int  `json:"format"`
+	Mode   Mode `json:"mode"`
+	Phase  string `json:"phase,omitempty"`
+	// Band, OnObjective and Basis are the latest verdict's (Basis clipped
+	// to its first words); Assessed is false before the first one.
+	Band        Band    `json:"band,omitempty"`
+	OnObjective float64 `json:"on_objective,omitempty"`
+	Assessed    bool    `json:"assessed,omitempty"`
+	Basis       string  `json:"basis,omitempty"`
+	// Phases and Pauses count the job's boundaries and gates so far.
+	Phases int `json:"phases,omitempty"`
+	Pauses int `json:"pauses,omitempty"`
+	// Gates are the open gates, oldest first, at most maxSummaryGates;
+	// MoreGates counts those left out.
+	Gates     []SummaryGate `json:"gates,omitempty"`
+	MoreGates int           `json:"more_gates,omitempty"`
+	// Approval is who may open the gates (approvers clipped to
+	// maxSummaryApprovers); StartedBy is the starter, under the four-eyes
+	// rule.
+	Approval  Approval `json:"approval,omitzero"`
+	StartedBy string   `json:"started_by,omitempty"`
+	// MaxRedos and RedoPhases are the status's: whether a gate may be
+	// redone.
+	MaxRedos   int      `json:"max_redos,omitempty"`
+	RedoPhases []string `json:"redo_phases,omitempty"`
+}
+
+// SummaryGate is one open gate in a [Summary].
+type SummaryGate struct {
+	ID       string     `json:"id"`
+	Phase    string     `json:"phase"`
+	PausedAt time.Time  `json:"paused_at"`
+	Deadline *time.Time `json:"deadline,omitempty"`
+	// DeadlineBy names the rule the deadline acts by.
+	DeadlineBy string `json:"deadline_by,omitempty"`
+	// Why is the gate's first line of evidence (what tripped the flag, in
+	// plain words), else its rule; clipped.
+	Why     string `json:"why"`
+	Attempt int    `json:"attempt,omitempty"`
+}
+
+// Limits that keep a Summary small.
+const (
+	maxSummaryGates     = 3
+	maxSummaryApprovers = 8
+	maxSummaryText      = 120
+	maxSummaryBasis     = 80
+)
+
+// Gate is the gate as a Status holds it, as far as the summary says.
+func (g SummaryGate) Gate() Gate {
+	return Gate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline, DeadlineBy: g.DeadlineBy,
+		Evidence: []string{g.Why}, Attempt: g.Attempt}
+}
+
+// CanRedo says a redo of the open gate g would not be refused for the
+// bound or the phase, as Status.CanRedo does.
+func (s Summary) CanRedo(g SummaryGate) bool {
+	return Status{MaxRedos: s.MaxRedos, RedoPhases: s.RedoPhases}.CanRedo(g.Gate())
+}
+
+// summary is the run's Summary now.
+func (r *run) summary() Summary {
+	st := r.status()
+	s := Summary{Format: SummaryFormat, Mode: st.Mode, Phase: st.Phase, Band: st.Band, OnObjective: st.OnObjective, Assessed: st.Assessed,
+		Basis: clip(st.Basis, maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
+		Approval: st.Approval, StartedBy: st.StartedBy, MaxRedos: st.MaxRedos, RedoPhases: st.RedoPhases}
+	if len(s.Approval.Approvers) > maxSummaryApprovers {
+		s.Approval.Approvers = s.Approval.Approvers[:maxSummaryApprovers]
+	}
+	open := slices.Clone(r.open)
+	slices.SortStableFunc(open, func(a, b *Gate) int { return a.PausedAt.Compare(b.PausedAt) })
+	for i, g := range open {
+		if i == maxSummaryGates {
+			s.MoreGates = len(open) - i
+			break
+		}
+		why := g.Reason
+		if len(g.Evidence) > 0 {
+			why = g.Evidence[0]
+		}
+		s.Gates = append(s.Gates, SummaryGate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline,
+			DeadlineBy: g.DeadlineBy, Why: clip(why, maxSummaryText), Attempt: g.Attempt})
+	}
+	return s
+}
+
+// publish writes what views read in visibility: the search attributes
+// (Options.SearchAttributes) and the summary in the memo, each only when
+// it changed.
+func (r *run) publish(ctx workflow.Context) {
+	r.upsertSearchAttributes(ctx)
+	r.publishSummary(ctx)
+}
+
+// publishSummary writes the summary in the memo (runs pinned since it
+// existed) when it changed.
+func (r *run) publishSummary(ctx workflow.Context) {
+	if !r.cfg.Summary {
+		return
+	}
+	s := r.summary()
+	if r.published != nil && reflect.DeepEqual(*r.published, s) {
+		return
+	}
+	if err := workflow.UpsertMemo(ctx, map[string]any{SummaryMemoKey: s}); err != nil {
+		r.logger.Warn("overseer: upsert the job's summary in its memo failed", "error", err.Error())
+		return
+	}
+	r.published = &s
+}
