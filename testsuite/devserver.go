@@ -41,6 +41,7 @@ var OverseerSearchAttributes = map[string]enumspb.IndexedValueType{
 	"OverseerStatus":      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	"OverseerOnObjective": enumspb.INDEXED_VALUE_TYPE_DOUBLE,
 	"OverseerPaused":      enumspb.INDEXED_VALUE_TYPE_BOOL,
+	"OverseerGateSince":   enumspb.INDEXED_VALUE_TYPE_DATETIME,
 }
 
 // TemporalCLIPath returns the path of the Temporal CLI binary: the value of
@@ -136,6 +137,9 @@ type DevServerOptions struct {
 	// type is an error. If not set, only OverseerSearchAttributes are
 	// registered.
 	SearchAttributes map[string]enumspb.IndexedValueType
+	// OmitSearchAttributes names overseer search attributes not to
+	// register, as on a deployment that registered only some of them.
+	OmitSearchAttributes []string
 
 	// ExistingPath is the Temporal CLI binary to run.
 	// If not set, TemporalCLIPath() is used. Nothing is ever downloaded.
@@ -224,7 +228,7 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 	if logLevel == "" {
 		logLevel = "error"
 	}
-	saArgs, err := searchAttributeArgs(opts.SearchAttributes)
+	saArgs, err := searchAttributeArgs(opts.SearchAttributes, opts.OmitSearchAttributes...)
 	if err != nil {
 		return nil, err
 	}
@@ -377,8 +381,11 @@ func pickPort(want int, what, flag string) (int, error) {
 
 // searchAttributeArgs returns the --search-attribute flags (sorted by name)
 // for OverseerSearchAttributes plus extra.
-func searchAttributeArgs(extra map[string]enumspb.IndexedValueType) ([]string, error) {
+func searchAttributeArgs(extra map[string]enumspb.IndexedValueType, omit ...string) ([]string, error) {
 	all := maps.Clone(OverseerSearchAttributes)
+	for _, name := range omit {
+		delete(all, name)
+	}
 	for name, typ := range extra {
 		if name == "" || strings.ContainsAny(name, "= \t\n") {
 			return nil, fmt.Errorf("invalid search attribute name %q", name)

@@ -154,7 +154,7 @@ func TestMetricsPluginZeroesCountersAndCountsOpenGatesUntilStop(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "the gauge follows visibility")
 	assert.Contains(t, scrape(t, m), `overseer_open_gates{namespace="ns",task_queue="jobs",workflow_type="OtherJob"} 0`)
 	fc.mu.Lock()
-	assert.Contains(t, fc.queries[0], "ExecutionStatus = 'Running' AND OverseerPaused = true")
+	assert.Contains(t, fc.queries[0], overseer.OpenJobsQuery+" AND OverseerPaused = true", "open jobs, an operator's Workflow Pause included")
 	assert.Contains(t, fc.queries[0], "TaskQueue = 'jobs'")
 	fc.mu.Unlock()
 

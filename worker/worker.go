@@ -282,6 +282,13 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 		opts.Judge = judge
 		cfg.logger().Info("overseer judge", zap.String("judge", cfg.JudgeConfig.String()))
 	}
+	if opts.SearchAttributes {
+		ns, err := cfg.namespace()
+		if err != nil {
+			return nil, err
+		}
+		opts.GateSearchAttribute = gateSearchAttribute(context.Background(), c, ns, cfg.logger())
+	}
 	if cfg.ModelRegistry {
 		models, err := cfg.modelSource(c, opts)
 		if err != nil {
@@ -324,19 +331,27 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 // metricsPlugin zeroes the overseer's counters when the worker starts and,
 // with the search attributes on, keeps the open-gates gauge current.
 func (cfg Config) metricsPlugin(c client.Client) (sdkworker.Plugin, error) {
-	ns := cfg.Namespace
-	if ns == "" {
-		opts, err := cfg.ClientOptions()
-		if err != nil {
-			return nil, err
-		}
-		ns = opts.Namespace
+	ns, err := cfg.namespace()
+	if err != nil {
+		return nil, err
 	}
 	o := MetricsPluginOptions{Handler: cfg.MetricsHandler, Namespace: ns, Logger: cfg.logger(), OpenGatesEvery: cfg.OpenGatesEvery}
 	if !cfg.DisableSearchAttributes {
 		o.Client = c
 	}
 	return NewMetricsPlugin(o)
+}
+
+// namespace is the namespace the worker's client connects to.
+func (cfg Config) namespace() (string, error) {
+	if cfg.Namespace != "" {
+		return cfg.Namespace, nil
+	}
+	opts, err := cfg.ClientOptions()
+	if err != nil {
+		return "", err
+	}
+	return opts.Namespace, nil
 }
 
 func (cfg Config) logger() *zap.Logger {

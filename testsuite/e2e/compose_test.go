@@ -258,9 +258,9 @@ func TestComposeRegistersTheOverseerSearchAttributes(t *testing.T) {
 	got := composeSearchAttributes(t, c)
 	want := map[string]string{}
 	for _, k := range []temporal.SearchAttributeKey{
-		overseer.SearchAttributeStatus, overseer.SearchAttributeOnObjective, overseer.SearchAttributePaused,
+		overseer.SearchAttributeStatus, overseer.SearchAttributeOnObjective, overseer.SearchAttributePaused, overseer.SearchAttributeGateSince,
 	} {
-		// IndexedValueType's String() is the CLI's type name: Keyword, Double, Bool.
+		// IndexedValueType's String() is the CLI's type name: Keyword, Double, Bool, Datetime.
 		want[k.GetName()] = k.GetValueType().String()
 	}
 	assert.Equal(t, want, got, "what the plugin upserts")
