@@ -312,6 +312,11 @@ func TestE2EPhasesOnTheirOwnFleetStoppedAtAnOpenGate(t *testing.T) {
 	run := f.start(t, "Export the ledger as CSV", "first", "second", "third")
 	id := run.GetID()
 	eventually(t, "the gate after the second phase to open and be announced", 30*time.Second, func() bool {
+		// An overseer activity sent to the phase fleet's queue would wait
+		// there (or fail) for good: say so at once.
+		if f.assertQueues(t, historyOf(t, f.client, id)); t.Failed() {
+			t.FailNow()
+		}
 		return f.inbox.has(id, overseer.GateOpened)
 	})
 	open := status(t, f.client, id)
@@ -424,7 +429,9 @@ func TestE2EReplayAndResetPastAHandOff(t *testing.T) {
 	}{{"no codec", false}, {"context-bound codec", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := e2eServer(t)
-			f := newFleet(t, srv, fleetOptions{contextBound: tc.contextBound, judge: jev.NewScripted(flaggedStep)})
+			// The plugin on the phase fleet too: this test is about the
+			// hand-off, not where the overseer's activities run.
+			f := newFleet(t, srv, fleetOptions{contextBound: tc.contextBound, judge: jev.NewScripted(flaggedStep), pluginOnPhases: true})
 			run := f.start(t, "Migrate the billing tables", "first", "second")
 			id := run.GetID()
 			eventually(t, "the job to pause after its first phase", 30*time.Second, func() bool { return status(t, f.client, id).Paused })
@@ -434,18 +441,21 @@ func TestE2EReplayAndResetPastAHandOff(t *testing.T) {
 			require.Equal(t, overseer.AbortedErrorType, overseer.ErrorType(err), "%v", err)
 			s := status(t, f.client, id)
 			require.Equal(t, "overseer-notify/"+id+"/"+run.GetRunID(), s.NotifyWorkflow, "the abort's notification handed off")
-			eventually(t, "the notifier workflow to deliver the abort", 30*time.Second, func() bool { return f.inbox.has(id, overseer.GateAborted) })
+			eventually(t, "the opening and the abort to be delivered", 30*time.Second, func() bool {
+				return f.inbox.has(id, overseer.GateOpened) && f.inbox.has(id, overseer.GateAborted)
+			})
 			keys := f.inbox.of(id)
 
 			events := historyOf(t, f.client, id)
 			rp, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{Plugins: []sdkworker.Plugin{f.plugin}, DataConverter: f.dc})
 			require.NoError(t, err)
 			rp.RegisterWorkflowWithOptions(fleetJob, workflow.RegisterOptions{Name: fleetJobName})
+			quiet := worker.SDKLogger(zap.NewNop())
 			if tc.contextBound {
-				require.NoError(t, rp.ReplayWorkflowExecution(context.Background(), f.client.WorkflowService(), nil, srv.Namespace(),
+				assert.NoError(t, rp.ReplayWorkflowExecution(context.Background(), f.client.WorkflowService(), quiet, srv.Namespace(),
 					workflow.Execution{ID: id, RunID: run.GetRunID()}), "replayed in its own namespace and ids")
 			} else {
-				require.NoError(t, rp.ReplayWorkflowHistory(nil, &historypb.History{Events: events}), "replayed under the replayer's execution id")
+				assert.NoError(t, rp.ReplayWorkflowHistory(quiet, &historypb.History{Events: events}), "replayed under the replayer's execution id")
 			}
 
 			// Reset to the last completed workflow task after the hand-off.
