@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"embed"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/ops"
@@ -34,11 +36,24 @@ type Backend interface {
 }
 
 // TemporalBackend is the Backend over a Temporal client (package ops).
-type TemporalBackend struct{ Client client.Client }
+// DataConverter and Namespace read the jobs' summaries in their memos
+// (ops.ListOptions).
+type TemporalBackend struct {
+	Client        client.Client
+	DataConverter converter.DataConverter
+	Namespace     string
+}
+
+// list fills in what reading the summaries takes.
+func (b TemporalBackend) list(opts ops.ListOptions) ops.ListOptions {
+	opts.DataConverter = cmp.Or[converter.DataConverter](opts.DataConverter, b.DataConverter)
+	opts.Namespace = cmp.Or(opts.Namespace, b.Namespace)
+	return opts
+}
 
 // List implements Backend.
 func (b TemporalBackend) List(ctx context.Context, opts ops.ListOptions) ([]ops.Job, error) {
-	return ops.List(ctx, b.Client, opts)
+	return ops.List(ctx, b.Client, b.list(opts))
 }
 
 // Describe implements Backend.
@@ -67,6 +82,12 @@ type Options struct {
 	// Namespace is shown in the header and used in links to the Temporal
 	// UI. If not set, "default".
 	Namespace string
+	// DataConverter is the client's data converter, payload codec
+	// included: the list and the Waiting page read each job's summary from
+	// its memo with it (no query per row). If not set, the default
+	// converter, which cannot read a memo a codec encrypted: those rows
+	// fall back on the job's status query.
+	DataConverter converter.DataConverter
 	// TemporalUI is the Temporal Web UI's base URL, e.g.
 	// http://localhost:8233, for links to a job's history. If not set, no
 	// links.
@@ -146,7 +167,7 @@ func New(opts Options) (*Server, error) {
 		if opts.Client == nil {
 			return nil, errors.New("dashboard: Options.Client (or Backend) is required")
 		}
-		backend = TemporalBackend{Client: opts.Client}
+		backend = TemporalBackend{Client: opts.Client, DataConverter: opts.DataConverter, Namespace: opts.Namespace}
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = client.DefaultNamespace

@@ -169,25 +169,68 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, name, p)
 }
 
-// rows queries every job's status, a few at a time.
+// Bounds of the status queries the list falls back on for jobs without a
+// summary it can read (started before the overseer kept one).
+const (
+	maxRowQueries      = 50
+	rowQueriesInFlight = 8
+)
+
+// rows are the jobs' rows: each from its summary (read in the List call),
+// else from its status query, a few at a time, each within the call
+// timeout, at most maxRowQueries of them; a row not read says why.
 func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
 	rows := make([]row, len(jobs))
 	now := s.opts.Now()
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
+	sem := make(chan struct{}, rowQueriesInFlight)
+	queries := 0
 	for i, j := range jobs {
 		rows[i] = row{Job: j, URL: jobURL(j.ID), State: stateBadge(j.State), Age: now.Sub(j.Started)}
+		if j.Summary != nil {
+			rows[i].fillSummary(j, *j.Summary)
+			continue
+		}
+		if queries++; queries > maxRowQueries {
+			rows[i].fill(j, overseer.Status{}, fmt.Errorf("not read: more than %d jobs on this page have no summary (they started before the overseer kept one); open the job's page", maxRowQueries))
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			st, err := s.status(ctx, j)
+			qctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+			defer cancel()
+			st, err := s.status(qctx, j)
+			if err != nil && j.SummaryError != "" {
+				err = fmt.Errorf("%s; and %w", j.SummaryError, err)
+			}
 			rows[i].fill(j, st, err)
 		}()
 	}
 	wg.Wait()
 	return rows
+}
+
+// fillSummary sets a row from the job's summary.
+func (r *row) fillSummary(j ops.Job, sum overseer.Summary) {
+	r.Phase, r.Mode, r.Pauses = sum.Phase, string(sum.Mode), sum.Pauses
+	r.Badge, r.P, r.BandClass = bandBadge(sum.Band), sum.OnObjective, string(sum.Band)
+	r.HasP = sum.Assessed && sum.Band != overseer.BandUnknown
+	r.NotAssessed = sum.Assessed && !r.HasP
+	r.Basis, r.BasisShort, r.Standing = sum.Basis, sum.Basis, sum.Standing
+	switch {
+	case sum.Paused() && j.State == "paused":
+		r.Badge, r.StatusErr = operatorPausedBadge, "paused by an operator with Temporal's Workflow Pause while at a gate: "+ops.UnpauseCommand(j.ID)
+	case sum.Paused() && j.Running():
+		r.Badge = pausedBadge
+		if sum.Assessed {
+			last := sum
+			last.Gates, last.MoreGates = nil, 0
+			r.Last = last.Label()
+		}
+	}
 }
 
 // fill sets a row's status from the overseer.status query, or from the

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -31,12 +30,12 @@ type WaitingBackend interface {
 
 // Waiting implements WaitingBackend.
 func (b TemporalBackend) Waiting(ctx context.Context, opts ops.ListOptions) ([]ops.WaitingGate, error) {
-	return ops.Waiting(ctx, b.Client, opts)
+	return ops.Waiting(ctx, b.Client, b.list(opts))
 }
 
 // ResumeAll implements WaitingBackend.
 func (b TemporalBackend) ResumeAll(ctx context.Context, gates []ops.GateRef, req overseer.ResumeRequest) []ops.ResumeResult {
-	return ops.ResumeAll(ctx, b.Client, gates, req)
+	return ops.ResumeAll(ctx, b.Client, gates, req, 0)
 }
 
 var _ WaitingBackend = TemporalBackend{}
@@ -46,34 +45,19 @@ const maxBatch = 100
 
 // waiting lists the open gates, oldest first.
 func (s *Server) waiting(ctx context.Context) ([]ops.WaitingGate, error) {
-	opts := ops.ListOptions{Limit: s.opts.Limit}
+	opts := ops.ListOptions{CallTimeout: s.opts.Timeout}
 	if wb, ok := s.backend.(WaitingBackend); ok {
 		return wb.Waiting(ctx, opts)
 	}
-	q, _ := ops.ListQuery("", true)
-	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: q, Limit: s.opts.Limit})
-	if err != nil {
+	opts.Query, opts.Limit = ops.PausedQuery(""), -1
+	jobs, err := s.backend.List(ctx, opts)
+	if err != nil && len(jobs) == 0 {
 		return nil, err
 	}
-	now := s.opts.Now()
-	gates := make([][]ops.WaitingGate, len(jobs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, j := range jobs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			st, err := s.backend.Status(ctx, j.ID, j.RunID)
-			if err != nil || !st.Paused || !j.Running() {
-				return // the queue shows what can be acted on
-			}
-			gates[i] = ops.JobWaitingGates(j, st, now)
-		})
+	status := func(ctx context.Context, j ops.Job) (overseer.Status, error) {
+		return s.backend.Status(ctx, j.ID, j.RunID)
 	}
-	wg.Wait()
-	out := slices.Concat(gates...)
-	slices.SortStableFunc(out, func(a, b ops.WaitingGate) int { return a.PausedAt.Compare(b.PausedAt) })
-	return out, nil
+	return ops.WaitingOf(ctx, jobs, status, s.opts.Timeout, s.opts.Now()), err
 }
 
 // resumeAll resumes each gate, bound to its own id.

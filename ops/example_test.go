@@ -25,7 +25,7 @@ func ExampleListQuery() {
 	fmt.Println(err)
 	// Output:
 	// OverseerStatus = 'off_track'
-	// OverseerPaused = true AND ExecutionStatus = 'Running'
-	// OverseerStatus = 'needs_a_look' AND OverseerPaused = true AND ExecutionStatus = 'Running'
+	// OverseerPaused = true AND ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut')
+	// OverseerStatus = 'needs_a_look' AND OverseerPaused = true AND ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut')
 	// invalid filter: status "red": use on_track, needs_a_look or off_track
 }

@@ -1,10 +1,12 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -204,6 +206,12 @@ type Job struct {
 	Started     time.Time  `json:"started"`
 	Closed      *time.Time `json:"closed,omitempty"`
 	TaskQueue   string     `json:"task_queue,omitempty"`
+	// Summary is the overseer's summary of the job from its memo
+	// (overseer.SummaryMemoKey), read in the List call itself; nil for a
+	// job started before the summary existed, or whose memo this client
+	// cannot read (SummaryError says why).
+	Summary      *overseer.Summary `json:"summary,omitempty"`
+	SummaryError string            `json:"summary_error,omitempty"`
 }
 
 // Running reports whether the job is still running: its workflow is open,
@@ -238,27 +246,59 @@ type ListOptions struct {
 	// Query is a Temporal visibility query (see ListQuery). If not set,
 	// every workflow.
 	Query string
-	// Limit caps the number of jobs. If not set, 50.
+	// Limit caps the number of jobs. If not set, 50; negative: every job
+	// the query selects, page after page.
 	Limit int
+	// DataConverter reads the summaries in the jobs' memos: the client's,
+	// payload codec included. If not set, the default converter, which
+	// cannot read a memo a codec encrypted (SummaryError says so).
+	DataConverter converter.DataConverter
+	// Namespace is the client's namespace, the serialization context of
+	// the memos. If not set, "default".
+	Namespace string
+	// CallTimeout bounds each List call (one page). If not set,
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
+	// PageSize is the jobs one List call asks for. If not set, 1000 (the
+	// server's default maximum).
+	PageSize int
 }
+
+// DefaultCallTimeout bounds each remote call of a view: one List page, or
+// one job's status query.
+const DefaultCallTimeout = 5 * time.Second
+
+// listPageSize is the page of a List call: the server's default maximum.
+const listPageSize = 1000
 
 // List lists jobs, most recent first, with their overseer search attributes.
 func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error) {
 	limit := opts.Limit
-	if limit <= 0 {
+	switch {
+	case limit == 0:
 		limit = 50
+	case limit < 0:
+		limit = math.MaxInt
 	}
+	timeout := cmp.Or(opts.CallTimeout, DefaultCallTimeout)
 	var jobs []Job
 	var token []byte
 	for len(jobs) < limit {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: opts.Query, PageSize: int32(min(limit, 100)), NextPageToken: token,
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		resp, err := c.ListWorkflow(pctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: opts.Query, PageSize: int32(min(limit, cmp.Or(opts.PageSize, listPageSize))), NextPageToken: token,
 		})
+		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("list jobs: %w", err)
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				return jobs, fmt.Errorf("list jobs: the server did not answer a List call within %s (%d jobs listed before it)", timeout, len(jobs))
+			}
+			return jobs, fmt.Errorf("list jobs: %w", err)
 		}
 		for _, e := range resp.Executions {
-			jobs = append(jobs, jobOf(e))
+			j := jobOf(e)
+			j.readSummary(e.GetMemo(), opts)
+			jobs = append(jobs, j)
 			if len(jobs) == limit {
 				break
 			}
@@ -269,6 +309,31 @@ func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error)
 		}
 	}
 	return jobs, nil
+}
+
+// readSummary decodes the overseer's summary from the job's memo, in the
+// workflow's serialization context, as the worker wrote it.
+func (j *Job) readSummary(memo *commonpb.Memo, opts ListOptions) {
+	p, ok := memo.GetFields()[overseer.SummaryMemoKey]
+	if !ok {
+		return
+	}
+	dc := opts.DataConverter
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	dc = converter.WithDataConverterSerializationContext(dc, converter.WorkflowSerializationContext{
+		Namespace: cmp.Or(opts.Namespace, client.DefaultNamespace), WorkflowID: j.ID})
+	var s overseer.Summary
+	if err := dc.FromPayload(p, &s); err != nil {
+		if encrypted(err) {
+			j.SummaryError = "its summary is encrypted: " + codec.Advice
+		} else {
+			j.SummaryError = "its summary cannot be read: " + err.Error()
+		}
+		return
+	}
+	j.Summary = &s
 }
 
 // Describe returns what Temporal knows about one job (its latest run).

@@ -21,9 +21,9 @@ func TestListQuery(t *testing.T) {
 		err    error
 	}{
 		{"", false, "", nil},
-		{"", true, "OverseerPaused = true AND ExecutionStatus = 'Running'", nil},
+		{"", true, "OverseerPaused = true AND ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut')", nil},
 		{"off_track", false, "OverseerStatus = 'off_track'", nil},
-		{"needs_a_look", true, "OverseerStatus = 'needs_a_look' AND OverseerPaused = true AND ExecutionStatus = 'Running'", nil},
+		{"needs_a_look", true, "OverseerStatus = 'needs_a_look' AND OverseerPaused = true AND ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut')", nil},
 		{"on_track' OR 1=1 --", false, "", ops.ErrInvalidFilter},
 	}
 	for _, tt := range tests {

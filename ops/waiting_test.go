@@ -47,8 +47,8 @@ func TestChooseGate(t *testing.T) {
 }
 
 func TestPausedQuery(t *testing.T) {
-	assert.Equal(t, "OverseerPaused = true AND ExecutionStatus = 'Running'", ops.PausedQuery(""))
-	assert.Equal(t, "(WorkflowType = 'CoroJob') AND OverseerPaused = true AND ExecutionStatus = 'Running'", ops.PausedQuery("WorkflowType = 'CoroJob'"))
+	assert.Equal(t, "OverseerPaused = true AND ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut')", ops.PausedQuery(""))
+	assert.Equal(t, "(WorkflowType = 'CoroJob') AND OverseerPaused = true AND ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut')", ops.PausedQuery("WorkflowType = 'CoroJob'"))
 }
 
 // The queue's row of a four-eyes job that does not say who started it

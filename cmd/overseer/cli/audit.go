@@ -19,6 +19,9 @@ type Audit struct {
 	Stderr io.Writer
 }
 
+// optionalSubcommandNames: audit verify checks a file.
+func (*Audit) optionalSubcommandNames() []string { return []string{"verify"} }
+
 // Synopsis implements Command.
 func (*Audit) Synopsis() string {
 	return "write every gate event (opened, escalated, expired, resumed, redone, aborted) of the matching jobs as a tamper-evident audit file (overseer-audit/v2); audit verify [--head HASH] FILE checks one"

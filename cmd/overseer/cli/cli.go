@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/codec"
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/worker"
 )
 
@@ -208,6 +209,12 @@ type subcommander interface {
 	subcommandNames() []string
 }
 
+// optionalSubcommander is a command that runs on its own and has verbs
+// too (overseer audit, overseer audit verify).
+type optionalSubcommander interface {
+	optionalSubcommandNames() []string
+}
+
 // parse parses flags anywhere on the line (`resume ID --by NAME` works as
 // well as `resume --by NAME ID`) and returns the positional arguments. A
 // flag error is a usage error.
@@ -249,6 +256,17 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 
 func (c *connFlags) config() worker.Config {
 	return worker.Config{Address: c.address, Namespace: c.namespace, TaskQueue: c.taskQueue, Logger: zap.NewNop(), CodecEndpoint: c.codecEndpoint}
+}
+
+// listOptions are the list options that read the jobs' summaries with
+// this connection's data converter and namespace, each call within its
+// timeout.
+func (c *connFlags) listOptions() ops.ListOptions {
+	lo := ops.ListOptions{CallTimeout: c.timeout}
+	if o, err := c.config().ClientOptions(); err == nil {
+		lo.DataConverter, lo.Namespace = o.DataConverter, o.Namespace
+	}
+	return lo
 }
 
 func (c *connFlags) dial(ctx context.Context) (client.Client, error) {

@@ -293,13 +293,17 @@ func checkInvocation(inv invocation, flags map[string]map[string]bool, verbs map
 			return nil
 		}
 		verb := rest[0].text
-		if !contains(vs, verb) {
+		_, bare := flags[first] // a command that runs without a verb too (overseer audit)
+		switch {
+		case contains(vs, verb):
+			path, rest = first+" "+verb, rest[1:]
+		case bare:
+		default:
 			if commandName.MatchString(verb) {
 				return []string{fmt.Sprintf("%s:%d: overseer %s %s: no such subcommand (it has %s)", inv.file, inv.line, first, verb, strings.Join(vs, ", "))}
 			}
 			return nil // `overseer model …`, `overseer learn run/schedule`: prose
 		}
-		path, rest = first+" "+verb, rest[1:]
 	}
 	known, ok := flags[path]
 	if !ok {

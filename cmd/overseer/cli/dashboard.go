@@ -142,7 +142,7 @@ func (*Dashboard) Run(ctx context.Context, args []string, out io.Writer) error {
 	opts := df.options()
 	opts.Client, opts.Logger, opts.Timeout = c, log, conn.timeout
 	if o, err := cfg.ClientOptions(); err == nil {
-		opts.Namespace = o.Namespace
+		opts.Namespace, opts.DataConverter = o.Namespace, o.DataConverter
 	}
 	h, err := dashboard.New(opts)
 	if err != nil {

@@ -60,6 +60,15 @@ func CommandFlagSets() ([]CommandFlags, error) {
 			return nil, err
 		}
 		all = append(all, cf)
+		if oc, ok := cmd.(optionalSubcommander); ok {
+			for _, verb := range oc.optionalSubcommandNames() {
+				cf, err := collect(name+" "+verb, cmd, verb)
+				if err != nil {
+					return nil, err
+				}
+				all = append(all, cf)
+			}
+		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
 	return all, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -365,37 +366,43 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	uctx, cancel := context.WithTimeout(ctx, conn.timeout)
-	defer cancel()
-	if *query != "" {
-		jobs, err := ops.List(uctx, c, ops.ListOptions{Query: ops.PausedQuery(*query), Limit: 1000})
-		if err != nil {
-			return err
-		}
-		if len(jobs) == 0 {
-			return fmt.Errorf("no paused job matches --query %q", *query)
-		}
-		for _, j := range jobs {
-			ids = append(ids, j.ID)
-		}
-	}
 	// Each resume is bound to the gate its job has open now, as read here:
 	// one that opens later is never closed by this decision.
 	var refs []ops.GateRef
 	var results []ops.ResumeResult
-	for _, id := range ids {
-		g := req.Gate
-		if g == "" {
-			if g, err = ops.GateToResume(uctx, c, id, *oldest); err != nil {
-				results = append(results, ops.ResumeResult{JobID: id, Err: err})
-				continue
-			}
+	if *query != "" {
+		// The queue, from visibility: every paused job, each at its gate.
+		lo := conn.listOptions()
+		lo.Query = *query
+		gates, err := ops.Waiting(ctx, c, lo)
+		if err != nil && len(gates) == 0 {
+			return err
 		}
-		refs = append(refs, ops.GateRef{JobID: id, GateID: g})
+		if len(gates) == 0 {
+			return fmt.Errorf("no paused job matches --query %q", *query)
+		}
+		refs, results = queryGates(gates, *oldest)
+	} else {
+		for _, id := range ids {
+			g := req.Gate
+			if g == "" {
+				gctx, cancel := context.WithTimeout(ctx, conn.timeout)
+				g, err = ops.GateToResume(gctx, c, id, *oldest)
+				cancel()
+				if err != nil {
+					results = append(results, ops.ResumeResult{JobID: id, Err: err})
+					continue
+				}
+			}
+			refs = append(refs, ops.GateRef{JobID: id, GateID: g})
+		}
 	}
-	results = append(results, ops.ResumeAll(uctx, c, refs, req)...)
+	results = append(results, ops.ResumeAll(ctx, c, refs, req, conn.timeout)...)
+	several := len(results) > 1 || *query != ""
 	failed := 0
+	counts := map[string]int{}
 	for _, r := range results {
+		counts[r.Outcome()]++
 		if r.Err != nil {
 			failed++
 			if t := overseer.ErrorType(r.Err); t != "" {
@@ -403,10 +410,10 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 				// overseer_resumes_refused counts it (reason t).
 				r.Err = fmt.Errorf("refused %s's resume (%s): %w", req.By, t, r.Err)
 			}
-			if len(ids) == 1 {
+			if !several {
 				return r.Err
 			}
-			fmt.Fprintf(out, "%s: not resumed: %v\n", r.JobID, r.Err)
+			fmt.Fprintf(out, "%s: not resumed (%s): %v\n", r.JobID, r.Outcome(), r.Err)
 			continue
 		}
 		verb := "resumed"
@@ -416,15 +423,52 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 		case overseer.ActionRedo:
 			verb = "redone (its phase runs again)"
 		}
-		fmt.Fprintf(out, "Job %s %s by %s at gate %s (paused after %s: %s)\n", r.JobID, verb, r.Gate.By, r.Gate.ID, r.Gate.Phase, r.Gate.Reason)
+		fmt.Fprintf(out, "Job %s %s by %s at gate %s (paused after %s: %s)\n", r.JobID, verb, r.Gate.By, r.Gate.ID, r.Gate.Phase, gateWhy(r.Gate.Evidence, r.Gate.Reason))
 		if j := r.Gate.Judgement(); j != "" {
 			fmt.Fprintf(out, "  %s\n", j)
 		}
+	}
+	if several {
+		fmt.Fprintf(out, "%d applied, %d refused, %d unknown (an unknown one may still apply: check with overseer status before you retry)\n",
+			counts[ops.ResumeApplied], counts[ops.ResumeRefused], counts[ops.ResumeUnknown])
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d jobs not resumed (each says why above)", failed, len(results))
 	}
 	return nil
+}
+
+// queryGates picks each paused job's gate from the queue: its only open
+// gate, or its oldest with oldest; a job with several open gates without
+// oldest, or whose gates could not be read, is a result of its own.
+func queryGates(gates []ops.WaitingGate, oldest bool) ([]ops.GateRef, []ops.ResumeResult) {
+	byJob := map[string][]ops.WaitingGate{}
+	var order []string
+	for _, g := range gates {
+		if _, seen := byJob[g.JobID]; !seen {
+			order = append(order, g.JobID)
+		}
+		byJob[g.JobID] = append(byJob[g.JobID], g)
+	}
+	var refs []ops.GateRef
+	var results []ops.ResumeResult
+	for _, id := range order {
+		open := byJob[id]
+		switch {
+		case open[0].Unreadable != "":
+			results = append(results, ops.ResumeResult{JobID: id, Err: fmt.Errorf("%w: %s", ops.ErrNotRead, open[0].Unreadable)})
+		case len(open) > 1 && !oldest:
+			ids := make([]string, len(open))
+			for i, g := range open {
+				ids[i] = g.GateID
+			}
+			results = append(results, ops.ResumeResult{JobID: id, Err: fmt.Errorf("%w: job %q has %d open gates (%s): pass --oldest to resume %s",
+				ops.ErrAmbiguousGate, id, len(open), strings.Join(ids, ", "), open[0].GateID)})
+		default:
+			refs = append(refs, ops.GateRef{JobID: id, GateID: open[0].GateID}) // oldest first
+		}
+	}
+	return refs, results
 }
 
 // List lists jobs with their overseer band, through the search attributes.
@@ -457,11 +501,17 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
+	lo := conn.listOptions()
 	if *paused {
 		band, _ := ops.ListQuery(*status, false)
-		return writeWaiting(ctx, out, c, band, *limit, *asJSON)
+		lo.Query = band
+		if limitSet(fs) {
+			lo.Limit = *limit
+		}
+		return writeWaiting(ctx, out, c, lo, *asJSON)
 	}
-	jobs, err := ops.List(ctx, c, ops.ListOptions{Query: query, Limit: *limit})
+	lo.Query, lo.Limit = query, *limit
+	jobs, err := ops.List(ctx, c, lo)
 	if err != nil {
 		return err
 	}
@@ -469,13 +519,17 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 		return json.NewEncoder(out).Encode(jobs)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tTYPE\tSTATE\tSTATUS\tP(ON OBJECTIVE)\tPAUSED\tSTARTED")
+	fmt.Fprintln(tw, "JOB\tTYPE\tSTATE\tSTATUS\tP(ON OBJECTIVE)\tPAUSED\tPHASE\tSTARTED")
 	for _, j := range jobs {
 		p := "-"
 		if j.Band != "" && j.Band != "not_assessed" {
 			p = fmt.Sprintf("%.2f", j.OnObjective)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\n", j.ID, j.Type, j.State, bandLabel(j.Band), p, j.Paused, j.Started.Format(time.RFC3339))
+		phase := "-"
+		if j.Summary != nil && j.Summary.Phase != "" {
+			phase = j.Summary.Phase
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", j.ID, j.Type, j.State, bandLabel(j.Band), p, j.Paused, phase, j.Started.Format(time.RFC3339))
 	}
 	tw.Flush()
 	if len(jobs) == 0 {
@@ -484,31 +538,53 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// writeWaiting prints the queue of open gates, oldest first.
-func writeWaiting(ctx context.Context, out io.Writer, c client.Client, query string, limit int, asJSON bool) error {
-	gates, err := ops.Waiting(ctx, c, ops.ListOptions{Query: query, Limit: limit})
-	if err != nil {
+// limitSet says --limit was given.
+func limitSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "limit" })
+	return set
+}
+
+// writeWaiting prints the queue of open gates, oldest first, after the
+// paused jobs whose gates could not be read.
+func writeWaiting(ctx context.Context, out io.Writer, c client.Client, lo ops.ListOptions, asJSON bool) error {
+	gates, err := ops.Waiting(ctx, c, lo)
+	if err != nil && len(gates) == 0 {
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(out).Encode(gates)
+		if jerr := json.NewEncoder(out).Encode(gates); jerr != nil {
+			return jerr
+		}
+		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	// The rule that fired is in the JSON (--json); a reviewer reads what
 	// happened.
 	fmt.Fprintln(tw, "WAITING\tJOB\tGATE\tPHASE\tDEADLINE\tWHO MAY OPEN IT\tWHAT HAPPENED")
 	for _, g := range gates {
+		if g.Unreadable != "" {
+			fmt.Fprintf(tw, "?\t%s\t?\t?\t?\t?\tnot read: %s\n", g.JobID, g.Unreadable)
+			continue
+		}
 		deadline, who := "-", g.Approval().String()
 		if g.Deadline != nil {
 			deadline = fmt.Sprintf("%s (in %s)", g.Deadline.Format(time.RFC3339), time.Until(*g.Deadline).Round(time.Second))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Wait.Round(time.Second), g.JobID, g.GateID, g.Phase, deadline, who, gateWhy(g.Evidence, g.Reason))
+		if g.OperatorPaused {
+			who = "nobody until an operator unpauses it (" + ops.UnpauseCommand(g.JobID) + ")"
+		}
+		gate := g.GateID
+		if g.Attempt > 1 {
+			gate += fmt.Sprintf(" (run %d of %s)", g.Attempt, g.Phase)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Wait.Round(time.Second), g.JobID, gate, g.Phase, deadline, who, gateWhy(g.Evidence, g.Reason))
 	}
 	tw.Flush()
 	if len(gates) == 0 {
 		fmt.Fprintln(out, "(nothing waits at a gate)")
 	}
-	return nil
+	return err
 }
 
 func bandLabel(b string) string {

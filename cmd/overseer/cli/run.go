@@ -397,6 +397,9 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	if !*noDashboard {
 		opts := df.options()
 		opts.Client, opts.Namespace, opts.Logger = srv.Client(), srv.Namespace(), cfg.Logger
+		if o, err := cfg.ClientOptions(); err == nil {
+			opts.DataConverter = o.DataConverter
+		}
 		if opts.TemporalUI == "" {
 			opts.TemporalUI = srv.UIAddress()
 		}
