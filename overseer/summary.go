@@ -28,12 +28,15 @@ type Summary struct {
 	Format int  `json:"format"`
 	Mode   Mode `json:"mode"`
 	Phase  string `json:"phase,omitempty"`
-	// Band, OnObjective and Basis are the latest verdict's (Basis clipped
-	// to its first words); Assessed is false before the first one.
+	// Band and OnObjective are the latest verdict's; Assessed is false
+	// before the first one. Basis is what it was based on, in short
+	// (ShortBasis: "telemetry sub-model, stage 0"), and Standing the
+	// relative verdict it carries (StandingOf), if any.
 	Band        Band    `json:"band,omitempty"`
 	OnObjective float64 `json:"on_objective,omitempty"`
 	Assessed    bool    `json:"assessed,omitempty"`
 	Basis       string  `json:"basis,omitempty"`
+	Standing    string  `json:"standing,omitempty"`
 	// Phases and Pauses count the job's boundaries and gates so far.
 	Phases int `json:"phases,omitempty"`
 	Pauses int `json:"pauses,omitempty"`
@@ -61,8 +64,9 @@ type SummaryGate struct {
 	// DeadlineBy names the rule the deadline acts by.
 	DeadlineBy string `json:"deadline_by,omitempty"`
 	// Why is the gate's first line of evidence (what tripped the flag, in
-	// plain words), else its rule; clipped.
+	// plain words), else its rule; Reason is the rule. Both clipped.
 	Why     string `json:"why"`
+	Reason  string `json:"reason,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
 }
 
@@ -77,7 +81,15 @@ const (
 // Gate is the gate as a Status holds it, as far as the summary says.
 func (g SummaryGate) Gate() Gate {
 	return Gate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline, DeadlineBy: g.DeadlineBy,
-		Evidence: []string{g.Why}, Attempt: g.Attempt}
+		Evidence: []string{g.Why}, Reason: g.Reason, Attempt: g.Attempt}
+}
+
+// Paused says a gate of the job is open.
+func (s Summary) Paused() bool { return len(s.Gates) > 0 || s.MoreGates > 0 }
+
+// Label is the job's status in a word or two, as Status.Label says it.
+func (s Summary) Label() string {
+	return Status{Paused: s.Paused(), Assessed: s.Assessed, Band: s.Band, OnObjective: s.OnObjective}.Label()
 }
 
 // CanRedo says a redo of the open gate g would not be refused for the
@@ -90,7 +102,7 @@ func (s Summary) CanRedo(g SummaryGate) bool {
 func (r *run) summary() Summary {
 	st := r.status()
 	s := Summary{Format: SummaryFormat, Mode: st.Mode, Phase: st.Phase, Band: st.Band, OnObjective: st.OnObjective, Assessed: st.Assessed,
-		Basis: clip(st.Basis, maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
+		Basis: clip(ShortBasis(st.Basis), maxSummaryBasis), Standing: clip(StandingOf(st.Basis), maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
 		Approval: st.Approval, StartedBy: st.StartedBy, MaxRedos: st.MaxRedos, RedoPhases: st.RedoPhases}
 	if len(s.Approval.Approvers) > maxSummaryApprovers {
 		s.Approval.Approvers = s.Approval.Approvers[:maxSummaryApprovers]
@@ -107,7 +119,7 @@ func (r *run) summary() Summary {
 			why = g.Evidence[0]
 		}
 		s.Gates = append(s.Gates, SummaryGate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline,
-			DeadlineBy: g.DeadlineBy, Why: clip(why, maxSummaryText), Attempt: g.Attempt})
+			DeadlineBy: g.DeadlineBy, Why: clip(why, maxSummaryText), Reason: clip(g.Reason, maxSummaryText), Attempt: g.Attempt})
 	}
 	return s
 }
