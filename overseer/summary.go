@@ -25,8 +25,8 @@ const SummaryFormat = 1
 // Runs started before it existed have none: read their status with the
 // overseer.status query.
 type Summary struct {
-	Format int  `json:"format"`
-	Mode   Mode `json:"mode"`
+	Format int    `json:"format"`
+	Mode   Mode   `json:"mode"`
 	Phase  string `json:"phase,omitempty"`
 	// Band and OnObjective are the latest verdict's; Assessed is false
 	// before the first one. Basis is what it was based on, in short

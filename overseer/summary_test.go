@@ -103,4 +103,3 @@ func TestTheSummaryInTheMemoSaysWhatAViewShows(t *testing.T) {
 		assert.Less(t, len(b), 600, "a few hundred bytes: %s", b)
 	}
 }
-
