@@ -59,7 +59,7 @@ func TestE2EWaitingQueueAndBatchResume(t *testing.T) {
 	assert.Contains(t, stdout, "Job "+third.GetID()+" resumed by bob at gate "+s3.GateID)
 	code, stdout, stderr = overseerCLI(srv, "resume", third.GetID(), "no-such-job-e2e", "--by", "bob")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stdout, "no-such-job-e2e: not resumed: ")
+	assert.Contains(t, stdout, "no-such-job-e2e: not resumed (refused): ")
 	assert.Contains(t, stderr, "jobs not resumed (each says why above)")
 
 	// Usage errors are one sentence, exit 2.

@@ -1,0 +1,86 @@
+package ops_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// TestTheQueueComesFromSummariesAndShowsWhatItCannotRead: jobs with a
+// summary are listed from it without a status query; a job without one is
+// queried; a job whose query fails is a row that says why, first; past the
+// bound, jobs are not queried but still shown; the gates are oldest first.
+func TestTheQueueComesFromSummariesAndShowsWhatItCannotRead(t *testing.T) {
+	base := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	now := base.Add(5 * time.Hour)
+	gate := func(id string, at time.Duration) overseer.SummaryGate {
+		return overseer.SummaryGate{ID: id, Phase: "code", PausedAt: base.Add(at), Why: "the agent repeated the same failing test run"}
+	}
+	jobs := []ops.Job{
+		{ID: "new", State: "running", Summary: &overseer.Summary{Gates: []overseer.SummaryGate{gate("code-1", 2*time.Hour)}}},
+		{ID: "held", State: "paused", Summary: &overseer.Summary{Gates: []overseer.SummaryGate{gate("code-1", time.Hour)}}},
+		{ID: "old-run", State: "running"},
+		{ID: "worker-down", State: "running", SummaryError: "its summary is encrypted"},
+	}
+	queried := map[string]int{}
+	status := func(_ context.Context, j ops.Job) (overseer.Status, error) {
+		queried[j.ID]++
+		if j.ID == "worker-down" {
+			return overseer.Status{}, errors.New("context deadline exceeded")
+		}
+		g := overseer.Gate{ID: "test-2", Phase: "test", PausedAt: base, Reason: "P(on objective) 0.2 ≤ 0.25"}
+		return overseer.Status{Paused: true, Gates: []overseer.Gate{g}}, nil
+	}
+	q := ops.WaitingOf(context.Background(), jobs, status, time.Second, now)
+	assert.Equal(t, map[string]int{"old-run": 1, "worker-down": 1}, queried, "only the jobs without a readable summary are queried")
+	require.Len(t, q, 4, "every paused job has a row")
+	assert.Equal(t, "worker-down", q[0].JobID, "what could not be read comes first")
+	assert.Contains(t, q[0].Unreadable, "its summary is encrypted; and context deadline exceeded")
+	assert.Equal(t, []string{"old-run", "held", "new"}, []string{q[1].JobID, q[2].JobID, q[3].JobID}, "oldest gate first")
+	assert.True(t, q[2].OperatorPaused, "held by an operator's Workflow Pause")
+	assert.Equal(t, 3*time.Hour, q[3].Wait)
+	assert.Equal(t, []string{"the agent repeated the same failing test run"}, q[3].Evidence)
+
+	// Past the bound, the rest are shown as not read, never queried.
+	var many []ops.Job
+	for i := range 130 {
+		many = append(many, ops.Job{ID: fmt.Sprintf("old-%03d", i), State: "running"})
+	}
+	queried = map[string]int{}
+	q = ops.WaitingOf(context.Background(), many, status, time.Second, now)
+	assert.Len(t, queried, 100, "at most 100 status queries")
+	require.Len(t, q, 130)
+	unread := 0
+	for _, g := range q {
+		if g.Unreadable != "" {
+			unread++
+			assert.Contains(t, g.Unreadable, "not read: more than 100 paused jobs have no summary")
+		}
+	}
+	assert.Equal(t, 30, unread)
+}
+
+// TestABatchResumeSaysWhatWasAppliedRefusedOrUnknown classifies each
+// result of a batch.
+func TestABatchResumeSaysWhatWasAppliedRefusedOrUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ops.ResumeApplied},
+		{fmt.Errorf("resume job %q: %w", "a", ops.ErrMayStillApply), ops.ResumeUnknown},
+		{context.DeadlineExceeded, ops.ResumeUnknown},
+		{fmt.Errorf("%w: no summary", ops.ErrNotRead), ops.ResumeUnknown},
+		{errors.New("job \"a\" is not paused; nothing to resume"), ops.ResumeRefused},
+	} {
+		assert.Equal(t, tc.want, ops.ResumeResult{JobID: "a", Err: tc.err}.Outcome(), "%v", tc.err)
+	}
+}
