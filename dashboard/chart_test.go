@@ -259,23 +259,30 @@ func TestBasisIsShown(t *testing.T) {
 	assert.Contains(t, list, `<div class="sub basis">telemetry sub-model</div>`, "the row's small line")
 }
 
-func TestPausedShowsTheLastAssessmentAsSuch(t *testing.T) {
+// TestAPausedJobLeadsWithWhyAndNeverReadsOnTrack: a job a breach rule
+// paused while its P was high shows why it is paused first, then the band
+// overseer.PausedBand gives (Needs a look, not On track) with its last P,
+// on its page and in the list.
+func TestAPausedJobLeadsWithWhyAndNeverReadsOnTrack(t *testing.T) {
 	pol := overseer.DefaultLearnedPolicy()
 	since := t0.Add(time.Hour)
 	body := jobWith(t, pol, []float64{0.78, 0.76}, func(st *overseer.Status) {
 		st.Paused, st.GateID, st.PausedSince, st.PauseReason = true, "code-1", &since, "obligation[2] appears unmet"
-		st.Gates = []overseer.Gate{{ID: "code-1", Phase: "phase-2", Reason: "obligation[2] appears unmet", PausedAt: since}}
+		st.Gates = []overseer.Gate{{ID: "code-1", Phase: "phase-2", Reason: "obligation[2] appears unmet", PausedAt: since,
+			Evidence: []string{"test ran 4 times in the last 8 phase runs, each time with failed tool calls"}}}
 	})
 	i := strings.Index(body, `<section class="cards">`)
 	require.Positive(t, i)
 	cards := body[i : i+strings.Index(body[i:], "</section>")]
-	assert.Contains(t, cards, `<span class="badge paused">Paused</span>`)
+	assert.Contains(t, cards, `<span class="badge paused">Paused</span></div><div class="sub why" data-why>test ran 4 times in the last 8 phase runs, each time with failed tool calls</div>`,
+		"why it is paused, first")
 	assert.NotContains(t, cards, `badge on_track`, "no band badge beside Paused")
-	assert.Contains(t, cards, "last assessment: On track, 76%")
+	assert.NotContains(t, cards, "On track", "a paused job never reads as all is well")
+	assert.Contains(t, cards, "Needs a look; the last assessment said 76%")
 
 	srv := newServer(t, newBackend(), dashboard.Options{})
 	_, list := get(t, srv.Client(), srv.URL+"/")
-	assert.Contains(t, list, `<span class="badge paused">Paused</span><div class="sub last">last assessment: Needs a look, 56%</div>`)
+	assert.Contains(t, list, `<span class="badge paused">Paused</span><div class="sub why" data-why>obligation[2] appears unmet</div><div class="sub last">Needs a look; the last assessment said 56%</div>`)
 }
 
 func TestPolicyPromiseIsShown(t *testing.T) {

@@ -118,7 +118,10 @@ type row struct {
 	// BandClass colours the P bar by the band of the latest assessment,
 	// also when the job is paused.
 	BandClass string
-	// Last is the latest assessment's verdict when the badge says Paused.
+	// Why is, for a paused job, why it is paused in a few words (the
+	// first line of its gate's evidence); Last then says the band it is
+	// shown in and the latest assessment's P (overseer.PausedBand).
+	Why  string
 	Last string
 	// NotAssessed is true when the latest assessment had no P.
 	NotAssessed bool
@@ -224,12 +227,22 @@ func (r *row) fillSummary(j ops.Job, sum overseer.Summary) {
 	case sum.Paused() && j.State == "paused":
 		r.Badge, r.StatusErr = operatorPausedBadge, "paused by an operator with Temporal's Workflow Pause while at a gate: "+ops.UnpauseCommand(j.ID)
 	case sum.Paused() && j.Running():
-		r.Badge = pausedBadge
-		if sum.Assessed {
-			last := sum
-			last.Gates, last.MoreGates = nil, 0
-			r.Last = last.Label()
-		}
+		r.setPaused(sum.PauseWhy(), sum.Assessed, sum.Band, sum.OnObjective)
+	}
+}
+
+// setPaused shows a job paused at a gate as one a person must look at:
+// why first, the band overseer.PausedBand gives (never On track), the
+// last P beside it.
+func (r *row) setPaused(why string, assessed bool, band overseer.Band, p float64) {
+	r.Badge, r.Why = pausedBadge, why
+	shown := overseer.PausedBand(band)
+	r.BandClass = string(shown)
+	switch {
+	case assessed && band != overseer.BandUnknown:
+		r.Last = fmt.Sprintf("%s; the last assessment said %.0f%%", shown, p*100)
+	default:
+		r.Last = shown.String()
 	}
 }
 
@@ -243,7 +256,7 @@ func (r *row) fill(j ops.Job, st overseer.Status, err error) {
 		r.Basis, r.BasisShort, r.Standing = st.Basis, shortBasis(st.Basis), overseer.StandingOf(st.Basis)
 		// A job terminated or timed out at a gate still replays as paused.
 		if st.Paused && j.Running() {
-			r.Badge, r.Last = pausedBadge, lastVerdict(st)
+			r.setPaused(st.PauseWhy(), st.Assessed, st.Band, st.OnObjective)
 		}
 		return
 	}
@@ -273,14 +286,15 @@ func statusHasP(st overseer.Status) bool {
 	return st.Assessed && st.Band != overseer.BandUnknown
 }
 
-// lastVerdict is the latest assessment's verdict ("On track, 76%", "Not
-// assessed"), shown as such beside the Paused badge; "" before the first.
-func lastVerdict(st overseer.Status) string {
-	if !st.Assessed {
-		return ""
+// pausedVerdict is what a paused job's page says beside the Paused badge:
+// the band it is shown in (overseer.PausedBand, never On track) and the
+// latest assessment's P.
+func pausedVerdict(st overseer.Status) string {
+	shown := overseer.PausedBand(st.Band)
+	if st.Assessed && st.Band != overseer.BandUnknown {
+		return fmt.Sprintf("%s; the last assessment said %.0f%%", shown, st.OnObjective*100)
 	}
-	st.Paused = false
-	return st.Label()
+	return shown.String()
 }
 
 // shortBasis is a basis's first words: up to its first colon
@@ -306,6 +320,8 @@ type jobPage struct {
 	// LastVerdict is the latest assessment's verdict when the badge says
 	// Paused: the band is that assessment's, not the job's state.
 	LastVerdict string
+	// Why is, while paused, why in a few words (overseer.Status.PauseWhy).
+	Why string
 	State       badge
 	Age         time.Duration
 	PausedFor   time.Duration
@@ -440,7 +456,7 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 	p.Status, p.HasStatus = st, true
 	p.Badge, p.HasP = bandBadge(st.Band), statusHasP(st)
 	if st.Paused {
-		p.Badge, p.LastVerdict = pausedBadge, lastVerdict(st)
+		p.Badge, p.LastVerdict, p.Why = pausedBadge, pausedVerdict(st), st.PauseWhy()
 		if st.PausedSince != nil {
 			p.PausedFor = s.opts.Now().Sub(*st.PausedSince)
 		}

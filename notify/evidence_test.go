@@ -45,12 +45,12 @@ func TestNotificationsSayTheEvidenceFirst(t *testing.T) {
 	msg := notify.SlackMessage(ev)
 	lines := strings.Split(msg.Blocks[0].Text.Text, "\n")
 	require.GreaterOrEqual(t, len(lines), 4)
-	assert.Contains(t, lines[0], "is paused at gate *code-1*")
+	assert.Contains(t, lines[0], "is paused after phase *code*: "+evidence[0]+". It waits for a person at gate *code-1*.", "the headline leads with why")
 	assert.Equal(t, "• "+evidence[0], lines[1])
 	assert.Equal(t, "• "+evidence[1], lines[2])
 	assert.Equal(t, "*Reason:* "+ev.Reason, lines[3])
-	assert.Equal(t, ":double_vertical_bar: Job `job-1` is paused at gate *code-1* after phase *code* and waits for a person. "+evidence[0]+".", msg.Text,
-		"the fallback text a phone shows ends with the first sentence")
+	assert.Equal(t, ":double_vertical_bar: Job `job-1` is paused after phase *code*: "+evidence[0]+". It waits for a person at gate *code-1*.", msg.Text,
+		"the fallback text a phone shows says why first")
 
 	ev.Evidence = []string{"code failed; the last error: x < y & z"}
 	msg = notify.SlackMessage(ev)

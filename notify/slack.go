@@ -100,12 +100,19 @@ func SlackMessage(ev overseer.GateEvent) SlackPayload {
 	if ev.DashboardURL != "" {
 		job = "<" + ev.DashboardURL + "|" + esc(ev.WorkflowID) + ">"
 	}
+	// While the gate is open the headline leads with why the job is
+	// paused, in a few words (the first line of evidence).
+	why := ev.Reason
+	if len(ev.Evidence) > 0 {
+		why = ev.Evidence[0]
+	}
+	why = esc(clip(why, 120))
 	var head string
 	switch ev.Kind {
 	case overseer.GateOpened:
-		head = fmt.Sprintf(":double_vertical_bar: Job %s is paused at gate *%s* after phase *%s* and waits for a person.", job, esc(ev.Gate), esc(ev.Phase))
+		head = fmt.Sprintf(":double_vertical_bar: Job %s is paused after phase *%s*: %s. It waits for a person at gate *%s*.", job, esc(ev.Phase), why, esc(ev.Gate))
 	case overseer.GateEscalated:
-		head = fmt.Sprintf(":rotating_light: Escalated: job %s has waited %s at gate *%s* (%s); nobody has resumed it.", job, wait(ev.Wait), esc(ev.Gate), esc(ev.Rule))
+		head = fmt.Sprintf(":rotating_light: Escalated: job %s is still paused after phase *%s* (%s) and has waited %s at gate *%s* (%s); nobody has resumed it.", job, esc(ev.Phase), why, wait(ev.Wait), esc(ev.Gate), esc(ev.Rule))
 	case overseer.GateResumed:
 		head = fmt.Sprintf(":arrow_forward: Job %s was resumed at gate *%s* by %s after %s.", job, esc(ev.Gate), esc(ev.By), wait(ev.Wait))
 	case overseer.GateRedone:
@@ -138,11 +145,9 @@ func SlackMessage(ev overseer.GateEvent) SlackPayload {
 		lines = append(lines, "<"+ev.DashboardURL+"|Review and resume on the dashboard>")
 	}
 	ctx := fmt.Sprintf("%s · %s · run %s", esc(ev.WorkflowType), esc(ev.Namespace), esc(ev.RunID))
+	// The fallback text is what a phone's notification shows: the
+	// headline, which already says why.
 	text := plain(head)
-	if len(ev.Evidence) > 0 && (ev.Kind == overseer.GateOpened || ev.Kind == overseer.GateEscalated) {
-		// The fallback text is what a phone's notification shows.
-		text += " " + esc(clip(ev.Evidence[0], 300)) + "."
-	}
 	return SlackPayload{
 		Text: text,
 		Blocks: []SlackBlock{

@@ -71,11 +71,12 @@ func TestSlackMessageLinksToTheGateOnTheDashboard(t *testing.T) {
 	text := team[0].Blocks[0].Text.Text
 	assert.Contains(t, text, "<https://overseer.example.com/job?id=job-1|job-1>")
 	assert.Contains(t, text, "<https://overseer.example.com/job?id=job-1|Review and resume on the dashboard>")
-	assert.Contains(t, text, "gate *code-1* after phase *code*")
+	assert.Contains(t, text, "paused after phase *code*: ")
+	assert.Contains(t, text, "waits for a person at gate *code-1*")
 	assert.Contains(t, text, "0.10 &lt;= 0.25 &amp; looping", "mrkdwn is escaped")
 	assert.Contains(t, text, "*Deadline:* 2026-01-02 00:00 UTC")
 	assert.NotContains(t, team[0].Text, "<", "the fallback text has no link markup")
-	assert.Contains(t, team[0].Text, "Job job-1 is paused at gate")
+	assert.Contains(t, team[0].Text, "Job job-1 is paused after phase *code*: ")
 
 	esc := event(overseer.GateEscalated)
 	esc.Wait, esc.Rule = 24*time.Hour, "deadline 24h: escalate"
@@ -85,7 +86,8 @@ func TestSlackMessageLinksToTheGateOnTheDashboard(t *testing.T) {
 	require.NoError(t, sl.Notify(context.Background(), exp))
 	oncall := srv.messages("/services/T0/B1/oncall")
 	require.Len(t, oncall, 2, "escalated and expired go to the second audience")
-	assert.Contains(t, oncall[0].Text, "Escalated: job `job-1` has waited 24h at gate *code-1* (deadline 24h: escalate)")
+	assert.Contains(t, oncall[0].Text, "Escalated: job `job-1` is still paused after phase *code* (")
+	assert.Contains(t, oncall[0].Text, "has waited 24h at gate *code-1* (deadline 24h: escalate)")
 	assert.Contains(t, oncall[1].Text, "expired after 3 days (deadline 72h: abort): the job was told to abort")
 
 	res := event(overseer.GateResumed)

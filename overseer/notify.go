@@ -126,6 +126,35 @@ type GateEvent struct {
 	// knows the dashboard ([Options.DashboardURL]); filled in by the worker
 	// when it sends the notification, not recorded in history.
 	DashboardURL string `json:"dashboard_url,omitempty"`
+	// Headline says what happened in one sentence, leading with why the
+	// job is paused (GateEvent.Sentence); filled in when it is sent.
+	Headline string `json:"headline,omitempty"`
+}
+
+// Sentence says what happened at the gate in one sentence; while the gate
+// is open (opened, escalated) it leads with why the job is paused, from
+// the evidence.
+func (ev GateEvent) Sentence() string {
+	why := ev.Reason
+	if len(ev.Evidence) > 0 {
+		why = ev.Evidence[0]
+	}
+	why = clip(why, maxPauseWhy)
+	switch ev.Kind {
+	case GateOpened:
+		return fmt.Sprintf("Job %s is paused after phase %s: %s; it waits for a person at gate %s.", ev.WorkflowID, ev.Phase, why, ev.Gate)
+	case GateEscalated:
+		return fmt.Sprintf("Escalated: job %s is still paused after phase %s (%s) and has waited %s at gate %s (%s).", ev.WorkflowID, ev.Phase, why, ev.Wait.Round(time.Second), ev.Gate, ev.Rule)
+	case GateResumed:
+		return fmt.Sprintf("Job %s was resumed at gate %s by %s after %s.", ev.WorkflowID, ev.Gate, ev.By, ev.Wait.Round(time.Second))
+	case GateRedone:
+		return fmt.Sprintf("Job %s: phase %s is being redone: %s rejected its result at gate %s.", ev.WorkflowID, ev.Phase, ev.By, ev.Gate)
+	case GateAborted:
+		return fmt.Sprintf("Job %s was aborted at gate %s by %s after %s.", ev.WorkflowID, ev.Gate, ev.By, ev.Wait.Round(time.Second))
+	case GateExpired:
+		return fmt.Sprintf("Gate %s of job %s expired after %s (%s): the job was told to %s.", ev.Gate, ev.WorkflowID, ev.Wait.Round(time.Second), ev.Rule, ev.Action)
+	}
+	return fmt.Sprintf("Gate %s of job %s: %s.", ev.Gate, ev.WorkflowID, ev.Kind)
 }
 
 // DashboardJobURL is the page of a job, with its gate and resume form, on
@@ -164,6 +193,7 @@ func (a *notifier) Notify(ctx context.Context, ev GateEvent) error {
 			"OverseerNoNotifier", nil)
 	}
 	ev.DashboardURL = DashboardJobURL(a.dashboard, ev.WorkflowID)
+	ev.Headline = ev.Sentence()
 	err := a.n.Notify(ctx, ev)
 	if err == nil {
 		return nil

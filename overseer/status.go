@@ -84,6 +84,71 @@ func (s Status) Aborted() *Gate {
 }
 
 // Label is the status a person reads: "On track, 85%", "Paused", …
+// What a paused job reads as. A job paused at a gate waits for a person,
+// whatever its last P said: every surface leads with why it is paused, in
+// a few words from the evidence (PauseWhy), and shows it in the band
+// PausedBand gives, never On track. A breach rule can pause a job whose P
+// is high: "On track, 75%" beside Paused would read as all is well.
+
+// PausedBand is the band a paused job is shown in, given its latest
+// verdict's band b: Off track stays Off track; anything else (On track,
+// Needs a look, not assessed) is Needs a look.
+func PausedBand(b Band) Band {
+	if b == BandOffTrack {
+		return b
+	}
+	return BandNeedsALook
+}
+
+// maxPauseWhy clips PauseWhy: a few words, for a list's row.
+const maxPauseWhy = 120
+
+// PauseWhy is why the job is paused, in a few words: the first line of its
+// oldest open gate's evidence, else the rule that fired; "" when no gate
+// is open.
+func (s Status) PauseWhy() string {
+	if !s.Paused {
+		return ""
+	}
+	var oldest *Gate
+	for i := range s.Gates {
+		g := &s.Gates[i]
+		if g.Outcome() == "open" && (oldest == nil || g.PausedAt.Before(oldest.PausedAt)) {
+			oldest = g
+		}
+	}
+	switch {
+	case oldest != nil && len(oldest.Evidence) > 0:
+		return clip(oldest.Evidence[0], maxPauseWhy)
+	case oldest != nil && oldest.Reason != "":
+		return clip(oldest.Reason, maxPauseWhy)
+	}
+	return clip(s.PauseReason, maxPauseWhy)
+}
+
+// Headline is the job's status as a sentence's start: the label, and for
+// a paused job why it is paused and the band it is shown in, with the
+// last P ("Paused: the agent repeated the same failing test run (Needs a
+// look; the last assessment said 75%)").
+func (s Status) Headline() string {
+	if !s.Paused {
+		return s.Label()
+	}
+	return pausedHeadline(s.PauseWhy(), s.Assessed, s.Band, s.OnObjective)
+}
+
+// pausedHeadline is Headline for a paused job.
+func pausedHeadline(why string, assessed bool, band Band, p float64) string {
+	h := "Paused"
+	if why != "" {
+		h += ": " + why
+	}
+	if assessed && band != BandUnknown {
+		return h + fmt.Sprintf(" (%s; the last assessment said %.0f%%)", PausedBand(band), p*100)
+	}
+	return h + fmt.Sprintf(" (%s)", PausedBand(band))
+}
+
 func (s Status) Label() string {
 	if s.Paused {
 		return "Paused"

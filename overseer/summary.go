@@ -87,6 +87,22 @@ func (g SummaryGate) Gate() Gate {
 // Paused says a gate of the job is open.
 func (s Summary) Paused() bool { return len(s.Gates) > 0 || s.MoreGates > 0 }
 
+// PauseWhy is why the job is paused, as Status.PauseWhy says it.
+func (s Summary) PauseWhy() string {
+	if len(s.Gates) == 0 {
+		return ""
+	}
+	return clip(s.Gates[0].Why, maxPauseWhy)
+}
+
+// Headline is the job's status as Status.Headline says it.
+func (s Summary) Headline() string {
+	if !s.Paused() {
+		return s.Label()
+	}
+	return pausedHeadline(s.PauseWhy(), s.Assessed, s.Band, s.OnObjective)
+}
+
 // Label is the job's status in a word or two, as Status.Label says it.
 func (s Summary) Label() string {
 	return Status{Paused: s.Paused(), Assessed: s.Assessed, Band: s.Band, OnObjective: s.OnObjective}.Label()

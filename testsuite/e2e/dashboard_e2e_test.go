@@ -193,6 +193,16 @@ func TestDashboardInChromium(t *testing.T) {
 	badge, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+` .badge.paused`)))
 	require.NoError(t, err)
 	assert.Equal(t, "Paused", badge)
+	// A paused job leads with why, in a few words from its evidence, and
+	// never reads On track beside Paused (overseer.PausedBand).
+	cell, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+` td:nth-child(2)`)))
+	require.NoError(t, err)
+	why, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+` [data-why]`)))
+	require.NoError(t, err)
+	want := status(t, c, id).PauseWhy()
+	assert.Equal(t, want, why, "the list row says why it is paused")
+	assert.NotContains(t, cell, "On track", "a paused row never reads as all is well: %q", cell)
+	assert.Regexp(t, `(Needs a look|Off track)`, cell)
 	if *screenshots {
 		eventually(t, "the neighbours to be assessed", 30*time.Second, func() bool {
 			n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("tbody svg.bar").length`))
@@ -228,7 +238,11 @@ func TestDashboardInChromium(t *testing.T) {
 	assert.Regexp(t, `obligation\[2\] .* appears unmet|P\(on objective\) [0-9.]+ is at or below`, gate)
 	last, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-last-assessment]`)))
 	require.NoError(t, err)
-	assert.Contains(t, last, "last assessment: ", "beside Paused, the band is the last assessment's")
+	assert.Contains(t, last, "the last assessment said ", "beside Paused, the last assessment's P")
+	assert.NotContains(t, last, "On track", "beside Paused, never On track")
+	pageWhy, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.cards [data-why]`)))
+	require.NoError(t, err)
+	assert.Equal(t, status(t, c, id).PauseWhy(), pageWhy, "the job page says why it is paused, first")
 	if *screenshots {
 		// The gate with its form, the chart and the timeline, as a
 		// reviewer finds them.

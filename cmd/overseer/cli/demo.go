@@ -222,12 +222,21 @@ func describeAssessment(a overseer.Assessment) string {
 	if a.Answers == nil {
 		return fmt.Sprintf("%-9s judge error: %s", a.Phase, a.Error)
 	}
-	line := fmt.Sprintf("%-9s %-13s P(on objective) %-4s  basis: %s", a.Phase, a.Verdict.Band, formatP(*a.Answers), basisName(a.Answers.Basis))
+	band := a.Verdict.Band
+	if a.Verdict.Flagged {
+		// A flag pauses a managed job: it never reads as On track.
+		band = overseer.PausedBand(band)
+	}
+	line := fmt.Sprintf("%-9s %-13s P(on objective) %-4s  basis: %s", a.Phase, band, formatP(*a.Answers), basisName(a.Answers.Basis))
 	if s := overseer.StandingOf(a.Answers.Basis); s != "" {
 		line += " (" + s + ")"
 	}
 	if a.Verdict.Flagged {
-		line += "  flagged"
+		why := a.Verdict.Reason
+		if len(a.Evidence) > 0 {
+			why = a.Evidence[0]
+		}
+		line += "  flagged: " + why
 	}
 	if a.Answers.Breach != overseer.BreachNone {
 		line += fmt.Sprintf("  breach %s (%.2f)", a.Answers.Breach, a.Answers.BreachConfidence)

@@ -131,7 +131,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Status\t%s while paused at gate %s: nothing to resume\n", closedState, s.GateID)
 		s.Paused = false // the pause lines below describe an open gate
 	} else {
-		fmt.Fprintf(tw, "Status\t%s\n", s.Label())
+		fmt.Fprintf(tw, "Status\t%s\n", s.Headline())
 	}
 	if closedState != "" {
 		fmt.Fprintf(tw, "Temporal\t%s\n", closedState)
@@ -525,11 +525,18 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 		if j.Band != "" && j.Band != "not_assessed" {
 			p = fmt.Sprintf("%.2f", j.OnObjective)
 		}
-		phase := "-"
+		phase, band := "-", bandLabel(j.Band)
 		if j.Summary != nil && j.Summary.Phase != "" {
 			phase = j.Summary.Phase
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", j.ID, j.Type, j.State, bandLabel(j.Band), p, j.Paused, phase, j.Started.Format(time.RFC3339))
+		if j.Paused {
+			// A paused job reads as one a person must look at, why first.
+			band = overseer.PausedBand(overseer.Band(j.Band)).String()
+			if j.Summary != nil {
+				band = j.Summary.Headline()
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", j.ID, j.Type, j.State, band, p, j.Paused, phase, j.Started.Format(time.RFC3339))
 	}
 	tw.Flush()
 	if len(jobs) == 0 {
