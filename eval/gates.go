@@ -27,6 +27,9 @@ type GateDecision struct {
 	NeededBy string `json:"needed_by,omitempty"`
 	// WaitMS is how long the gate was open before the decision.
 	WaitMS int64 `json:"wait_ms,omitempty"`
+	// Attempt is which run of its phase the gate held (1 + the redos
+	// before it, overseer.Gate.Attempt); 0 in gates recorded before redo.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // The actions of a GateDecision.

@@ -374,7 +374,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 		if action == "" {
 			action = eval.GateContinue
 		}
-		d := eval.GateDecision{Gate: g.ID, Phase: g.Phase, After: after, By: g.By, Action: action, Note: g.Note,
+		d := eval.GateDecision{Gate: g.ID, Phase: g.Phase, After: after, By: g.By, Action: action, Note: g.Note, Attempt: g.Attempt,
 			Reason: g.Reason, Evidence: g.Evidence, Needed: g.Needed, NeededBy: string(g.NeededBy)}
 		if w := g.ResumedAt.Sub(g.PausedAt); w > 0 {
 			d.WaitMS = w.Milliseconds()
