@@ -295,6 +295,13 @@ func (s *Server) hostAllowed(hostport string) bool {
 	return false
 }
 
+// viewCall bounds a view of many jobs: each of its calls has its own
+// timeout (ops.ListOptions.CallTimeout, a row's status query), and the
+// page as a whole three of them.
+func (s *Server) viewCall(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), 3*s.opts.Timeout)
+}
+
 // call bounds one Temporal call.
 func (s *Server) call(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), s.opts.Timeout)

@@ -157,9 +157,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	if f != "" {
 		p.LiveURL += "&filter=" + url.QueryEscape(f)
 	}
-	ctx, cancel := s.call(r)
+	ctx, cancel := s.viewCall(r)
 	defer cancel()
-	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: query, Limit: s.opts.Limit})
+	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: query, Limit: s.opts.Limit, CallTimeout: s.opts.Timeout})
 	if err != nil {
 		s.log.Warn("dashboard: list jobs", zap.Error(err))
 		p.Error = "Temporal did not list the jobs: " + err.Error()

@@ -129,7 +129,7 @@ func parseGateValue(v string) (ops.GateRef, bool) {
 
 func (s *Server) waitingPage(r *http.Request) waitingPage {
 	p := waitingPage{page: s.page(r, "Waiting"), LiveURL: "/waiting?fragment=rows"}
-	ctx, cancel := s.call(r)
+	ctx, cancel := s.viewCall(r)
 	defer cancel()
 	gates, err := s.waiting(ctx)
 	if err != nil {
@@ -140,6 +140,12 @@ func (s *Server) waitingPage(r *http.Request) waitingPage {
 	for _, g := range gates {
 		row := waitingRow{WaitingGate: g, URL: jobURL(g.JobID), Value: gateValue(ops.GateRef{JobID: g.JobID, GateID: g.GateID}),
 			CannotOpen: s.cannotOpen(r, g)}
+		switch {
+		case g.Unreadable != "":
+			row.CannotOpen = "its gate could not be read; open the job's page"
+		case g.OperatorPaused:
+			row.CannotOpen = "an operator holds the job with Temporal's Workflow Pause: " + ops.UnpauseCommand(g.JobID)
+		}
 		if g.Deadline != nil {
 			row.DeadlineIn = g.Deadline.Sub(now)
 			row.Overdue = row.DeadlineIn <= 0
