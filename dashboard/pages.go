@@ -321,13 +321,13 @@ type jobPage struct {
 	// Paused: the band is that assessment's, not the job's state.
 	LastVerdict string
 	// Why is, while paused, why in a few words (overseer.Status.PauseWhy).
-	Why string
-	State       badge
-	Age         time.Duration
-	PausedFor   time.Duration
-	Chart       chart
-	Phases      []phaseGroup
-	Gates       []overseer.Gate
+	Why       string
+	State     badge
+	Age       time.Duration
+	PausedFor time.Duration
+	Chart     chart
+	Phases    []phaseGroup
+	Gates     []overseer.Gate
 	// OpenGate is the gate the panel shows (Status.GateID) while the job
 	// is paused; DeadlineIn is the time left until its next deadline acts,
 	// Overdue when it has passed (the worker acts on it any moment).
