@@ -216,11 +216,18 @@ func TestE2EWorkflowPauseAtAGate(t *testing.T) {
 	assert.Contains(t, page, "data-operator-paused>Job &#34;"+id+"&#34; is paused by an operator")
 	assert.Contains(t, page, `Paused by an operator<`)
 	assert.NotContains(t, page, `action="/job/resume"`, "no resume form while paused")
-	// Held by the operator, it leaves the queue: nobody can open its gate.
-	eventually(t, "overseer list --paused to leave out the job an operator paused", 20*time.Second, func() bool {
+	// Held by the operator, it stays in the queue (from its summary in
+	// visibility; its status query is refused), saying nobody can open
+	// its gate until it is unpaused.
+	eventually(t, "overseer list --paused to show the job an operator paused as held", 20*time.Second, func() bool {
 		code, stdout, _ := overseerCLI(srv, "list", "--paused")
-		return code == 0 && !strings.Contains(stdout, id)
+		return code == 0 && strings.Contains(stdout, id) && strings.Contains(stdout, "nobody until an operator unpauses it ("+ops.UnpauseCommand(id)+")")
 	})
+	// The open-gates gauge and the audit count it as open too.
+	q := fmt.Sprintf("WorkflowId = '%s' AND OverseerPaused = true AND %s", id, overseer.OpenJobsQuery)
+	counted, err := srv.Client().CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), counted.GetCount(), "the job an operator holds is an open job at a gate")
 
 	code, stdout, stderr := overseerCLI(srv, "resume", id, "--by", "alice", "--note", "root cause first")
 	assert.Equal(t, 1, code, stdout)
