@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -36,4 +37,19 @@ func TestAPausedJobReadsAsOneToLookAt(t *testing.T) {
 	ev := overseer.GateEvent{Kind: overseer.GateOpened, WorkflowID: "job-1", Gate: "code-1", Phase: "code",
 		Reason: "breach", Evidence: []string{"test ran 4 times in the last 8 phase runs"}}
 	assert.Equal(t, "Job job-1 is paused after phase code: test ran 4 times in the last 8 phase runs; it waits for a person at gate code-1.", ev.Sentence())
+}
+
+// TestAVerdictNamesTheStageItsPolicyGives: a recalibrated model whose run
+// pins a certified promise is at stage 2, as learn status says; without a
+// certified promise it stays at stage 1, and other stages are untouched.
+func TestAVerdictNamesTheStageItsPolicyGives(t *testing.T) {
+	const basis = "telemetry sub-model: log_input_tokens_per_step; stage 1: recalibrated (intercept) on 34 CoroJob jobs; lower than 92% of the last 34 CoroJob jobs at this point"
+	certified := overseer.DefaultLearnedPolicy()
+	require.True(t, certified.Promise.Certified())
+	assert.Equal(t, "telemetry sub-model: log_input_tokens_per_step; stage 2: recalibrated (intercept) on 34 CoroJob jobs, with a certified pause policy; lower than 92% of the last 34 CoroJob jobs at this point",
+		overseer.StagedBasis(basis, certified))
+	assert.Equal(t, "telemetry sub-model, stage 2", overseer.ShortBasis(overseer.StagedBasis(basis, certified)))
+	assert.Equal(t, basis, overseer.StagedBasis(basis, overseer.DefaultPolicy()), "no certified promise: stage 1")
+	stage0 := "telemetry sub-model: x; stage 0: not calibrated for CoroJob (learned from other runs)"
+	assert.Equal(t, stage0, overseer.StagedBasis(stage0, certified))
 }

@@ -308,6 +308,25 @@ func (m *LearnedModel) StageSentence(subModel, workflowType string) string {
 	return "stage 0: not calibrated for " + workflowType + " (learned from other runs)"
 }
 
+// StagedBasis is a verdict's basis with the stage the run's policy gives
+// it: a recalibrated model (stage 1) whose pause policy carries a
+// certified false-pause promise is at stage 2, as `overseer learn status`
+// and the Models page say (learn.StageOf). The judge knows only its model;
+// the run knows its pinned policy, so the run names the stage.
+func StagedBasis(basis string, p Policy) string {
+	const recalibrated = "stage 1: recalibrated"
+	if !p.Promise.Certified() || !strings.Contains(basis, recalibrated) {
+		return basis
+	}
+	head, rest, _ := strings.Cut(basis, recalibrated)
+	part, tail, found := strings.Cut(rest, "; ")
+	out := head + "stage 2: recalibrated" + part + ", with a certified pause policy"
+	if found {
+		out += "; " + tail
+	}
+	return out
+}
+
 // validate reports the first problem of the recalibration in one sentence.
 func (r *Recalibration) validate(m *LearnedModel) error {
 	bad := func(format string, args ...any) error {

@@ -284,6 +284,7 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 		return pauseCause{}
 	}
 	r.st.Counters.ConsecutiveFailures = 0
+	out.Answers.Basis = StagedBasis(out.Answers.Basis, r.cfg.Policy)
 	v := r.cfg.Policy.Evaluate(out.Answers)
 	rec.Answers, rec.Verdict, rec.Model, rec.Usage, rec.Latency = &out.Answers, &v, out.Model, out.Usage, out.Latency
 	if v.Flagged {

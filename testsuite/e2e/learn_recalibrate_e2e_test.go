@@ -37,10 +37,10 @@ var digestPhaseRuns = regexp.MustCompile(`; (\d+) phase runs, `)
 // often than the shipped model's agent). The registry holds the
 // recalibrated model with its record of the jobs and its reference; a job
 // of a worker started after the promotion pins it, and its verdicts name
-// stage 1 (the model's stage: the basis has no words for the certified
-// policy), the jobs they were recalibrated on and where they stand among
-// them.
-func TestE2ELearnRecalibratesATypeAfterItsFirstJobsAndTheNextVerdictNamesStageOne(t *testing.T) {
+// stage 2, as the round and learn status do (the recalibrated model with
+// the certified policy the job pinned), the jobs they were recalibrated on
+// and where they stand among them.
+func TestE2ELearnRecalibratesATypeAfterItsFirstJobsAndTheNextVerdictNamesItsStage(t *testing.T) {
 	began := time.Now()
 	srv := e2eServer(t)
 	c := srv.Client()
@@ -211,7 +211,7 @@ func TestE2ELearnRecalibratesATypeAfterItsFirstJobsAndTheNextVerdictNamesStageOn
 	assert.Equal(t, learn.DefaultBudget, policy.Promise.MaxFalsePause)
 
 	// A worker started after the promotion: its new job pins the
-	// recalibrated version, and each verdict names stage 1, the jobs and
+	// recalibrated version, and each verdict names stage 2, the jobs and
 	// where its P stands among them at its point.
 	laterTQ := startWorkersWithType(t, srv, worker.Config{TaskQueue: "e2e-recal-later-" + suffix, ModelRegistry: true,
 		JudgeConfig: worker.JudgeConfig{Kind: worker.JudgeLearned}, Modes: observe}, register)
@@ -228,7 +228,7 @@ func TestE2ELearnRecalibratesATypeAfterItsFirstJobsAndTheNextVerdictNamesStageOn
 		basis := a.Answers.Basis
 		assert.True(t, strings.HasPrefix(a.Model, d.Version+"/"), "assessment %d of the job started after the promotion names %s, not %s", a.Seq, a.Model, d.Version)
 		sub := strings.TrimPrefix(a.Model, d.Version+"/")
-		assert.Contains(t, basis, "; stage 1: recalibrated (", "assessment %d", a.Seq)
+		assert.Contains(t, basis, "; stage 2: recalibrated (", "assessment %d names the stage the round promoted", a.Seq)
 		assert.Contains(t, basis, fmt.Sprintf(") on %d %s jobs", len(jobs), typ), "assessment %d", a.Seq)
 		fitted := ""
 		for _, sm := range rc.SubModels {
@@ -239,7 +239,7 @@ func TestE2ELearnRecalibratesATypeAfterItsFirstJobsAndTheNextVerdictNamesStageOn
 		require.NotEmpty(t, fitted, "the recalibration records sub-model %s", sub)
 		// What was refitted, as the recalibration records it, and possibly
 		// how (e.g. ", features re-standardised").
-		assert.Regexp(t, `; stage 1: recalibrated \(`+regexp.QuoteMeta(fitted)+`[^)]*\) on `+fmt.Sprint(len(jobs))+` `+typ+` jobs(;|$)`, basis, "assessment %d", a.Seq)
+		assert.Regexp(t, `; stage 2: recalibrated \(`+regexp.QuoteMeta(fitted)+`[^)]*\) on `+fmt.Sprint(len(jobs))+` `+typ+` jobs, with a certified pause policy(;|$)`, basis, "assessment %d", a.Seq)
 		m := digestPhaseRuns.FindStringSubmatch(a.Digest)
 		require.NotNil(t, m, a.Digest)
 		phaseRuns, err := strconv.Atoi(m[1])
