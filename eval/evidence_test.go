@@ -23,7 +23,7 @@ func TestEvidenceOfAPauseOnPRanksAgainstTheReference(t *testing.T) {
 	p.PauseAtOrBelow = 0.99 // so that this P pauses
 	evidence := overseer.Evidence(overseer.Trajectory{}, a, p)
 	require.NotEmpty(t, evidence)
-	assert.Regexp(t, `^P\(on objective\) 0\.\d\d, (lower|higher) than \d+% of the last 60 CoroJob jobs at this point$`, evidence[0])
+	assert.Regexp(t, `^P\(on objective\) 0\.\d\d, (lower|higher) than \d+% of the last 60 CoroJob jobs at this point, (all \d+ of which (succeeded|failed)|\d+ of which succeeded)$`, evidence[0])
 
 	// The shipped model carries no reference: against the threshold.
 	scored, err = eval.Score(context.Background(), agentRuns(1, 7, 0.3), eval.ScoreOptions{Judge: &overseer.LearnedJudge{}})

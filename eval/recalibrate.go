@@ -459,7 +459,7 @@ func answersPerRun(records []Record, m *overseer.LearnedModel) [][]overseer.Poin
 		for _, b := range Replay(rec) {
 			if i, s, ok := m.LinearScore(b.Trajectory); ok {
 				p := math.Round(math.Min(0.99, math.Max(0.01, m.SubModels[i].Calibration.Apply(s)))*1000) / 1000
-				pts = append(pts, overseer.PointP{PhaseRuns: b.Trajectory.PhaseRuns, P: p})
+				pts = append(pts, overseer.PointP{PhaseRuns: b.Trajectory.PhaseRuns, P: p, Failed: rec.Outcome.Failed()})
 			}
 		}
 		out = append(out, pts)

@@ -129,7 +129,7 @@ func TestRecalibratedVerdictNamesItsStageAndStanding(t *testing.T) {
 	basis := scored[0].Points[0].Answers.Basis
 	assert.Contains(t, basis, "telemetry sub-model: ")
 	assert.Contains(t, basis, "; stage 1: recalibrated (intercept) on 60 CoroJob jobs; ")
-	assert.Regexp(t, `(lower|higher) than \d+% of the last 60 CoroJob jobs at this point$`, basis)
+	assert.Regexp(t, `(lower|higher) than \d+% of the last 60 CoroJob jobs at this point, (all \d+ of which (succeeded|failed)|\d+ of which succeeded)$`, basis)
 
 	// The file a recalibration writes reads back as it was.
 	data, err := json.Marshal(rec)

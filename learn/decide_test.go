@@ -96,7 +96,7 @@ func TestDecidePromotesABetterCandidate(t *testing.T) {
 	require.NoError(t, err)
 	basis := scored[0].Points[0].Answers.Basis
 	assert.Contains(t, basis, "; stage 3: refitted on CoroJob jobs; ")
-	assert.Regexp(t, `(lower|higher) than \d+% of the last 150 CoroJob jobs at this point$`, basis)
+	assert.Regexp(t, `(lower|higher) than \d+% of the last 150 CoroJob jobs at this point, (all \d+ of which (succeeded|failed)|\d+ of which succeeded)$`, basis)
 }
 
 func TestDecideRefusesAWorseCandidateWithItsFigures(t *testing.T) {

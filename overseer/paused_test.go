@@ -53,3 +53,32 @@ func TestAVerdictNamesTheStageItsPolicyGives(t *testing.T) {
 	stage0 := "telemetry sub-model: x; stage 0: not calibrated for CoroJob (learned from other runs)"
 	assert.Equal(t, stage0, overseer.StagedBasis(stage0, certified))
 }
+
+// TestAStandingSaysWhatItsReferenceHolds: at a point only succeeded jobs
+// reached, a low rank says so rather than alarm; a mixed reference says
+// how many succeeded; a reference from before outcomes were kept says
+// neither.
+func TestAStandingSaysWhatItsReferenceHolds(t *testing.T) {
+	var runs [][]overseer.PointP
+	for i := range 20 {
+		failed := i%2 == 0 // every answer of a run carries its outcome
+		runs = append(runs, []overseer.PointP{{PhaseRuns: 1, P: 0.5, Failed: failed}, {PhaseRuns: 12, P: 0.80 + float64(i)/200, Failed: failed}})
+	}
+	ref := overseer.NewReference(runs)
+	require.NotNil(t, ref)
+	s, ok := ref.Standing(1, 0.4)
+	require.True(t, ok)
+	assert.Equal(t, "lower than 100% of the last 20 CoroJob jobs at this point, 10 of which succeeded", s.Sentence("CoroJob"))
+
+	var succeeded [][]overseer.PointP
+	for i := range 20 {
+		succeeded = append(succeeded, []overseer.PointP{{PhaseRuns: 30, P: 0.80 + float64(i)/200}})
+	}
+	ref = overseer.NewReference(succeeded)
+	s, ok = ref.Standing(30, 0.79)
+	require.True(t, ok)
+	assert.Equal(t, "lower than 100% of the last 20 CoroJob jobs at this point, all 20 of which succeeded", s.Sentence("CoroJob"))
+
+	s.Failed = nil // a reference kept before outcomes were
+	assert.Equal(t, "lower than 100% of the last 20 CoroJob jobs at this point", s.Sentence("CoroJob"))
+}

@@ -119,8 +119,10 @@ type ReferencePoint struct {
 	// beyond).
 	FromPhaseRuns int `json:"from_phase_runs"`
 	ToPhaseRuns   int `json:"to_phase_runs,omitempty"`
-	// Runs is how many runs the quantiles summarise.
-	Runs int `json:"runs"`
+	// Runs is how many runs the quantiles summarise; Failed how many of
+	// them failed, nil in references built before it was kept.
+	Runs   int  `json:"runs"`
+	Failed *int `json:"failed,omitempty"`
 	// Quantiles are P at 0 %, 5 %, … 100 % of the runs, ascending.
 	Quantiles []float64 `json:"quantiles"`
 }
@@ -152,10 +154,13 @@ func bucketOf(phaseRuns int) int {
 // when none is left.
 func NewReference(perRun [][]PointP) *Reference {
 	values := make([][]float64, len(ReferenceBuckets))
+	failed := make([]int, len(ReferenceBuckets))
 	for _, run := range perRun {
 		last := make([]float64, len(ReferenceBuckets))
 		seen := make([]bool, len(ReferenceBuckets))
+		runFailed := false
 		for _, pt := range run {
+			runFailed = runFailed || pt.Failed
 			if b := bucketOf(pt.PhaseRuns); b >= 0 {
 				last[b], seen[b] = pt.P, true
 			}
@@ -163,6 +168,9 @@ func NewReference(perRun [][]PointP) *Reference {
 		for b := range seen {
 			if seen[b] {
 				values[b] = append(values[b], last[b])
+				if runFailed {
+					failed[b]++
+				}
 			}
 		}
 	}
@@ -179,7 +187,8 @@ func NewReference(perRun [][]PointP) *Reference {
 			hi := min(lo+1, len(vs)-1)
 			q[i] = round4(vs[lo] + (pos-float64(lo))*(vs[hi]-vs[lo]))
 		}
-		ref.Points = append(ref.Points, ReferencePoint{FromPhaseRuns: ReferenceBuckets[b][0], ToPhaseRuns: ReferenceBuckets[b][1], Runs: len(vs), Quantiles: q})
+		ref.Points = append(ref.Points, ReferencePoint{FromPhaseRuns: ReferenceBuckets[b][0], ToPhaseRuns: ReferenceBuckets[b][1], Runs: len(vs),
+			Failed: &failed[b], Quantiles: q})
 	}
 	if len(ref.Points) == 0 {
 		return nil
@@ -187,10 +196,12 @@ func NewReference(perRun [][]PointP) *Reference {
 	return ref
 }
 
-// PointP is one answer of a run for [NewReference].
+// PointP is one answer of a run for [NewReference]; Failed says the run
+// it is from failed.
 type PointP struct {
 	PhaseRuns int
 	P         float64
+	Failed    bool
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
@@ -201,6 +212,9 @@ func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 type Standing struct {
 	Below float64 `json:"below"`
 	Runs  int     `json:"runs"`
+	// Failed is how many of the Runs failed; nil when the reference does
+	// not say.
+	Failed *int `json:"failed,omitempty"`
 }
 
 // Standing places p at phaseRuns among the reference's runs; false when
@@ -217,7 +231,7 @@ func (r *Reference) Standing(phaseRuns int, p float64) (Standing, bool) {
 		if pt.FromPhaseRuns != ReferenceBuckets[b][0] {
 			continue
 		}
-		return Standing{Below: cdf(pt.Quantiles, p), Runs: pt.Runs}, true
+		return Standing{Below: cdf(pt.Quantiles, p), Runs: pt.Runs, Failed: pt.Failed}, true
 	}
 	return Standing{}, false
 }
@@ -246,14 +260,32 @@ func cdf(q []float64, p float64) float64 {
 
 // Sentence says the standing in words, e.g. "lower than 92% of the last
 // 200 CoroJob jobs at this point".
+//
+// It says what the reference holds: a job ranked only against jobs that
+// all succeeded (the point only they reached) reads low without being a
+// warning, so the sentence says so ("…, all 20 of which succeeded").
 func (s Standing) Sentence(of string) string {
 	if of == "" {
 		of = "reference"
 	}
+	var out string
 	if s.Below < 0.5 {
-		return fmt.Sprintf("lower than %.0f%% of the last %d %s jobs at this point", 100*(1-s.Below), s.Runs, of)
+		out = fmt.Sprintf("lower than %.0f%% of the last %d %s jobs at this point", 100*(1-s.Below), s.Runs, of)
+	} else {
+		out = fmt.Sprintf("higher than %.0f%% of the last %d %s jobs at this point", 100*s.Below, s.Runs, of)
 	}
-	return fmt.Sprintf("higher than %.0f%% of the last %d %s jobs at this point", 100*s.Below, s.Runs, of)
+	if s.Failed == nil {
+		return out
+	}
+	switch f := *s.Failed; {
+	case f == 0:
+		out += fmt.Sprintf(", all %d of which succeeded", s.Runs)
+	case f == s.Runs:
+		out += fmt.Sprintf(", all %d of which failed", s.Runs)
+	default:
+		out += fmt.Sprintf(", %d of which succeeded", s.Runs-f)
+	}
+	return out
 }
 
 // Stage is the model's calibration stage for the runs it answers for:

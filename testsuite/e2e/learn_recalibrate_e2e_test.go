@@ -249,7 +249,7 @@ func TestE2ELearnRecalibratesATypeAfterItsFirstJobsAndTheNextVerdictNamesItsStag
 			sentence := s.Sentence(typ)
 			assert.True(t, strings.HasSuffix(basis, "; "+sentence), "assessment %d at %d phase runs: %q does not end with %q", a.Seq, phaseRuns, basis, sentence)
 			assert.Equal(t, sentence, overseer.StandingOf(basis))
-			assert.Regexp(t, `^(lower|higher) than \d+% of the last \d+ `+typ+` jobs at this point$`, sentence)
+			assert.Regexp(t, `^(lower|higher) than \d+% of the last \d+ `+typ+` jobs at this point, (all \d+ of which (succeeded|failed)|\d+ of which succeeded)$`, sentence)
 		} else {
 			assert.Empty(t, overseer.StandingOf(basis), "assessment %d at %d phase runs: no reference point, no standing", a.Seq, phaseRuns)
 		}
