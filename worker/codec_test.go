@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/corohq/temporal-overseer/codec"
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/worker"
 )
 
@@ -59,4 +61,25 @@ func TestClientOptionsWithoutACodec(t *testing.T) {
 	o, err := worker.Config{}.ClientOptions()
 	require.NoError(t, err)
 	assert.Nil(t, o.DataConverter, "the SDK's default")
+}
+
+// A failure's details go through the codec too: an abort's details are its
+// gate, with the reviewer's note, which the SDK's default failure
+// converter writes in clear.
+func TestClientOptionsEncodeFailureDetailsWithTheCodec(t *testing.T) {
+	t.Setenv(codec.KeyEnv, base64.StdEncoding.EncodeToString(testKey))
+	t.Setenv(worker.CodecEndpointEnv, "")
+	o, err := worker.Config{}.ClientOptions()
+	require.NoError(t, err)
+	require.NotNil(t, o.FailureConverter, "a failure converter with the codec")
+	gate := overseer.Gate{ID: "g1", By: "bob", Note: "stop: the migration drops a table"}
+	f := o.FailureConverter.ErrorToFailure(temporal.NewNonRetryableApplicationError("aborted", overseer.AbortedErrorType, nil, gate))
+	details := f.GetApplicationFailureInfo().GetDetails().GetPayloads()
+	require.Len(t, details, 1)
+	assert.True(t, codec.Encrypted(details[0]), "the gate in an abort's details is encrypted")
+	var back overseer.Gate
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, o.FailureConverter.FailureToError(f), &appErr)
+	require.NoError(t, appErr.Details(&back))
+	assert.Equal(t, gate.Note, back.Note, "the codec's client reads it back")
 }

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
@@ -48,8 +49,9 @@ type Config struct {
 	// payloads (converter.NewCodecDataConverter, e.g. package codec's
 	// AES-GCM codec): Dial sets it on the client, and the overseer's
 	// activities read the process note's header with it. Give New a
-	// client with the same converter. If not set, the codec CodecEndpoint
-	// selects, else the SDK's default converter.
+	// client with the same converter (and a failure converter with it, as
+	// Dial's, so that failure details are encoded too). If not set, the
+	// codec CodecEndpoint selects, else the SDK's default converter.
 	DataConverter converter.DataConverter
 	// CodecEndpoint is the URL of a codec server (Temporal's convention:
 	// POST /encode and /decode, as `temporal --codec-endpoint` calls it)
@@ -162,6 +164,9 @@ func (cfg Config) ClientOptions() (client.Options, error) {
 	}
 	if dc != nil {
 		opts.DataConverter = dc
+		// A failure's details (an abort's gate, with its note) through the
+		// codec too: the SDK's default failure converter writes them in clear.
+		opts.FailureConverter = temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc})
 	}
 	if cfg.MetricsHandler != nil {
 		opts.MetricsHandler = cfg.MetricsHandler

@@ -250,7 +250,13 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or profile, else default)")
 	fs.StringVar(&c.taskQueue, "task-queue", worker.DefaultTaskQueue, "task queue of the job workflow")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "how long to wait for the server")
-	fs.StringVar(&c.codecEndpoint, "codec-endpoint", "", "codec server URL of a deployment that encrypts its payloads (POST /encode, /decode; default: $"+
+	registerCodec(fs, &c.codecEndpoint)
+}
+
+// registerCodec registers --codec-endpoint, which every command that talks
+// to Temporal takes, those that start their own dev server too.
+func registerCodec(fs *flag.FlagSet, endpoint *string) {
+	fs.StringVar(endpoint, "codec-endpoint", "", "codec server URL of a deployment that encrypts its payloads (POST /encode, /decode; default: $"+
 		worker.CodecEndpointEnv+"); or set $"+codec.KeyEnv+" to the built-in AES-GCM codec's key")
 }
 

@@ -47,6 +47,7 @@ type dashboardFlags struct {
 	temporalUI   string
 	allowedHosts string
 	limit        int
+	insecure     bool
 
 	oidcIssuer, oidcClientID, oidcSecretEnv, oidcRedirect, oidcGroups string
 	trustedProxy, proxyUserHeader, proxyGroupsHeader                  string
@@ -54,7 +55,8 @@ type dashboardFlags struct {
 }
 
 func (d *dashboardFlags) register(fs *flag.FlagSet, listen string) {
-	fs.StringVar(&d.listen, "listen", listen, "host:port the dashboard listens on; loopback unless you give another address (without --oidc-issuer or --trusted-proxy it has no login)")
+	fs.StringVar(&d.listen, "listen", listen, "host:port the dashboard listens on; an address beyond loopback takes a sign-in (--oidc-issuer or --trusted-proxy) or --insecure")
+	fs.BoolVar(&d.insecure, "insecure", false, "serve without a sign-in on an address beyond loopback: anyone who reaches it can resume and abort jobs under any name")
 	fs.DurationVar(&d.refresh, "refresh", 5*time.Second, "how often pages update themselves")
 	fs.StringVar(&d.temporalUI, "temporal-ui", "", "base URL of the Temporal Web UI, for links to a job's history")
 	fs.StringVar(&d.allowedHosts, "allowed-hosts", "", "comma-separated host names the dashboard answers to besides localhost and IP addresses (e.g. the name of your proxy)")
@@ -103,7 +105,22 @@ func splitList(s string) []string {
 	return out
 }
 
-// listen opens the dashboard's listener and warns when it is not loopback.
+// checkListen keeps a dashboard without a sign-in private: beyond loopback
+// it takes --insecure, as judge serve takes it without an API key. It
+// returns the warning to print when --insecure let it through.
+func (d *dashboardFlags) checkListen() (warning string, err error) {
+	if dashboard.IsLoopback(d.listen) || d.authOn() {
+		return "", nil
+	}
+	if !d.insecure {
+		return "", fmt.Errorf("%w: --listen %s reaches beyond loopback and the dashboard has no sign-in: give --oidc-issuer or --trusted-proxy, listen on 127.0.0.1, "+
+			"or pass --insecure to let anyone who reaches it resume and abort jobs", ErrUsage, d.listen)
+	}
+	return fmt.Sprintf("Warning: --insecure: the dashboard has no sign-in and %s reaches beyond loopback: anyone who reaches it can resume and abort jobs", d.listen), nil
+}
+
+// open opens the dashboard's listener and logs a warning when it has no
+// sign-in beyond loopback (checkListen let it through with --insecure).
 func (d *dashboardFlags) open(log *zap.Logger) (net.Listener, error) {
 	ln, err := net.Listen("tcp", d.listen)
 	if err != nil {
@@ -127,6 +144,14 @@ func (*Dashboard) Run(ctx context.Context, args []string, out io.Writer) error {
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	// Refused before anything connects or listens.
+	warning, err := df.checkListen()
+	if err != nil {
+		return err
+	}
+	if warning != "" {
+		fmt.Fprintln(out, warning)
 	}
 	log := serverLogger(*verbose)
 	defer func() { _ = log.Sync() }()

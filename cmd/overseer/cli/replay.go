@@ -17,6 +17,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
@@ -68,6 +69,8 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	pauseBudget := fs.Float64("pause-budget", 0, "until a promise can be certified, let a recalibrated model pause at most this share of jobs, in (0,1); default: no pause on P until then")
 	seed := fs.Uint64("seed", 1, "seed of the reviewer's errors")
 	deadline := fs.Duration("deadline", time.Hour, "give up after this long")
+	var codecEndpoint string
+	registerCodec(fs, &codecEndpoint)
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
@@ -91,6 +94,12 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The codec of every client, worker and read of the replay.
+	codecOpts, err := codecOptions(worker.Config{CodecEndpoint: codecEndpoint, Logger: zap.NewNop()})
+	if err != nil {
+		return err
+	}
+	dc := codecOpts.DataConverter
 	recs, src, err := eval.LoadSource(*traces, *format)
 	if err != nil {
 		return err
@@ -111,16 +120,22 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		defer srv.Stop()
-		c, ns = srv.Client(), srv.Namespace()
+		ns = srv.Namespace()
+		codecOpts.Namespace, codecOpts.Logger = ns, worker.SDKLogger(zap.NewNop())
+		c, err = client.NewClientFromExisting(srv.Client(), codecOpts)
+		if err != nil {
+			return fmt.Errorf("connect to the embedded dev server: %w", err)
+		}
 	} else {
-		c, err = worker.Dial(ctx, worker.Config{Address: *address, Namespace: ns, Logger: zap.NewNop()})
+		c, err = worker.Dial(ctx, worker.Config{Address: *address, Namespace: ns, Logger: zap.NewNop(), DataConverter: dc})
 		if err != nil {
 			return err
 		}
-		defer c.Close()
 	}
+	defer c.Close()
 	opts := replayOptions{Records: recs, Jobs: *jobs, Concurrency: *concurrency, Mode: m, LearnEvery: *learnEvery,
-		Type: *typ, Namespace: ns, ErrorRate: *errorRate, Delay: *delay, Speed: *speed, StepTime: *stepTime, Seed: *seed, Learn: lin, Progress: out}
+		Type: *typ, Namespace: ns, ErrorRate: *errorRate, Delay: *delay, Speed: *speed, StepTime: *stepTime, Seed: *seed, Learn: lin, Progress: out,
+		DataConverter: dc}
 	res, err := runReplay(ctx, c, opts)
 	if err != nil {
 		return err
@@ -187,6 +202,10 @@ type replayOptions struct {
 	// Policy is the jobs' policy until a model is promoted. If not set,
 	// the shipped model's.
 	Policy overseer.Policy
+	// DataConverter is the deployment's codec, c's own: the worker, the
+	// learn rounds, the reads of the closed jobs and the history check use
+	// it. If not set, none.
+	DataConverter converter.DataConverter
 }
 
 // replayJob is one job of the stream.
@@ -244,7 +263,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 	}
 	learnRounds := o.LearnEvery > 0
 	cfg := worker.Config{TaskQueue: tq, Namespace: o.Namespace, Mode: o.Mode, Modes: map[string]overseer.Mode{o.Type: o.Mode},
-		Logger: zap.NewNop(), ModelRegistry: learnRounds, ModelRegistryTTL: time.Millisecond, Policy: o.Policy}
+		Logger: zap.NewNop(), ModelRegistry: learnRounds, ModelRegistryTTL: time.Millisecond, Policy: o.Policy, DataConverter: o.DataConverter}
 	w, err := worker.New(c, cfg)
 	if err != nil {
 		return nil, err
@@ -253,7 +272,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 		w.RegisterWorkflowWithOptions(workflows.RecordedJob, workflow.RegisterOptions{Name: o.Type})
 	}
 	if learnRounds {
-		stop, err := hostLearn(c, w, true)
+		stop, err := hostLearnWith(c, w, true, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +338,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 			fmt.Fprintf(o.Progress, "learn round %d after %d jobs: %s\n", r.Rounds, first+len(window), r.Sentence)
 		}
 	}
-	if err := replayHistories(ctx, c, o.Type, res); err != nil {
+	if err := replayHistories(ctx, c, o.Type, o.DataConverter, res); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -328,7 +347,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 // replayHistories replays every closed job's history on the current
 // workflow code with the overseer's interceptors, as a worker restarted
 // on this code would: a non-determinism is a job that could not go on.
-func replayHistories(ctx context.Context, c client.Client, typ string, res *replayResult) error {
+func replayHistories(ctx context.Context, c client.Client, typ string, dc converter.DataConverter, res *replayResult) error {
 	for _, j := range res.Jobs {
 		if j.outcome == "" {
 			continue
@@ -344,11 +363,11 @@ func replayHistories(ctx context.Context, c client.Client, typ string, res *repl
 		}
 		// A replayer per history: its plugin registers the overseer's
 		// workflows on each replay.
-		plugin, err := overseer.NewPlugin(overseer.Options{})
+		plugin, err := overseer.NewPlugin(overseer.Options{DataConverter: dc})
 		if err != nil {
 			return err
 		}
-		rp, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{Plugins: []sdkworker.Plugin{plugin}})
+		rp, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{Plugins: []sdkworker.Plugin{plugin}, DataConverter: dc})
 		if err != nil {
 			return err
 		}
@@ -408,7 +427,7 @@ func runWindow(ctx context.Context, c client.Client, tq string, o replayOptions,
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := closeJob(ctx, c, run, j, o.Mode); err != nil {
+			if err := closeJob(ctx, c, run, j, o.Mode, o.DataConverter); err != nil {
 				errs <- err
 			}
 		}()
@@ -427,7 +446,7 @@ func collect(errs <-chan error) []error {
 }
 
 // closeJob waits for the job to close and reads what it did.
-func closeJob(ctx context.Context, c client.Client, run client.WorkflowRun, j *replayJob, mode overseer.Mode) error {
+func closeJob(ctx context.Context, c client.Client, run client.WorkflowRun, j *replayJob, mode overseer.Mode, dc converter.DataConverter) error {
 	if err := run.Get(ctx, nil); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("job %s did not close in time: %w", j.id, ctx.Err())
@@ -456,7 +475,12 @@ func closeJob(ctx context.Context, c client.Client, run client.WorkflowRun, j *r
 	}
 	// Gates lists the latest pauses only; the counter has them all.
 	j.gates = st.Counters.Pauses - j.others
-	rec, err := retryRead(ctx, func() (eval.Record, error) { return ops.RecordOfJob(ctx, c, j.id, j.runID) })
+	rec, err := retryRead(ctx, func() (eval.Record, error) {
+		if dc != nil {
+			return ops.RecordOfJobWith(ctx, c, j.id, j.runID, dc)
+		}
+		return ops.RecordOfJob(ctx, c, j.id, j.runID)
+	})
 	if err != nil {
 		return err
 	}
@@ -673,7 +697,7 @@ func (r *reviewer) run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		gates, err := ops.Waiting(ctx, r.c, ops.ListOptions{Query: fmt.Sprintf("TaskQueue = '%s'", r.tq), Limit: 1000})
+		gates, err := ops.Waiting(ctx, r.c, ops.ListOptions{Query: fmt.Sprintf("TaskQueue = '%s'", r.tq), Limit: 1000, DataConverter: r.o.DataConverter})
 		if err != nil {
 			continue // the next tick asks again
 		}

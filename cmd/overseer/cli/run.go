@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
+
+	"github.com/corohq/temporal-overseer/codec"
 
 	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/eval"
@@ -21,6 +25,7 @@ import (
 	"github.com/corohq/temporal-overseer/supervision"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
 )
 
 // workerFlags configure the worker in `worker` and `dev`.
@@ -218,7 +223,13 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	var wf workerFlags
 	wf.register(fs)
 	metrics := fs.String("metrics", "", "serve Prometheus metrics on this host:port at /metrics, e.g. 127.0.0.1:9090 (default: none)")
+	types := fs.String("type", "", "serve the recorded job ("+workflows.RecordedJobWorkflowName+") under these workflow types too, comma-separated, "+
+		"managed unless --mode or --modes say otherwise: the jobs of overseer replay --type NAME")
 	err := parseNoArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	recordedTypes, err := parseRecordedTypes(*types)
 	if err != nil {
 		return err
 	}
@@ -226,6 +237,7 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err := wf.apply(&cfg); err != nil {
 		return err
 	}
+	serveRecordedAs(&cfg, recordedTypes)
 	// A worker is a server: it logs JSON lines on stderr, also for the SDK.
 	cfg.Logger = serverLogger(wf.verbose)
 	defer func() { _ = cfg.Logger.Sync() }()
@@ -248,6 +260,9 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, typ := range recordedTypes {
+		w.RegisterWorkflowWithOptions(workflows.RecordedJob, workflow.RegisterOptions{Name: typ})
+	}
 	stopLearn, err := hostLearnWith(c, w, cfg.ModelRegistry, cfg)
 	if err != nil {
 		return err
@@ -256,11 +271,78 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	if len(recordedTypes) > 0 {
+		fmt.Fprintf(out, "Recorded jobs served as %s (besides %s)\n", strings.Join(recordedTypes, ", "), workflows.RecordedJobWorkflowName)
+	}
 	fmt.Fprintf(out, "Worker polling task queue %s; Ctrl-C stops it.\n", conn.taskQueue)
 	<-ctx.Done()
 	w.Stop()
 	fmt.Fprintln(out, "Worker stopped.")
 	return nil
+}
+
+// parseRecordedTypes reads worker --type: the workflow types to serve the
+// recorded job under besides its own, without repeats. A name the worker
+// gives a workflow of its own would collide with it.
+func parseRecordedTypes(list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var types []string
+	for _, typ := range strings.Split(list, ",") {
+		typ = strings.TrimSpace(typ)
+		switch {
+		case typ == "":
+			return nil, fmt.Errorf("%w: --type %q: give workflow type names separated by commas", ErrUsage, list)
+		case typ == workflows.JobWorkflowName || strings.HasPrefix(typ, "overseer."):
+			return nil, fmt.Errorf("%w: --type %s: the worker serves a workflow of its own under that name (%s and overseer.*); give another", ErrUsage, typ, workflows.JobWorkflowName)
+		case typ == workflows.RecordedJobWorkflowName || slices.Contains(types, typ):
+			continue // registered already
+		}
+		types = append(types, typ)
+	}
+	return types, nil
+}
+
+// serveRecordedAs gives the recorded job's other types what its own has:
+// manage mode when no --mode or --modes says otherwise, and redo.
+func serveRecordedAs(cfg *worker.Config, types []string) {
+	for _, typ := range types {
+		if _, set := cfg.Modes[typ]; cfg.Mode == "" && !set {
+			if cfg.Modes == nil {
+				cfg.Modes = map[string]overseer.Mode{}
+			}
+			cfg.Modes[typ] = overseer.ModeManage
+		}
+		cfg.RedoSafe = append(cfg.RedoSafe, typ)
+	}
+}
+
+// codecOptions are the client options of cfg's codec (its CodecEndpoint,
+// $TEMPORAL_CODEC_ENDPOINT or $OVERSEER_CODEC_KEY): its data converter and
+// a failure converter with it, none without one. The commands that start
+// their own dev server give them to every client of it.
+func codecOptions(cfg worker.Config) (client.Options, error) {
+	o, err := cfg.ClientOptions()
+	if err != nil {
+		return client.Options{}, err
+	}
+	return client.Options{DataConverter: o.DataConverter, FailureConverter: o.FailureConverter}, nil
+}
+
+// codecSetting names the codec codecOptions chose for endpoint, and
+// where its key comes from, never the key.
+func codecSetting(endpoint string) string {
+	if endpoint == "" {
+		endpoint = os.Getenv(worker.CodecEndpointEnv)
+	}
+	if endpoint == "" {
+		return "AES-GCM, key from $" + codec.KeyEnv
+	}
+	if u, err := url.Parse(endpoint); err == nil {
+		endpoint = u.Redacted()
+	}
+	return "codec server " + endpoint
 }
 
 // devSettings are the lines `overseer dev` prints for the gate, approval,
@@ -270,6 +352,9 @@ func devSettings(cfg worker.Config, df *dashboardFlags, dashboardOn bool) []stri
 	var lines []string
 	add := func(label, format string, args ...any) {
 		lines = append(lines, fmt.Sprintf("%-21s", label)+fmt.Sprintf(format, args...))
+	}
+	if cfg.DataConverter != nil {
+		add("Payload codec", "%s", codecSetting(cfg.CodecEndpoint))
 	}
 	if !cfg.GateDeadline.IsZero() {
 		add("Gate deadline", "%s", cfg.GateDeadline)
@@ -331,9 +416,17 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	traces := fs.String("traces", "", "start one recorded job per run of this directory (any format eval reads), e.g. examples/traces/mini-swe-agent, so real agents are judged live in the dashboard")
 	tracesFormat := fs.String("traces-format", "", "format of --traces (default: detected)")
 	speed := fs.Float64("speed", 20, "with --traces: a recorded phase takes its recorded time divided by this")
+	var codecEndpoint string
+	registerCodec(fs, &codecEndpoint)
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	var dashWarning string
+	if !*noDashboard {
+		if dashWarning, err = df.checkListen(); err != nil {
+			return err
+		}
 	}
 	if !(*speed > 0) {
 		return fmt.Errorf("%w: --speed %v: give a factor above 0, e.g. 20", ErrUsage, *speed)
@@ -351,10 +444,17 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	if *port < 0 || *port > 65535 || *uiPort < 0 || *uiPort > 65535 {
 		return fmt.Errorf("%w: --port and --ui-port take a port number from 0 to 65535", ErrUsage)
 	}
-	cfg := worker.Config{TaskQueue: *taskQueue}
+	cfg := worker.Config{TaskQueue: *taskQueue, CodecEndpoint: codecEndpoint}
 	if err := wf.apply(&cfg); err != nil {
 		return err
 	}
+	// One converter for every client of the dev server: the worker's, the
+	// recorded jobs' starter's and the dashboard's.
+	codecOpts, err := codecOptions(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.DataConverter = codecOpts.DataConverter
 	if cfg.DashboardURL == "" && !*noDashboard {
 		cfg.DashboardURL = "http://" + df.listen // notifications link to this dashboard
 	}
@@ -373,9 +473,9 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	// The worker's own client, on the dev server's connection, carries the
 	// metrics handler and the logger.
-	c, err := client.NewClientFromExisting(srv.Client(), client.Options{
-		Namespace: srv.Namespace(), Logger: worker.SDKLogger(cfg.Logger), MetricsHandler: cfg.MetricsHandler,
-	})
+	co := codecOpts
+	co.Namespace, co.Logger, co.MetricsHandler = srv.Namespace(), worker.SDKLogger(cfg.Logger), cfg.MetricsHandler
+	c, err := client.NewClientFromExisting(srv.Client(), co)
 	if err != nil {
 		return fmt.Errorf("connect the worker to the dev server: %w", err)
 	}
@@ -395,11 +495,16 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	defer w.Stop()
 	dashURL := ""
 	if !*noDashboard {
-		opts := df.options()
-		opts.Client, opts.Namespace, opts.Logger = srv.Client(), srv.Namespace(), cfg.Logger
-		if o, err := cfg.ClientOptions(); err == nil {
-			opts.DataConverter = o.DataConverter
+		// The dashboard's own client: its calls are not the worker's metrics.
+		co := codecOpts
+		co.Namespace, co.Logger = srv.Namespace(), worker.SDKLogger(cfg.Logger)
+		dashClient, err := client.NewClientFromExisting(srv.Client(), co)
+		if err != nil {
+			return fmt.Errorf("connect the dashboard to the dev server: %w", err)
 		}
+		defer dashClient.Close()
+		opts := df.options()
+		opts.Client, opts.Namespace, opts.Logger, opts.DataConverter = dashClient, srv.Namespace(), cfg.Logger, cfg.DataConverter
 		if opts.TemporalUI == "" {
 			opts.TemporalUI = srv.UIAddress()
 		}
@@ -422,6 +527,9 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "Worker task queue    %s\n", *taskQueue)
 	if dashURL != "" {
 		fmt.Fprintf(out, "Overseer dashboard   %s\n", dashURL)
+		if dashWarning != "" {
+			fmt.Fprintln(out, dashWarning)
+		}
 	}
 	if ms != nil {
 		fmt.Fprintf(out, "Worker metrics       %s\n", ms.URL())
@@ -432,6 +540,9 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	address := ""
 	if !strings.HasSuffix(srv.FrontendHostPort(), ":7233") { // the CLI's default needs no flag
 		address = " --address " + srv.FrontendHostPort()
+	}
+	if codecEndpoint != "" { // the environment's codec reaches overseer start by itself
+		address += " --codec-endpoint " + codecEndpoint
 	}
 	fmt.Fprintf(out, "Start a job:         overseer start%s --scenario looping --objective \"Add CSV export\"\n", address)
 	if len(recorded) > 0 {
