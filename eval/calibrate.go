@@ -36,6 +36,9 @@ type Calibration struct {
 	// Rates are the chosen policy's rates on the runs it was chosen on.
 	Rates PolicyRates `json:"rates"`
 	Table []TradeOff  `json:"table"`
+	// NoPauseOnP says in one sentence why the policy pauses on no P at all
+	// (ties at the lowest P), when it does not; "" otherwise.
+	NoPauseOnP string `json:"no_pause_on_p,omitempty"`
 }
 
 // calibrationBreachConfidences are the breach-confidence floors tried, the
@@ -183,6 +186,7 @@ func Calibrate(runs []ScoredRun, budget float64, kind overseer.PromiseKind) (Cal
 		rates := PolicyRatesOf(runs, p)
 		if !found || rates.Catches > best.Rates.Catches {
 			best.Policy, best.Rates, found = p, rates, true
+			best.NoPauseOnP = tiedAtTheLowest(runs, p, allowed, "succeeded runs")
 		}
 	}
 	if !found {
@@ -272,6 +276,46 @@ func pauseThreshold(runs []ScoredRun, p overseer.Policy, allowed int) (float64, 
 		return 1, true
 	}
 	return math.Floor(t*1000+1e-9) / 1000, true
+}
+
+// tiedAtTheLowest says in one sentence why a threshold on P pauses none
+// of runs though allowed of their succeeded runs may be paused: the
+// lowest P is shared by more of them than that (a sub-model that scores
+// many runs alike), so any threshold that pauses one pauses them all, and
+// there is no fair way to pause some of equal P. It is "" when a threshold
+// pauses some run, or the budget allows none.
+func tiedAtTheLowest(runs []ScoredRun, p overseer.Policy, allowed int, noun string) string {
+	noP := p
+	noP.PauseAtOrBelow = -1
+	var lows, all []float64
+	for _, r := range runs {
+		low, ok := minAnswer(r)
+		if !ok {
+			continue
+		}
+		all = append(all, low)
+		if !r.Failed() && firstPause(r, noP) < 0 {
+			lows = append(lows, low)
+		} else if !r.Failed() {
+			allowed-- // paused by the breach rule: spent already
+		}
+	}
+	if allowed <= 0 || len(lows) <= allowed {
+		return ""
+	}
+	slices.Sort(lows)
+	lowest := lows[0]
+	if lows[allowed] != lowest || slices.Min(all) < lowest {
+		return ""
+	}
+	tied := 0
+	for _, v := range lows {
+		if v == lowest {
+			tied++
+		}
+	}
+	return fmt.Sprintf("%d of the %d %s share the lowest P(on objective), %.3f, so a threshold on P that pauses one pauses all %d, more than the %d the budget allows: P pauses no job (the breach rules still do)",
+		tied, len(lows), noun, lowest, tied, allowed)
 }
 
 // ErrPromiseBroken is wrapped when runs show a policy breaking its
@@ -378,6 +422,9 @@ func BudgetPolicy(runs []ScoredRun, share float64, base overseer.Policy) (overse
 	t, ok := pauseThreshold(all, p, allowed)
 	if !ok {
 		return overseer.Policy{}, fmt.Errorf("%w: the judge's breach answers alone pause more than %.1f%% of the %d jobs; use a larger budget", ErrPauseBudget, 100*share, len(runs))
+	}
+	if why := tiedAtTheLowest(all, p, allowed, "jobs"); why != "" {
+		return overseer.Policy{}, fmt.Errorf("%w: %s", ErrPauseBudget, why)
 	}
 	p.PauseAtOrBelow = t
 	p.Promise = overseer.Promise{}

@@ -506,3 +506,31 @@ func TestBudgetPolicyPausesAtMostTheShareOfJobs(t *testing.T) {
 	both.Promise = overseer.Promise{Kind: overseer.PromiseExpected, MaxFalsePause: 0.05, SucceededRuns: 30}
 	assert.EqualError(t, both.Validate(), "overseer: policy has both a false-pause promise and a pause budget; keep one")
 }
+
+// TestAPauseOnTiedScoresSaysWhyNothingPauses: when the lowest P is shared
+// by more runs than a budget or a promise lets pause (a structure
+// sub-model scores many runs alike), no threshold on P can pause some and
+// spare the rest: the budget refuses in one sentence that says so, and a
+// calibration says it beside a policy that pauses on no P.
+func TestAPauseOnTiedScoresSaysWhyNothingPauses(t *testing.T) {
+	var runs []eval.ScoredRun
+	for i := range 40 {
+		runs = append(runs, run(fmt.Sprintf("s%d", i), false, 0.95, 0.42, 0.95, 0.95))
+	}
+	for i := range 10 {
+		runs = append(runs, run(fmt.Sprintf("f%d", i), true, 0.95, 0.42, 0.95, 0.95))
+	}
+	_, err := eval.BudgetPolicy(runs, 0.10, overseer.DefaultPolicy())
+	require.ErrorIs(t, err, eval.ErrPauseBudget)
+	assert.EqualError(t, err, "pause budget: 50 of the 50 jobs share the lowest P(on objective), 0.420, so a threshold on P that pauses one pauses all 50, more than the 5 the budget allows: P pauses no job (the breach rules still do)")
+
+	cal, err := eval.Calibrate(runs, 0.05, overseer.PromiseExpected)
+	require.NoError(t, err)
+	assert.Contains(t, cal.NoPauseOnP, "40 of the 40 succeeded runs share the lowest P(on objective), 0.420")
+	assert.Zero(t, eval.PolicyRatesOf(runs, cal.Policy).FalsePauses)
+
+	// Distinct scores place a threshold, and say nothing of ties.
+	cal, err = eval.Calibrate(promiseRuns(200, 50), 0.05, overseer.PromiseExpected)
+	require.NoError(t, err)
+	assert.Empty(t, cal.NoPauseOnP)
+}

@@ -482,6 +482,9 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	p := cal.Policy
 	runs.printSource(out)
 	fmt.Fprintf(out, "judge: %s; %d runs\n\n", judge, len(scored))
+	if cal.NoPauseOnP != "" {
+		fmt.Fprintf(out, "No threshold on P: %s.\n\n", cal.NoPauseOnP)
+	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	header := "BUDGET (95% BOUND)"
 	if kind == overseer.PromiseExpected {
