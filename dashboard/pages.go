@@ -671,6 +671,7 @@ func auc(v float64) string {
 var funcs = template.FuncMap{
 	"pct":         func(v float64) string { return fmt.Sprintf("%.0f%%", v*100) },
 	"standing":    overseer.StandingOf,
+	"pausedBand":  overseer.PausedBand, // a flagged verdict never reads On track
 	"prob":        func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"auc":         auc,
 	"num":         func(v float64) string { return fmt.Sprintf("%.1f", v) },
