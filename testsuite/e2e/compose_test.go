@@ -215,7 +215,21 @@ func TestComposeAddressesAgree(t *testing.T) {
 		_, uiHostPort := hostPort(t, ui, env(ui, "TEMPORAL_UI_PORT"))
 		assert.Equal(t, uiHostPort, u.Port())
 		assert.Equal(t, "localhost", u.Hostname())
+		assertPassesFlagChecks(t, d.Command)
 	})
+}
+
+// assertPassesFlagChecks: `overseer ARGS` gets past its flag checks (a
+// dashboard beyond loopback without a sign-in is refused unless
+// --insecure). With a cancelled context it stops at connecting to
+// Temporal, exit 1; a refused flag is a usage error, exit 2.
+func assertPassesFlagChecks(t *testing.T, args []string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := cli.Main(ctx, args, &out, &errOut)
+	assert.NotEqual(t, 2, code, "overseer %s is refused: %s", strings.Join(args, " "), errOut.String())
 }
 
 // TestComposeVersionsMatchDevServer checks that the cluster runs the Temporal
@@ -342,7 +356,8 @@ func TestComposeOverseerServices(t *testing.T) {
 			for _, a := range args {
 				if f, ok := strings.CutPrefix(a, "--"); ok {
 					f, _, _ = strings.Cut(f, "=")
-					assert.Contains(t, out.String(), "-"+f+" ", "overseer %s has --%s", sub, f)
+					// A bool flag's line ends at its name, another's has its type.
+					assert.Regexp(t, `(?m)^  -`+regexp.QuoteMeta(f)+`(\s|$)`, out.String(), "overseer %s has --%s", sub, f)
 				}
 			}
 		})

@@ -196,7 +196,8 @@ func TestKubernetesManifestsRunTheImageTheDockerfileBuilds(t *testing.T) {
 			for _, a := range c.Args[len(cmdArgs):] {
 				if strings.HasPrefix(a, "-") {
 					name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
-					assert.Contains(t, help, "  -"+name+" ", "overseer %s has --%s", strings.Join(cmdArgs, " "), name)
+					// A bool flag's line ends at its name, another's has its type.
+					assert.Regexp(t, `(?m)^  -`+regexp.QuoteMeta(name)+`(\s|$)`, help, "overseer %s has --%s", strings.Join(cmdArgs, " "), name)
 				}
 			}
 			ports := map[string]int{}
@@ -219,6 +220,9 @@ func TestKubernetesManifestsRunTheImageTheDockerfileBuilds(t *testing.T) {
 					}
 					assert.Contains(t, declared, c.Args[i+1], "%s listens on a declared port", a)
 				}
+			}
+			if sub == "dashboard" {
+				assertPassesFlagChecks(t, c.Args)
 			}
 			if sub == "worker" {
 				ann := o.Spec.Template.Metadata.Annotations
