@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -758,17 +759,29 @@ func (r *reviewer) decide(ctx context.Context, g ops.WaitingGate, action oversee
 func (res *replayResult) print(out io.Writer, o replayOptions) {
 	fmt.Fprintln(out, "Learning curve, prequential: each window's jobs judged live by the model in force, before any round learned from them.")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WINDOW\tJOBS\tSTAGE\tMODEL\tBRIER@50%\tBASE BRIER\tAUROC@50%\tSUCCEEDED PAUSED\tBOUND\tFAILED CAUGHT\tGATES\tREVIEWER TIME")
+	fmt.Fprintln(tw, "WINDOW\tJOBS\tSTAGE\tMODEL\tBRIER@50%\tBASE BRIER\tSUCCESS RATE\tAUROC@50%\tSUCCEEDED PAUSED\tBOUND\tFAILED CAUGHT\tGATES\tREVIEWER TIME")
+	unreliable := false
 	for _, w := range res.Windows {
 		bound := "none"
 		if w.Bound > 0 {
 			bound = fmt.Sprintf("%.1f%%", 100*w.Bound)
 		}
-		fmt.Fprintf(tw, "%d\t%d–%d\t%d\t%s\t%s\t%s\t%s\t%d/%d (%s)\t%s\t%d/%d (%s)\t%d\t%s\n", w.Window, w.FirstJob, w.LastJob, w.Stage, w.Model,
-			w.MidRun.Brier, w.MidRun.BaseBrier, w.MidRun.AUROC, w.SucceededPaused, w.Succeeded, pct(eval.Num(w.PausedShare())), bound,
+		// As eval marks it: an AUROC from fewer than MinRunsPerOutcome runs
+		// of either outcome moves by a tenth with one run.
+		auroc := w.MidRun.AUROC.String()
+		if w.MidRun.Unreliable && !math.IsNaN(float64(w.MidRun.AUROC)) {
+			auroc += "*"
+			unreliable = true
+		}
+		rate := pct(eval.Num(float64(w.Succeeded) / float64(w.Succeeded+w.Failed)))
+		fmt.Fprintf(tw, "%d\t%d–%d\t%d\t%s\t%s\t%s\t%s (%d/%d)\t%s\t%d/%d (%s)\t%s\t%d/%d (%s)\t%d\t%s\n", w.Window, w.FirstJob, w.LastJob, w.Stage, w.Model,
+			w.MidRun.Brier, w.MidRun.BaseBrier, rate, w.Succeeded, w.Succeeded+w.Failed, auroc, w.SucceededPaused, w.Succeeded, pct(eval.Num(w.PausedShare())), bound,
 			w.FailedCaught, w.Failed, pct(eval.Num(w.CaughtShare())), w.Gates, w.ReviewerTime)
 	}
 	tw.Flush()
+	if unreliable {
+		fmt.Fprintf(out, "* unreliable: fewer than %d runs of one outcome stand behind this AUROC\n", eval.MinRunsPerOutcome)
+	}
 	for _, r := range res.Rounds {
 		fmt.Fprintf(out, "round %d: %s\n", r.Rounds, r.Sentence)
 	}
