@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The views measured at scale (docs/performance.md, "Measured at scale").
+#
+#   scripts/scalebench.sh populate   # start the jobs, with one worker, and wait for them
+#   scripts/scalebench.sh measure    # no worker: the floor, the pages, list --paused; then resume --query
+#
+# Run against a cluster of its own (scripts/cluster.sh), e.g.
+#   OVERSEER_CLUSTER_DIR=/tmp/scale/cluster OVERSEER_CLUSTER_PORT_OFFSET=21000 \
+#     OVERSEER_CLUSTER_FRESH=1 bash scripts/cluster.sh up &
+#
+# Environment: ADDRESS (default 127.0.0.1:28233, the frontend at offset 21000),
+# OUT (default /tmp/scale: binaries, logs), CLOSED and OPEN (default 10000
+# and 1000), CLOSED_PHASES (default spec,plan: see the doc), N (requests per
+# page and mode, default 40), DASH_PORT (default 28090).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ADDRESS="${ADDRESS:-127.0.0.1:28233}"
+OUT="${OUT:-/tmp/scale}"
+CLOSED="${CLOSED:-10000}" OPEN="${OPEN:-1000}" CLOSED_PHASES="${CLOSED_PHASES:-spec,plan}"
+N="${N:-40}" DASH_PORT="${DASH_PORT:-28090}"
+QUEUE="overseer-jobs"
+mkdir -p "$OUT"
+
+say() { echo "scalebench: $*"; }
+
+build() {
+	(cd "$ROOT" && go build -o "$OUT/overseer" ./cmd/overseer)
+	(cd "$ROOT/cmd" && go build -o "$OUT/scalebench" ./scalebench)
+}
+
+# start_worker starts one worker (phases of 1 ms) and records its pid.
+start_worker() {
+	"$OUT/overseer" worker --address "$ADDRESS" --agent-work 1ms >"$OUT/worker.log" 2>&1 &
+	echo $! >"$OUT/worker.pid"
+	until grep -q "Worker polling" "$OUT/worker.log"; do
+		kill -0 "$(cat "$OUT/worker.pid")" || { cat "$OUT/worker.log"; exit 1; }
+		sleep 0.2
+	done
+}
+
+stop_worker() {
+	local pid
+	pid="$(cat "$OUT/worker.pid")"
+	say "worker peak memory: $("$OUT/scalebench" hwm "$pid")"
+	kill -INT "$pid"
+	wait "$pid" 2>/dev/null || true
+}
+
+# rss prints the peak RSS /usr/bin/time -v wrote to file $1.
+rss() { awk -F': ' '/Maximum resident set size/ {printf "%.1f MB", $2/1024}' "$1"; }
+elapsed() { awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$1"; }
+
+case "${1:-}" in
+populate)
+	build
+	start_worker
+	"$OUT/scalebench" populate -address "$ADDRESS" -closed "$CLOSED" -open "$OPEN" -closed-phases "$CLOSED_PHASES"
+	stop_worker
+	;;
+measure)
+	build
+	say "machine: $(nproc) cores, $(free -m | awk '/Mem:/ {print $2}') MB RAM; no worker running"
+	say "the floor: bare List pages and history reads"
+	"$OUT/scalebench" floor -address "$ADDRESS"
+
+	say "the dashboard (its own process), / and /waiting"
+	"$OUT/overseer" dashboard --address "$ADDRESS" --listen "127.0.0.1:$DASH_PORT" >"$OUT/dashboard.log" 2>&1 &
+	dash=$!
+	until curl -fsS -o /dev/null "http://127.0.0.1:$DASH_PORT/healthz" 2>/dev/null || curl -fsS -o /dev/null "http://127.0.0.1:$DASH_PORT/" 2>/dev/null; do
+		kill -0 "$dash" || { cat "$OUT/dashboard.log"; exit 1; }
+		sleep 0.2
+	done
+	"$OUT/scalebench" pages -url "http://127.0.0.1:$DASH_PORT" -n "$N" -conc 16
+	say "dashboard peak memory: $("$OUT/scalebench" hwm "$dash")"
+	kill -INT "$dash"
+	wait "$dash" 2>/dev/null || true
+
+	say "overseer list (50 rows) and overseer list --paused"
+	/usr/bin/time -v -o "$OUT/list.time" "$OUT/overseer" list --address "$ADDRESS" >"$OUT/list.txt"
+	say "list: $(elapsed "$OUT/list.time"), peak $(rss "$OUT/list.time")"
+	/usr/bin/time -v -o "$OUT/paused.time" "$OUT/overseer" list --paused --json --timeout 60s --address "$ADDRESS" >"$OUT/paused.json"
+	say "list --paused: $(elapsed "$OUT/paused.time"), peak $(rss "$OUT/paused.time")"
+	"$OUT/scalebench" queue <"$OUT/paused.json"
+	/usr/bin/time -v -o "$OUT/paused-text.time" "$OUT/overseer" list --paused --timeout 60s --address "$ADDRESS" >"$OUT/paused.txt"
+	say "list --paused (table): $(elapsed "$OUT/paused-text.time"), peak $(rss "$OUT/paused-text.time")"
+
+	say "resume --query over every gate, one worker running"
+	start_worker
+	/usr/bin/time -v -o "$OUT/resume.time" "$OUT/overseer" resume --address "$ADDRESS" --timeout 60s \
+		--query "TaskQueue = '$QUEUE'" --by bench --not-needed >"$OUT/resume.txt" 2>&1 || true
+	say "resume --query: $(elapsed "$OUT/resume.time"), peak $(rss "$OUT/resume.time"); $(tail -n 3 "$OUT/resume.txt" | tr '\n' ' ')"
+	stop_worker
+	;;
+*)
+	echo "usage: scripts/scalebench.sh populate|measure" >&2
+	exit 2
+	;;
+esac
