@@ -8,14 +8,20 @@
 // jobs use now (see [Decide]).
 //
 // The workflow only sequences; activities do the work: [Activities.Export]
-// counts the labelled runs and measures the gates on the newest closed
-// jobs ([MeasureRates]: the false-pause rate, succeeded jobs that paused at
-// a gate, and the catch rate, failed jobs that did, against the current
-// model's promise); [Activities.Refit] reads them again, decides, promotes,
-// and records a refused candidate with its figures in the model registry
-// ([registry.RecordRefusal]). Each round's [Result] carries the running
-// totals of the rounds before it (a Schedule's last completion result, or
-// the Previous of the input) and the measured [Rates].
+// reads the histories of the jobs closed since the last round into
+// compact run records in a record store ([Store]: a folder, or a bucket),
+// each job once, ever; counts the labelled runs and measures the gates on
+// the newest closed jobs ([MeasureRates]: the false-pause rate, succeeded
+// jobs that paused at a gate, and the catch rate, failed jobs that did,
+// against the current model's promise); [Activities.Refit] reads the
+// records from the store (no history), decides, promotes, and records a
+// refused candidate with its figures in the model registry
+// ([registry.RecordRefusal]). Both work on the newest Input.MaxRuns
+// records (DefaultMaxRuns), so a round's memory stays flat as jobs
+// accumulate. Each round's [Result] carries the running totals of the
+// rounds before it (a Schedule's last completion result, or the Previous
+// of the input), its series of records in the store, and the measured
+// [Rates].
 //
 // A round leaves its result, without its decision's figures, in its memo
 // ([MemoKey]): [LatestRounds] reads the latest round of every type from one
@@ -29,6 +35,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
@@ -40,7 +47,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/eval"
-	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/registry"
 )
@@ -78,6 +84,18 @@ type Input struct {
 	// Previous is the result of the round before, when the workflow does
 	// not run from a Schedule (overseer learn run).
 	Previous *Result `json:"previous,omitempty"`
+	// TaskQueue is the queue the round's activities run on, so that
+	// reading histories and training never take a job's worker slot;
+	// default the round's own (the workflow's) queue.
+	TaskQueue string `json:"task_queue,omitempty"`
+	// MaxRuns caps the records a round measures, refits and recalibrates
+	// on: the newest MaxRuns closed jobs in the record store, by close
+	// time; default DefaultMaxRuns. Older records stay in the store.
+	MaxRuns int `json:"max_runs,omitempty"`
+	// Overlap is how far before the last round's end a round lists the
+	// closed jobs again, for those visibility showed late; default
+	// DefaultOverlap.
+	Overlap time.Duration `json:"overlap,omitempty"`
 }
 
 func (in Input) options() DecideOptions {
@@ -93,7 +111,16 @@ type Result struct {
 	Promoted int `json:"promoted"`
 	Refused  int `json:"refused"`
 	// NewRuns are the jobs closed since the previous round.
-	NewRuns   int       `json:"new_runs"`
+	NewRuns int `json:"new_runs"`
+	// Read is how many job histories the round read into the record
+	// store: the jobs closed since the last round, less those it held;
+	// Stored how many records of the series the store holds after it.
+	Read   int `json:"read"`
+	Stored int `json:"stored,omitempty"`
+	// Series names the round's records in the store: the rounds of a type
+	// that learn from the same jobs (the same Where) share one, from the
+	// first round on.
+	Series    string    `json:"series,omitempty"`
 	Readiness Readiness `json:"readiness"`
 	// Labels are the reviewers' gate decisions among the exported runs,
 	// counted whether or not the round refits.
@@ -119,11 +146,20 @@ type ExportInput struct {
 	Before     time.Time     `json:"before"`
 	Options    DecideOptions `json:"options"`
 	RateWindow int           `json:"rate_window,omitempty"`
+	// Series, MaxRuns and Overlap: see Result.Series and Input. An input
+	// without a series (a round begun before the record store) names
+	// one from its workflow's run.
+	Series  string        `json:"series,omitempty"`
+	MaxRuns int           `json:"max_runs,omitempty"`
+	Overlap time.Duration `json:"overlap,omitempty"`
 }
 
 // ExportOutput is what the export activity found.
 type ExportOutput struct {
-	NewRuns   int             `json:"new_runs"`
+	NewRuns int `json:"new_runs"`
+	// Read and Stored: see Result.
+	Read      int             `json:"read"`
+	Stored    int             `json:"stored"`
 	Readiness Readiness       `json:"readiness"`
 	Labels    eval.GateLabels `json:"gate_labels"`
 	Rates     Rates           `json:"rates"`
@@ -135,6 +171,8 @@ type RefitInput struct {
 	Where   string        `json:"where,omitempty"`
 	Before  time.Time     `json:"before"`
 	Options DecideOptions `json:"options"`
+	Series  string        `json:"series,omitempty"`
+	MaxRuns int           `json:"max_runs,omitempty"`
 }
 
 // RefitOutput is what the refit activity decided and did.
@@ -163,6 +201,8 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		res.Rounds, res.Promoted, res.Refused, res.Refusals, res.Current = prev.Rounds, prev.Promoted, prev.Refused, prev.Refusals, prev.Current
 		since = prev.At
 	}
+	// Changes no command: what the activities are given and return.
+	res.Series = seriesFor(in.Where, workflow.GetInfo(ctx).WorkflowExecution.RunID, prev)
 	res.Rounds++
 	if err := workflow.SetQueryHandler(ctx, QueryName, func() (Result, error) { return res, nil }); err != nil {
 		return Result{}, err
@@ -170,23 +210,29 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	if in.Type == "" {
 		return Result{}, temporal.NewNonRetryableApplicationError("learn: no workflow type: give the type whose jobs to learn from", "OverseerLearnInput", nil)
 	}
-	// The export reads every job's history: an hour at most, alive as long
-	// as it heartbeats (a 10-minute limit capped a round at about 1,800
-	// jobs on a loaded 2-core cluster). Replay does not compare timeouts.
-	// Named, not inherited: every activity the overseer schedules for
-	// itself goes to a queue it chose (the round's own).
+	// The export reads the histories of the jobs closed since the last
+	// round: an hour at most an attempt, alive as long as it heartbeats;
+	// a retry resumes from its heartbeat and the record store. Replay
+	// compares neither timeouts, retries nor task queues, only the
+	// activity's type and id. Named, not inherited: every activity the
+	// overseer schedules for itself goes to a queue it chose (the round's
+	// own, or in.TaskQueue).
+	tq := workflow.GetInfo(ctx).TaskQueueName
+	if in.TaskQueue != "" {
+		tq = in.TaskQueue
+	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
+		TaskQueue:           tq,
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 	var ex ExportOutput
 	if err := workflow.ExecuteActivity(actx, ExportActivityName, ExportInput{Type: in.Type, Where: in.Where, Since: since, Before: res.At, Options: in.options(),
-		RateWindow: in.RateWindow}).Get(ctx, &ex); err != nil {
+		RateWindow: in.RateWindow, Series: res.Series, MaxRuns: in.MaxRuns, Overlap: in.Overlap}).Get(ctx, &ex); err != nil {
 		return Result{}, err
 	}
-	res.NewRuns, res.Readiness = ex.NewRuns, ex.Readiness
+	res.NewRuns, res.Readiness, res.Read, res.Stored = ex.NewRuns, ex.Readiness, ex.Read, ex.Stored
 	if ex.Labels.Any() {
 		res.Labels = &ex.Labels
 	}
@@ -202,13 +248,14 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		return res, finish(ctx, res, nil)
 	}
 	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
+		TaskQueue:           tq,
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
 	})
 	var rf RefitOutput
-	if err := workflow.ExecuteActivity(rctx, RefitActivityName, RefitInput{Type: in.Type, Where: in.Where, Before: res.At, Options: in.options()}).Get(ctx, &rf); err != nil {
+	if err := workflow.ExecuteActivity(rctx, RefitActivityName, RefitInput{Type: in.Type, Where: in.Where, Before: res.At, Options: in.options(),
+		Series: res.Series, MaxRuns: in.MaxRuns}).Get(ctx, &rf); err != nil {
 		return Result{}, err
 	}
 	res.Decision, res.Current = &rf.Decision, rf.Current
@@ -259,9 +306,21 @@ type Activities struct {
 	// Judge is the current model when the registry has none for the type;
 	// default overseer.DefaultLearnedModel and its policy.
 	Judge *Current
-	// Records, if set, replaces reading the closed jobs from Temporal
-	// (tests); it returns the labelled runs, newest first.
+	// Records, if set, replaces reading the closed jobs from Temporal and
+	// the record store (tests); it returns the labelled runs, newest first.
 	Records func(ctx context.Context, workflowType, where string, before time.Time) ([]eval.Record, error)
+	// Store keeps the records the rounds read. If not set, the folder of
+	// $OVERSEER_LEARN_RECORDS or DefaultStoreDir, opened on first use.
+	Store *Store
+	// Parallel is how many histories a round reads at once; if not set,
+	// ops.DefaultExportParallel.
+	Parallel int
+	// PageSize is how many jobs a listing page, and so a shard, holds; if
+	// not set, DefaultShardJobs.
+	PageSize int
+
+	mu     sync.Mutex
+	opened *Store
 }
 
 // Query is the visibility query of the jobs of workflowType closed by
@@ -277,26 +336,40 @@ func Query(workflowType, where string, before time.Time) string {
 	return q
 }
 
-func (a *Activities) records(ctx context.Context, workflowType, where string, before time.Time) ([]eval.Record, error) {
-	if a.Records != nil {
-		return a.Records(ctx, workflowType, where, before)
-	}
-	res, err := ops.Export(ctx, a.Client, ops.ExportOptions{Query: Query(workflowType, where, before), DataConverter: a.DataConverter})
-	if err != nil {
-		return nil, err
-	}
-	return res.Records, nil
-}
-
-// Export counts the labelled runs of the type closed before in.Before and
-// those closed since the previous round.
+// Export reads into the record store the jobs of the type closed by
+// in.Before that it does not hold (see [Store]), then counts the labelled
+// runs among the newest in.MaxRuns records and those closed since the
+// previous round, and measures the rates.
 func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, error) {
-	defer heartbeatEvery(ctx, heartbeatInterval, "reading the jobs")()
-	recs, err := a.records(ctx, in.Type, in.Where, in.Before)
-	if err != nil {
-		return ExportOutput{}, err
+	var recs []eval.Record
+	var out ExportOutput
+	if a.Records != nil {
+		var err error
+		if recs, err = a.Records(ctx, in.Type, in.Where, in.Before); err != nil {
+			return ExportOutput{}, err
+		}
+		out.NewRuns, out.Stored = len(recs), len(recs)
+	} else {
+		st, err := a.store(ctx)
+		if err != nil {
+			return ExportOutput{}, err
+		}
+		name := seriesOf(ctx, in.Series, in.Where)
+		sr, read, err := a.syncRecords(ctx, st, in.Type, in.Where, name, in.Before, in.Overlap)
+		if err != nil {
+			return ExportOutput{}, err
+		}
+		max := in.MaxRuns
+		if max == 0 {
+			max = DefaultMaxRuns
+		}
+		defer heartbeatEvery(ctx, heartbeatInterval, func() any { return "measuring the records" })()
+		if recs, err = st.newest(ctx, sr, max); err != nil {
+			return ExportOutput{}, err
+		}
+		out.Read, out.Stored = read, sr.records()
+		out.NewRuns = out.Stored
 	}
-	out := ExportOutput{NewRuns: len(recs)}
 	if !in.Since.IsZero() && a.Records == nil {
 		q := Query(in.Type, in.Where, in.Before) + fmt.Sprintf(" AND CloseTime > '%s'", in.Since.UTC().Format(time.RFC3339Nano))
 		n, err := a.Client.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
@@ -393,17 +466,18 @@ func (a *Activities) fallback() Current {
 }
 
 // heartbeatInterval is how often Export and Refit heartbeat while they
-// read the jobs' histories: reading 1,000 histories took over 2 minutes,
-// their heartbeat timeout, on a loaded cluster.
+// read the jobs' histories or train: reading 1,000 histories took over 2
+// minutes, their heartbeat timeout, on a loaded cluster.
 const heartbeatInterval = 20 * time.Second
 
-// Refit reads the labelled runs again, decides (see [Decide]) and
-// promotes a candidate that passes through the registry. It heartbeats
-// every heartbeatInterval until it returns (its start-to-close timeout
-// still bounds it).
+// Refit reads the labelled runs from the record store (the newest
+// in.MaxRuns, as the export counted them; no history), decides (see
+// [Decide]) and promotes a candidate that passes through the registry. It
+// heartbeats every heartbeatInterval until it returns (its start-to-close
+// timeout still bounds it).
 func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, error) {
-	defer heartbeatEvery(ctx, heartbeatInterval, "reading the jobs and refitting")()
-	recs, err := a.records(ctx, in.Type, in.Where, in.Before)
+	defer heartbeatEvery(ctx, heartbeatInterval, func() any { return "reading the records and refitting" })()
+	recs, _, err := a.load(ctx, in.Type, in.Where, seriesOf(ctx, in.Series, in.Where), in.Before, in.MaxRuns)
 	if err != nil {
 		return RefitOutput{}, err
 	}
@@ -445,9 +519,9 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	return out, nil
 }
 
-// heartbeatEvery heartbeats the activity of ctx every d until the
-// returned func is called or ctx is done.
-func heartbeatEvery(ctx context.Context, d time.Duration, details string) func() {
+// heartbeatEvery heartbeats the activity of ctx with details() every d
+// until the returned func is called or ctx is done.
+func heartbeatEvery(ctx context.Context, d time.Duration, details func() any) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -461,7 +535,7 @@ func heartbeatEvery(ctx context.Context, d time.Duration, details string) func()
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, details)
+				activity.RecordHeartbeat(ctx, details())
 			}
 		}
 	}()

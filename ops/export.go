@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -62,6 +64,43 @@ type ExportOptions struct {
 	// (package codec). If not set, the SDK's default converter, and a
 	// history it cannot read is refused in one sentence (ErrEncrypted).
 	DataConverter converter.DataConverter
+	// Parallel is how many histories are read at once; if not set,
+	// DefaultExportParallel. The records keep the listing's order.
+	Parallel int
+	// Each, if set, receives every closed job read, in the listing's
+	// order, as soon as its page is read, instead of Records: an export
+	// holds one page of records at a time, whatever the number of jobs.
+	// A job that ran no phase comes too (ExportedJob.NoPhases), so that a
+	// caller keeping what it read knows it need not read it again.
+	Each func(ExportedJob) error
+	// Skip, if set, names the listed runs not to read (a caller that has
+	// their records already): they are counted in Skipped.
+	Skip func(workflowID, runID string) bool
+	// PageSize is how many workflows a listing page holds; if not set,
+	// 100. PageToken, if set, resumes a listing at that page (one Page
+	// was given); Page, if set, is called once every job of a page has
+	// gone to Each, with the next page's token (nil after the last).
+	PageSize  int
+	PageToken []byte
+	Page      func(next []byte) error
+}
+
+// DefaultExportParallel is how many histories Export reads at once by
+// default: reading one at a time, a round over 1,000 jobs took 44 s on a
+// quiet dev server, mostly waiting on the server.
+const DefaultExportParallel = 16
+
+// ExportedJob is one closed job Export read, for ExportOptions.Each.
+type ExportedJob struct {
+	// Record is its run record; without steps when NoPhases.
+	Record eval.Record
+	// RunID is the run listed (the last run of a job continued as new),
+	// Closed when it closed.
+	RunID  string
+	Closed time.Time
+	// NoPhases is true when it ran no phase: nothing to learn from, and
+	// not in Records.
+	NoPhases bool
 }
 
 // ExportResult is what Export found.
@@ -81,6 +120,10 @@ type ExportResult struct {
 	// encrypted their histories and no DataConverter with it was given.
 	// When every job was such, Export refuses instead (ErrEncrypted).
 	Encrypted []string
+	// Read counts the closed jobs whose histories were read; Skipped those
+	// ExportOptions.Skip named, not read; Exported the records made (in
+	// Records, or given to Each).
+	Read, Skipped, Exported int
 }
 
 // Export writes one phase-unit run record per closed job that matches the
@@ -89,7 +132,8 @@ type ExportResult struct {
 // a human aborted at a gate), terminated, timed out and canceled are
 // failed — unless Labels names the job. Running jobs are counted and
 // skipped; runs that continued as new are read as part of the job's last
-// run.
+// run. It reads up to Parallel histories at once, a page of the listing at
+// a time, and keeps the listing's order.
 func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportResult, error) {
 	query := strings.TrimSpace(opts.Query)
 	if query == "" {
@@ -99,57 +143,153 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
 	}
+	parallel := opts.Parallel
+	if parallel <= 0 {
+		parallel = DefaultExportParallel
+	}
 	var res ExportResult
 	// A namespace may hold jobs of a deployment that encrypts beside jobs
 	// of one that does not: the readable ones are exported, the others
 	// counted; only an export that can read none of them refuses.
 	var encrypted error
-	finish := func() (ExportResult, error) {
-		if len(res.Records) == 0 && encrypted != nil {
-			return ExportResult{}, encrypted
-		}
-		return res, nil
+	type read struct {
+		e   *workflowpb.WorkflowExecutionInfo
+		rec eval.Record
+		err error
 	}
-	err := listJobs(ctx, c, query, opts.Limit, func(e *workflowpb.WorkflowExecutionInfo) error {
-		id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
-		outcome, ok := outcomeOfStatus(e.GetStatus())
-		switch {
-		case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			res.Running++
-			return nil
-		case !ok:
-			return nil
-		}
-		rec, err := recordOfJob(ctx, c, id, runID, dc, opts.DataConverter == nil)
-		if errors.Is(err, ErrEncrypted) {
-			res.Encrypted = append(res.Encrypted, id)
-			if encrypted == nil {
-				encrypted = err
+	page := func(execs []*workflowpb.WorkflowExecutionInfo, next []byte) error {
+		var todo []*read
+		for _, e := range execs {
+			switch _, ok := outcomeOfStatus(e.GetStatus()); {
+			case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+				res.Running++
+			case !ok:
+			case opts.Skip != nil && opts.Skip(e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()):
+				res.Skipped++
+			default:
+				todo = append(todo, &read{e: e})
 			}
-			return nil
 		}
-		if err != nil {
-			return err
+		readAll(parallel, todo, func(r *read) error {
+			r.rec, r.err = recordOfJob(ctx, c, r.e.GetExecution().GetWorkflowId(), r.e.GetExecution().GetRunId(), dc, opts.DataConverter == nil)
+			if errors.Is(r.err, ErrEncrypted) {
+				return nil
+			}
+			return r.err
+		})
+		for _, r := range todo {
+			id := r.e.GetExecution().GetWorkflowId()
+			if errors.Is(r.err, ErrEncrypted) {
+				res.Read++
+				res.Encrypted = append(res.Encrypted, id)
+				if encrypted == nil {
+					encrypted = r.err
+				}
+				continue
+			}
+			if r.err != nil {
+				return r.err
+			}
+			res.Read++
+			job := ExportedJob{Record: r.rec, RunID: r.e.GetExecution().GetRunId(), Closed: r.e.GetCloseTime().AsTime(), NoPhases: len(r.rec.Steps) == 0}
+			if job.NoPhases {
+				res.NoPhases = append(res.NoPhases, id)
+			} else {
+				job.Record.Outcome, _ = outcomeOfStatus(r.e.GetStatus())
+				if f := familyOfMemo(r.e.GetMemo(), dc); f != "" {
+					job.Record.Task.Family = f
+				}
+				if l, ok := opts.Labels[id]; ok {
+					job.Record.Outcome = l
+					res.Labelled++
+				}
+				res.Exported++
+			}
+			switch {
+			case opts.Each != nil:
+				if err := opts.Each(job); err != nil {
+					return err
+				}
+			case !job.NoPhases:
+				res.Records = append(res.Records, job.Record)
+			}
 		}
-		if len(rec.Steps) == 0 {
-			res.NoPhases = append(res.NoPhases, id)
-			return nil
+		if opts.Page != nil {
+			return opts.Page(next)
 		}
-		rec.Outcome = outcome
-		if f := familyOfMemo(e.GetMemo(), dc); f != "" {
-			rec.Task.Family = f
-		}
-		if l, ok := opts.Labels[id]; ok {
-			rec.Outcome = l
-			res.Labelled++
-		}
-		res.Records = append(res.Records, rec)
 		return nil
-	})
-	if err != nil {
+	}
+	if err := listPages(ctx, c, query, opts.Limit, opts.PageSize, opts.PageToken, page); err != nil {
 		return ExportResult{}, err
 	}
-	return finish()
+	if res.Exported == 0 && encrypted != nil {
+		return ExportResult{}, encrypted
+	}
+	return res, nil
+}
+
+// readAll calls read on each of todo, at most parallel at once, until one
+// fails (no read starts after that), and returns when every call started
+// has: a page that fails is read again whole, so reading on past the
+// failure would be reading twice.
+func readAll[T any](parallel int, todo []T, read func(T) error) {
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for _, t := range todo {
+		sem <- struct{}{}
+		if failed.Load() {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if read(t) != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// listPages calls page with every page of the jobs the query lists, in
+// the order listed, from token (the first page when nil), up to limit
+// workflows (0: no limit), and the next page's token (nil after the last).
+// A run that continued as new is left out: it is read with the run it
+// continued as.
+func listPages(ctx context.Context, c client.Client, query string, limit, pageSize int, token []byte, page func([]*workflowpb.WorkflowExecutionInfo, []byte) error) error {
+	if pageSize <= 0 {
+		pageSize = 100
+	}
+	listed := 0
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(pageSize), NextPageToken: token})
+		if err != nil {
+			return fmt.Errorf("list workflows matching %q: %w", query, err)
+		}
+		var execs []*workflowpb.WorkflowExecutionInfo
+		for _, e := range resp.Executions {
+			if limit > 0 && listed == limit {
+				break
+			}
+			listed++
+			if e.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+				execs = append(execs, e)
+			}
+		}
+		token = resp.NextPageToken
+		if limit > 0 && listed == limit {
+			token = nil
+		}
+		if err := page(execs, token); err != nil {
+			return err
+		}
+		if len(token) == 0 {
+			return nil
+		}
+	}
 }
 
 // listJobs calls each with every job the query lists, in the order listed,

@@ -84,7 +84,8 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	cg := byID[continued.GetID()].Gates
 	require.NotEmpty(t, cg)
 	assert.Equal(t, eval.GateDecision{Gate: cg[0].Gate, Phase: cg[0].Phase, After: cg[0].After, By: "ana", Action: eval.GateContinue, Note: "looks fine",
-		Reason: cg[0].Reason, Evidence: cg[0].Evidence, Needed: new(false), NeededBy: string(overseer.NeededByReviewer), WaitMS: cg[0].WaitMS}, cg[0])
+		Reason: cg[0].Reason, Evidence: cg[0].Evidence, Needed: new(false), NeededBy: string(overseer.NeededByReviewer), WaitMS: cg[0].WaitMS,
+		Attempt: 1}, cg[0], "the gate held its phase's first run")
 	assert.Positive(t, cg[0].After)
 	ag := byID[aborted.GetID()].Gates
 	require.Len(t, ag, 1)
@@ -97,7 +98,7 @@ func TestE2ELearnRoundWithTooFewRunsSaysHowManyMoreItNeeds(t *testing.T) {
 	// `overseer worker` hosts it.
 	ltq := "e2e-learn-" + fmt.Sprint(time.Now().UnixNano())
 	lw := sdkworker.New(c, ltq, sdkworker.Options{})
-	learn.Register(lw, c)
+	learn.RegisterActivities(lw, &learn.Activities{Client: c, Store: openStore(t)})
 	require.NoError(t, lw.Start())
 	t.Cleanup(lw.Stop)
 

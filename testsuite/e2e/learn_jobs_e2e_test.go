@@ -410,7 +410,7 @@ func learnRound(t *testing.T, srv server, c client.Client, typ, where string, co
 		return r.GetCount() == int64(count)
 	})
 	lw := sdkworker.New(c, tq, sdkworker.Options{})
-	learn.Register(lw, c)
+	learn.RegisterActivities(lw, &learn.Activities{Client: c, Store: openStore(t)})
 	require.NoError(t, lw.Start())
 	t.Cleanup(lw.Stop)
 	start := time.Now()
