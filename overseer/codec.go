@@ -241,7 +241,7 @@ func noteContext(ctx workflow.Context, activityType string) converter.ActivitySe
 func activityContext(ctx context.Context) converter.ActivitySerializationContext {
 	info := activity.GetInfo(ctx)
 	sc := converter.ActivitySerializationContext{
-		Namespace:    info.WorkflowNamespace,
+		Namespace:    info.Namespace,
 		WorkflowID:   info.WorkflowExecution.ID,
 		ActivityType: info.ActivityType.Name,
 		TaskQueue:    info.TaskQueue,
