@@ -71,11 +71,8 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 		return d, nil
 	}
 	d.Version = rec.Version
-	if d.Model, err = json.Marshal(rec); err != nil {
-		// Recalibrate validates what it returns; should a number JSON
-		// cannot hold slip through, the round refuses with why.
-		d.Reason = fmt.Sprintf("refused %s: its model file does not hold: %v", d.Version, err)
-		return d, nil
+	if d.Model, err = json.Marshal(rec); err != nil { // Recalibrate validated it: numbers finite
+		return d, err
 	}
 	cand, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: rec}})
 	if err != nil {
