@@ -217,12 +217,13 @@ func TestDevEncryptsWithTheCodecKey(t *testing.T) {
 	id := job[1]
 	var runID string
 	waitFor(t, "the recorded job "+id+" to close", time.Minute, func() bool {
-		d, err := plain.DescribeWorkflowExecution(context.Background(), id, "")
+		d, err := plain.DescribeWorkflow(context.Background(), id, "")
 		if err != nil {
 			return false
 		}
-		runID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-		return d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+		info := d.RawResponse.GetWorkflowExecutionInfo()
+		runID = info.GetExecution().GetRunId()
+		return info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	})
 	assertAllEncrypted(t, plain, id, runID)
 

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -33,16 +35,19 @@ func (*LearnCmd) Synopsis() string {
 }
 
 const learnUsage = `Usage:
-  overseer learn schedule --type T [--every 24h] [--max-false-pause 0.05] [--promise expected|confidence] [--where CLAUSE] [--json]
-  overseer learn run --type T [--max-false-pause 0.05] [--promise expected|confidence] [--where CLAUSE] [--wait 30m] [--json]
+  overseer learn schedule --type T [--every 24h] [--max-false-pause 0.05] [--promise expected|confidence] [--where CLAUSE] [--learn-task-queue Q] [--max-runs N] [--json]
+  overseer learn run --type T [--max-false-pause 0.05] [--promise expected|confidence] [--where CLAUSE] [--learn-task-queue Q] [--max-runs N] [--wait 30m] [--json]
   overseer learn status [--type T] [--json]
 
-Each round exports the closed jobs of workflow type T with their outcomes and the
-reviewers' gate decisions, and once enough labelled runs exist refits a candidate,
-and promotes it in the model registry only if it keeps the false-pause promise on
-the newest runs it did not train on and ranks no worse than the current model.
-The rounds run on the overseer worker (overseer worker hosts the learn workflow);
-workers started with --model-registry give new jobs the promoted model.`
+Each round reads the jobs of workflow type T closed since the last round into the
+worker's record store (overseer worker --learn-records; each job once), with their
+outcomes and the reviewers' gate decisions, and once enough labelled runs exist
+refits a candidate on the newest --max-runs of them, and promotes it in the model
+registry only if it keeps the false-pause promise on the newest runs it did not
+train on and ranks no worse than the current model. The rounds run on the overseer
+worker (overseer worker hosts the learn workflow; give them a task queue of their
+own with overseer worker --learn-task-queue); workers started with --model-registry
+give new jobs the promoted model.`
 
 // Run implements Command.
 func (*LearnCmd) Run(ctx context.Context, args []string, out io.Writer) error {
@@ -57,29 +62,86 @@ func learnSubcommands() []subcommand {
 
 func (*LearnCmd) subcommandNames() []string { return subcommandNames(learnSubcommands()) }
 
-// hostLearn registers the learn workflow and activities on a worker and,
-// unless it hosts the model registry already, hosts the registry so that
-// a promotion can be recorded. The returned func stops what it started.
-func hostLearn(c client.Client, w sdkworker.Worker, hostsRegistry bool) (func(), error) {
-	return hostLearnWith(c, w, hostsRegistry, worker.Config{})
+// learnFlags configure the learn rounds a worker hosts (worker, dev).
+type learnFlags struct {
+	// records is the record store's folder or bucket URL; taskQueue a
+	// queue of the rounds' own that the worker polls too.
+	records   string
+	taskQueue string
 }
 
-// hostLearnWith is hostLearn with the learn activities reading the jobs'
-// histories with cfg's data converter (its codec).
-func hostLearnWith(c client.Client, w sdkworker.Worker, hostsRegistry bool, cfg worker.Config) (func(), error) {
+func (l *learnFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.records, "learn-records", "", "where the learn rounds keep the run records they read from the jobs' histories, so that no round reads a job twice: a folder, "+
+		"or a bucket URL (s3://BUCKET?region=R, gs://BUCKET, azblob://CONTAINER, file:///DIR) (default: $"+learn.EnvStore+", else $XDG_STATE_HOME/overseer/records)")
+	fs.StringVar(&l.taskQueue, "learn-task-queue", "", "also poll this task queue for the learn rounds and their activities, with slots of its own, so that a round never takes a job's "+
+		"(give it to overseer learn schedule as --task-queue or --learn-task-queue) (default: none)")
+}
+
+// learnRoundSlots bounds the learn activities a worker runs at once on
+// the rounds' own queue: each reads up to 16 histories at once already.
+const learnRoundSlots = 2
+
+// hostLearnWith registers the learn workflow and activities on a worker,
+// reading the jobs' histories with cfg's data converter (its codec) into
+// the record store of lf (opened now when lf or the environment names one,
+// so that a wrong one stops the worker; the default folder on the first
+// round), and on lf's queue of the rounds' own; and, unless it hosts the
+// model registry already, hosts the registry so that a promotion can be
+// recorded. The returned func stops what it started.
+func hostLearnWith(c client.Client, w sdkworker.Worker, hostsRegistry bool, cfg worker.Config, lf learnFlags) (func(), error) {
 	var dc converter.DataConverter
 	if o, err := cfg.ClientOptions(); err == nil {
 		dc = o.DataConverter
 	}
-	learn.RegisterActivities(w, &learn.Activities{Client: c, DataConverter: dc})
-	if hostsRegistry {
-		return func() {}, nil
+	a := &learn.Activities{Client: c, DataConverter: dc}
+	var stops []func()
+	stop := func() {
+		for _, s := range slices.Backward(stops) {
+			s()
+		}
 	}
-	rw := registry.NewWorker(c, sdkworker.Options{})
-	if err := rw.Start(); err != nil {
-		return nil, fmt.Errorf("host the model registry: %w", err)
+	if lf.records != "" || os.Getenv(learn.EnvStore) != "" {
+		st, err := learn.OpenStore(context.Background(), lf.records)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --learn-records: %v", ErrUsage, err)
+		}
+		a.Store = st
+		stops = append(stops, func() { _ = st.Close() })
 	}
-	return rw.Stop, nil
+	learn.RegisterActivities(w, a)
+	if lf.taskQueue != "" {
+		lw := sdkworker.New(c, lf.taskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: learnRoundSlots})
+		learn.RegisterActivities(lw, a)
+		if err := lw.Start(); err != nil {
+			stop()
+			return nil, fmt.Errorf("poll the learn rounds' task queue %s: %w", lf.taskQueue, err)
+		}
+		stops = append(stops, lw.Stop)
+	}
+	if !hostsRegistry {
+		rw := registry.NewWorker(c, sdkworker.Options{})
+		if err := rw.Start(); err != nil {
+			stop()
+			return nil, fmt.Errorf("host the model registry: %w", err)
+		}
+		stops = append(stops, rw.Stop)
+	}
+	return stop, nil
+}
+
+// hostLearnTemp is hostLearnWith with a record store of its own in a
+// temporary folder, removed by the returned func (a replay's rounds).
+func hostLearnTemp(c client.Client, w sdkworker.Worker, hostsRegistry bool, cfg worker.Config) (func(), error) {
+	dir, err := os.MkdirTemp("", "overseer-learn-records-")
+	if err != nil {
+		return nil, fmt.Errorf("a folder for the learn records: %w", err)
+	}
+	stop, err := hostLearnWith(c, w, hostsRegistry, cfg, learnFlags{records: dir})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return func() { stop(); _ = os.RemoveAll(dir) }, nil
 }
 
 func learnScheduleID(typ string) string { return learn.DefaultScheduleName + "-" + typ }
@@ -101,6 +163,27 @@ func learnInput(typ, where string, budget float64, promise string, pauseBudget f
 	return learn.Input{Type: typ, Where: where, Budget: budget, Promise: kind, PauseBudget: pauseBudget}, nil
 }
 
+// roundFlags are where a round's activities run and how many records it
+// works on (learn schedule, learn run).
+type roundFlags struct {
+	taskQueue string
+	maxRuns   int
+}
+
+func (r *roundFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.taskQueue, "learn-task-queue", "", "run the round's activities (reading the jobs, training) on this task queue, one that workers poll with --learn-task-queue, "+
+		"so that they never take a job's worker slot (default: the round's own, --task-queue)")
+	fs.IntVar(&r.maxRuns, "max-runs", learn.DefaultMaxRuns, "measure, refit and recalibrate on the newest this many closed jobs in the record store (older ones stay there)")
+}
+
+func (r roundFlags) apply(in *learn.Input) error {
+	if r.maxRuns < 1 {
+		return fmt.Errorf("%w: --max-runs %d: give how many of the newest closed jobs a round learns from, 1 or more", ErrUsage, r.maxRuns)
+	}
+	in.TaskQueue, in.MaxRuns = strings.TrimSpace(r.taskQueue), r.maxRuns
+	return nil
+}
+
 func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("learn schedule", out)
 	var conn connFlags
@@ -111,6 +194,8 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 	promise := promiseFlag(fs)
 	pauseBudget := fs.Float64("pause-budget", 0, "until a promise can be certified, let a recalibrated model pause at most this share of jobs (a reviewer-load control, not a false-pause promise), in (0,1); default: no pause on P until then")
 	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
+	var rf roundFlags
+	rf.register(fs)
 	asJSON := fs.Bool("json", false, "print as JSON")
 	err := parseNoArgs(fs, args)
 	if err != nil {
@@ -118,6 +203,9 @@ func learnSchedule(ctx context.Context, args []string, out io.Writer) error {
 	}
 	in, err := learnInput(*typ, *where, *budget, *promise, *pauseBudget)
 	if err != nil {
+		return err
+	}
+	if err := rf.apply(&in); err != nil {
 		return err
 	}
 	if *every < time.Minute {
@@ -218,6 +306,8 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	promise := promiseFlag(fs)
 	pauseBudget := fs.Float64("pause-budget", 0, "until a promise can be certified, let a recalibrated model pause at most this share of jobs (a reviewer-load control, not a false-pause promise), in (0,1); default: no pause on P until then")
 	where := fs.String("where", "", "narrow the jobs with a visibility clause, e.g. \"TaskQueue = 'agents'\"")
+	var rf roundFlags
+	rf.register(fs)
 	wait := fs.Duration("wait", 30*time.Minute, "how long to wait for the round")
 	asJSON := fs.Bool("json", false, "print the round's result as JSON")
 	err := parseNoArgs(fs, args)
@@ -226,6 +316,9 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	}
 	in, err := learnInput(*typ, *where, *budget, *promise, *pauseBudget)
 	if err != nil {
+		return err
+	}
+	if err := rf.apply(&in); err != nil {
 		return err
 	}
 	c, err := conn.dial(ctx)
@@ -277,6 +370,9 @@ func printRound(out io.Writer, res learn.Result) {
 		fmt.Fprintln(out, res.Decision.Figures.Labels)
 	case res.Labels != nil:
 		fmt.Fprintln(out, *res.Labels)
+	}
+	if res.Series != "" { // rounds before the record store kept none
+		fmt.Fprintf(out, "read %d job histories into the record store, which keeps %d records of the type's jobs (series %s)\n", res.Read, res.Stored, res.Series)
 	}
 }
 
