@@ -44,6 +44,7 @@ func ExampleOverseerSearchAttributes() {
 		fmt.Println(name, testsuite.OverseerSearchAttributes[name])
 	}
 	// Output:
+	// OverseerGateSince Datetime
 	// OverseerOnObjective Double
 	// OverseerPaused Bool
 	// OverseerStatus Keyword
