@@ -10,6 +10,9 @@ import (
 	"syscall"
 
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	// The learn record store in S3, GCS or Azure (worker --learn-records
+	// URL); here, not in cli, so that the CLI's tests build without them.
+	_ "github.com/corohq/temporal-overseer/learn/blobdrivers"
 )
 
 func main() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/ops"
@@ -57,54 +58,70 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 	if o, err := conn.config().ClientOptions(); err == nil {
 		opts.DataConverter = o.DataConverter
 	}
+	// The records stream as each page of jobs is read: an export holds a
+	// page of them, not all. A file is written beside its path and renamed
+	// into place once whole.
+	w, summary := bufio.NewWriter(out), x.Stderr
+	if summary == nil {
+		summary = os.Stderr
+	}
+	var tmp *os.File
+	if *outPath != "" {
+		if tmp, err = os.CreateTemp(filepath.Dir(*outPath), "."+filepath.Base(*outPath)+".*"); err != nil {
+			return fmt.Errorf("write %s: %w", *outPath, err)
+		}
+		defer func() {
+			if tmp != nil {
+				_ = tmp.Close()
+				_ = os.Remove(tmp.Name())
+			}
+		}()
+		w, summary = bufio.NewWriter(tmp), out
+	}
+	succeeded := 0
+	var gates eval.GateLabels
+	opts.Each = func(j ops.ExportedJob) error {
+		if j.NoPhases {
+			return nil
+		}
+		if j.Record.Outcome == eval.OutcomeSucceeded {
+			succeeded++
+		}
+		// The labels train and the learn round read (on a copy: the
+		// record is written as exported).
+		addGateLabels(&gates, eval.UseGateLabels([]eval.Record{j.Record}))
+		return eval.WriteRecords(w, []eval.Record{j.Record})
+	}
+	opts.Page = func([]byte) error { return w.Flush() }
 	res, err := ops.Export(ctx, c, opts)
+	if err == nil {
+		err = w.Flush()
+	}
 	if err != nil {
+		if *outPath != "" {
+			return fmt.Errorf("write %s: %w", *outPath, err)
+		}
 		return err
 	}
-	if len(res.Records) == 0 {
+	if res.Exported == 0 {
 		return fmt.Errorf("%w: no closed job with phases matches the query (%d still running): run some jobs, or change --query", eval.ErrNoRuns, res.Running)
 	}
-	summary := out
-	if *outPath != "" {
-		f, err := os.Create(*outPath)
-		if err != nil {
-			return err
-		}
-		w := bufio.NewWriter(f)
-		err = eval.WriteRecords(w, res.Records)
-		if ferr := w.Flush(); err == nil {
-			err = ferr
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
+	if tmp != nil {
+		err := tmp.Close()
+		if err == nil {
+			err = os.Rename(tmp.Name(), *outPath)
 		}
 		if err != nil {
 			return fmt.Errorf("write %s: %w", *outPath, err)
 		}
-	} else {
-		if err := eval.WriteRecords(out, res.Records); err != nil {
-			return err
-		}
-		summary = x.Stderr
-		if summary == nil {
-			summary = os.Stderr
-		}
+		tmp = nil
 	}
-	succeeded := 0
-	for _, r := range res.Records {
-		if r.Outcome == eval.OutcomeSucceeded {
-			succeeded++
-		}
-	}
-	// The labels train and the learn round read (on a copy: the records
-	// are written as exported).
-	gates := eval.UseGateLabels(append([]eval.Record(nil), res.Records...))
 	where := "standard output"
 	if *outPath != "" {
 		where = *outPath
 	}
 	fmt.Fprintf(summary, "exported %d runs (%d succeeded, %d failed or blocked) to %s; skipped %d running and %d without phases",
-		len(res.Records), succeeded, len(res.Records)-succeeded, where, res.Running, len(res.NoPhases))
+		res.Exported, succeeded, res.Exported-succeeded, where, res.Running, len(res.NoPhases))
 	if n := len(res.Encrypted); n > 0 {
 		fmt.Fprintf(summary, "; skipped %d whose payloads a codec encrypted (give the codec with --codec-endpoint URL or OVERSEER_CODEC_KEY to export them)", n)
 	}
@@ -118,4 +135,15 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(summary)
 	return nil
+}
+
+// addGateLabels adds one record's gate labels to sum: the counts the
+// summary says.
+func addGateLabels(sum *eval.GateLabels, l eval.GateLabels) {
+	sum.Continues += l.Continues
+	sum.NeededContinues += l.NeededContinues
+	sum.Aborts += l.Aborts
+	sum.FalsePauses += l.FalsePauses
+	sum.RunsWithFalsePause += l.RunsWithFalsePause
+	sum.Unjudged += l.Unjudged
 }

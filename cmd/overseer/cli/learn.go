@@ -73,8 +73,8 @@ type learnFlags struct {
 func (l *learnFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.records, "learn-records", "", "where the learn rounds keep the run records they read from the jobs' histories, so that no round reads a job twice: a folder, "+
 		"or a bucket URL (s3://BUCKET?region=R, gs://BUCKET, azblob://CONTAINER, file:///DIR) (default: $"+learn.EnvStore+", else $XDG_STATE_HOME/overseer/records)")
-	fs.StringVar(&l.taskQueue, "learn-task-queue", "", "also poll this task queue for the learn rounds and their activities, with slots of its own, so that a round never takes a job's "+
-		"(give it to overseer learn schedule as --task-queue or --learn-task-queue) (default: none)")
+	fs.StringVar(&l.taskQueue, "learn-task-queue", "", "also poll this task queue for the learn rounds and their activities, with slots of its own, so that a round never takes a job's worker slot "+
+		"(give the same queue to overseer learn schedule and run as --task-queue or --learn-task-queue) (default: none)")
 }
 
 // learnRoundSlots bounds the learn activities a worker runs at once on

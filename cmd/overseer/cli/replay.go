@@ -273,7 +273,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 		w.RegisterWorkflowWithOptions(workflows.RecordedJob, workflow.RegisterOptions{Name: o.Type})
 	}
 	if learnRounds {
-		stop, err := hostLearnWith(c, w, true, cfg)
+		stop, err := hostLearnTemp(c, w, true, cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -50,6 +50,7 @@ type workerFlags struct {
 	approvers     string
 	fourEyes      bool
 	modelRegistry bool
+	learn         learnFlags
 }
 
 // Environment variables of the gate deadline and the dashboard link.
@@ -77,6 +78,7 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&w.modelRegistry, "model-registry", false, "give each new job the learned model promoted in Temporal for its type (overseer model promote), pinned for its run; "+
 		"until one is promoted, the judge's model (default: off)")
 	w.judge.register(fs)
+	w.learn.register(fs)
 }
 
 func (w *workerFlags) apply(cfg *worker.Config) error {
@@ -263,7 +265,7 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	for _, typ := range recordedTypes {
 		w.RegisterWorkflowWithOptions(workflows.RecordedJob, workflow.RegisterOptions{Name: typ})
 	}
-	stopLearn, err := hostLearnWith(c, w, cfg.ModelRegistry, cfg)
+	stopLearn, err := hostLearnWith(c, w, cfg.ModelRegistry, cfg, wf.learn)
 	if err != nil {
 		return err
 	}
@@ -484,7 +486,7 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stopLearn, err := hostLearnWith(c, w, cfg.ModelRegistry, cfg)
+	stopLearn, err := hostLearnWith(c, w, cfg.ModelRegistry, cfg, wf.learn)
 	if err != nil {
 		return err
 	}
