@@ -3,6 +3,7 @@
 #
 #   scripts/scalebench.sh populate   # start the jobs, with one worker, and wait for them
 #   scripts/scalebench.sh measure    # no worker: the floor, the pages, list --paused; then resume --query
+#   scripts/scalebench.sh learn      # a first learn round over the closed jobs, 1,000 new ones, a second round
 #
 # Run against a cluster of its own (scripts/cluster.sh), e.g.
 #   OVERSEER_CLUSTER_DIR=/tmp/scale/cluster OVERSEER_CLUSTER_PORT_OFFSET=21000 \
@@ -92,8 +93,31 @@ measure)
 	say "resume --query: $(elapsed "$OUT/resume.time"), peak $(rss "$OUT/resume.time"); $(tail -n 3 "$OUT/resume.txt" | tr '\n' ' ')"
 	stop_worker
 	;;
+learn)
+	build
+	# The rounds' worker polls a queue of its own, so the jobs' queue has no
+	# worker while a round reads.
+	"$OUT/overseer" worker --address "$ADDRESS" --task-queue scale-learn --learn-records "$OUT/records" --model-registry \
+		--agent-work 1ms >"$OUT/learnworker.log" 2>&1 &
+	lw=$!
+	until grep -q "Worker polling" "$OUT/learnworker.log"; do sleep 0.2; done
+	round() {
+		/usr/bin/time -v -o "$OUT/learn$1.time" "$OUT/overseer" learn run --address "$ADDRESS" --task-queue scale-learn --type CoroJob \
+			--where "TaskQueue = '$QUEUE'" --wait 30m >"$OUT/learn$1.txt" 2>&1 || true
+		say "learn round $1: $(elapsed "$OUT/learn$1.time"), CLI peak $(rss "$OUT/learn$1.time"), round worker $("$OUT/scalebench" hwm "$lw")"
+		tail -n 1 "$OUT/learn$1.txt"
+	}
+	round 1
+	start_worker
+	"$OUT/scalebench" populate -address "$ADDRESS" -closed 1000 -open 0 -closed-phases "$CLOSED_PHASES" -prefix new >/dev/null
+	until [[ "$("$ROOT/.tools/bin/temporal" workflow count --address "$ADDRESS" --query "WorkflowId STARTS_WITH 'new-' AND ExecutionStatus = 'Completed'")" == "Total: 1000" ]]; do sleep 5; done
+	stop_worker
+	round 2
+	kill -INT "$lw"
+	wait "$lw" 2>/dev/null || true
+	;;
 *)
-	echo "usage: scripts/scalebench.sh populate|measure" >&2
+	echo "usage: scripts/scalebench.sh populate|measure|learn" >&2
 	exit 2
 	;;
 esac
