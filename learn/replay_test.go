@@ -11,10 +11,12 @@ import (
 )
 
 // Rounds recorded by the learn workflow before it left a memo and emitted
-// metrics replay clean with this version: a round still running across an
-// upgrade, or one replayed for a query, is not broken.
+// metrics, and a second round of a series in the record store (its export
+// and refit, refused; recorded by overseer worker --learn-records), replay
+// clean with this version: a round still running across an upgrade, or
+// one replayed for a query, is not broken.
 func TestEarlierRoundsReplay(t *testing.T) {
-	for _, file := range []string{"testdata/round-not-ready.v0.json", "testdata/round-refused.v0.json"} {
+	for _, file := range []string{"testdata/round-not-ready.v0.json", "testdata/round-refused.v0.json", "testdata/round-store-refused.v1.json"} {
 		t.Run(file, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(learn.Workflow, workflow.RegisterOptions{Name: learn.WorkflowName})
