@@ -229,16 +229,24 @@ func pages(ctx context.Context, args []string, out io.Writer) error {
 		var mu sync.Mutex
 		var load []time.Duration
 		var firstErr error
+		minSize, maxSize := -1, 0
 		work := make(chan struct{})
 		var wg sync.WaitGroup
 		t0 := time.Now()
 		for range *conc {
 			wg.Go(func() {
 				for range work {
-					d, _, err := get(path)
+					d, sz, err := get(path)
 					mu.Lock()
 					if err != nil && firstErr == nil {
 						firstErr = err
+					}
+					if err == nil {
+						// A page cut short by its bound is smaller than the whole one.
+						maxSize = max(sz, maxSize)
+						if minSize < 0 || sz < minSize {
+							minSize = sz
+						}
 					}
 					load = append(load, d)
 					mu.Unlock()
@@ -254,7 +262,7 @@ func pages(ctx context.Context, args []string, out io.Writer) error {
 			return firstErr
 		}
 		report(out, path, fmt.Sprintf("%d at once", *conc), load, size)
-		fmt.Fprintf(out, "    %d requests in %s: %.1f pages/s\n", len(load), time.Since(t0).Round(time.Millisecond), float64(len(load))/time.Since(t0).Seconds())
+		fmt.Fprintf(out, "    %d requests in %s: %.1f pages/s; bodies %d to %d bytes\n", len(load), time.Since(t0).Round(time.Millisecond), float64(len(load))/time.Since(t0).Seconds(), minSize, maxSize)
 	}
 	return nil
 }
@@ -311,6 +319,33 @@ func floor(ctx context.Context, args []string, out io.Writer) error {
 			rows = len(r.Executions)
 		}
 		fmt.Fprintf(out, "%-26s rows %-5d p50 %7.1f ms  p95 %7.1f ms\n", p.name, rows, ms(pct(ds, 0.5)), ms(pct(ds, 0.95)))
+		// The same page with conc calls at once: the floor of a view under load.
+		var mu sync.Mutex
+		var loaded []time.Duration
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		var firstErr atomic.Value
+		for range *conc {
+			wg.Go(func() {
+				for range max(1, *n/4) {
+					t := time.Now()
+					if _, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: p.q, PageSize: p.size}); err != nil {
+						failed.Add(1)
+						firstErr.CompareAndSwap(nil, err.Error())
+						continue
+					}
+					mu.Lock()
+					loaded = append(loaded, time.Since(t))
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(loaded) == 0 {
+			fmt.Fprintf(out, "%-26s %d at once: every one of %d calls failed (%v)\n", "", *conc, failed.Load(), firstErr.Load())
+			continue
+		}
+		fmt.Fprintf(out, "%-26s %d at once: p50 %7.1f ms  p95 %7.1f ms  (%d calls, %d failed)\n", "", *conc, ms(pct(loaded, 0.5)), ms(pct(loaded, 0.95)), len(loaded), failed.Load())
 	}
 	// Every closed job, page by page: the listing a learn round starts with.
 	t := time.Now()
