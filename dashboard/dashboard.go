@@ -132,6 +132,12 @@ type Options struct {
 	// Now is the clock the pages' ages, waits and deadlines are measured
 	// by, e.g. a fixed time in tests. If not set, time.Now.
 	Now func() time.Time
+	// ViewFresh is how long the list and the Waiting page share one read
+	// of visibility among the tabs that show them; up to Refresh, a tab
+	// is shown the last read at once while one read replaces it. A
+	// resume from the dashboard clears them. If not set, 1 second;
+	// negative: every request reads.
+	ViewFresh time.Duration
 }
 
 // Server is the dashboard's HTTP handler.
@@ -149,6 +155,16 @@ type Server struct {
 	// query on a closed run makes a worker replay its history).
 	mu     sync.Mutex
 	closed map[string]overseer.Status
+
+	// lists and queue share the views' reads among tabs (viewCache).
+	lists *viewCache[listView]
+	queue *viewCache[[]ops.WaitingGate]
+}
+
+// listView is what the list page read: its rows, or why it could not.
+type listView struct {
+	rows []row
+	err  error
 }
 
 //go:embed templates/*.html
@@ -222,6 +238,20 @@ func New(opts Options) (*Server, error) {
 		opts: opts, backend: backend, tmpl: tmpl, csrf: csrf{key: key},
 		cop: http.NewCrossOriginProtection(), log: opts.Logger, auth: a, closed: map[string]overseer.Status{},
 	}
+	fresh := opts.ViewFresh
+	if fresh == 0 {
+		fresh = time.Second
+	}
+	stale := max(opts.Refresh, fresh)
+	if fresh < 0 {
+		fresh, stale = 0, 0
+	}
+	// A view's read has a context of its own: three call timeouts, as a
+	// page has; a request that gives up does not cancel the others' read.
+	s.lists = newViewCache(fresh, stale, 3*opts.Timeout, time.Now, s.readList)
+	s.queue = newViewCache(fresh, stale, 3*opts.Timeout, time.Now, func(ctx context.Context, _ string) ([]ops.WaitingGate, error) {
+		return s.waiting(ctx)
+	})
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("dashboard: refused a cross-origin request", zap.String("path", r.URL.Path),
 			zap.String("origin", r.Header.Get("Origin")), zap.String("sec_fetch_site", r.Header.Get("Sec-Fetch-Site")))

@@ -32,13 +32,16 @@ type fakeBackend struct {
 	jobs     []ops.Job
 	statuses map[string]overseer.Status
 	resumed  []overseer.ResumeRequest
-	// statusCalls are the "id@run" of every Status call.
+	// statusCalls are the "id@run" of every Status call; listCalls
+	// counts the List calls.
 	statusCalls []string
+	listCalls   int
 }
 
 func (f *fakeBackend) List(_ context.Context, opts ops.ListOptions) ([]ops.Job, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.listCalls++
 	var out []ops.Job
 	for _, j := range f.jobs {
 		if strings.Contains(opts.Query, "OverseerPaused") && !j.Paused {
@@ -150,6 +153,11 @@ func newBackend() *fakeBackend {
 func newServer(t *testing.T, b *fakeBackend, opts dashboard.Options) *httptest.Server {
 	t.Helper()
 	opts.Backend = b
+	if opts.ViewFresh == 0 {
+		// These tests change the backend between page loads: every load
+		// reads (views_test.go tests the shared reads).
+		opts.ViewFresh = -1
+	}
 	d, err := dashboard.New(opts)
 	require.NoError(t, err)
 	srv := httptest.NewServer(d)

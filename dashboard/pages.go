@@ -159,17 +159,27 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.viewCall(r)
 	defer cancel()
-	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: query, Limit: s.opts.Limit, CallTimeout: s.opts.Timeout})
+	v, err := s.lists.get(ctx, query)
+	if err == nil {
+		err = v.err
+	}
 	if err != nil {
 		s.log.Warn("dashboard: list jobs", zap.Error(err))
 		p.Error = "Temporal did not list the jobs: " + err.Error()
 	}
-	p.Rows = s.rows(ctx, jobs)
+	p.Rows = v.rows
 	name := "list.html"
 	if r.URL.Query().Get("fragment") == "rows" {
 		name = "list_rows"
 	}
 	s.render(w, r, http.StatusOK, name, p)
+}
+
+// readList reads the list page's rows for a visibility query: the List
+// call, then the rows (viewCache shares it among tabs).
+func (s *Server) readList(ctx context.Context, query string) (listView, error) {
+	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: query, Limit: s.opts.Limit, CallTimeout: s.opts.Timeout})
+	return listView{rows: s.rows(ctx, jobs), err: err}, nil
 }
 
 // Bounds of the status queries the list falls back on for jobs without a
@@ -564,6 +574,7 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.call(r)
 	defer cancel()
 	g, err := s.backend.Resume(ctx, id, req)
+	s.forgetViews()
 	if err != nil {
 		// Who tried: the signed-in user when users sign in. The worker
 		// counts the refusal by reason (overseer_resumes_refused).

@@ -2,10 +2,13 @@ package dashboard_test
 
 import (
 	"net/http"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/ops"
@@ -38,4 +41,36 @@ func TestViewsReadSummariesAndShowWhatTheyCannotRead(t *testing.T) {
 	for _, c := range b.statusCalls {
 		assert.NotContains(t, c, "job-summary", "its summary was enough")
 	}
+}
+
+// TestTabsShareOneReadOfAView: sixteen tabs loading the Waiting page and
+// the list at once cost one List call each, not sixteen; a resume from the
+// dashboard clears them, so the next load reads afresh and no longer shows
+// the gate it closed.
+func TestTabsShareOneReadOfAView(t *testing.T) {
+	b := newBackend()
+	srv := newServer(t, b, dashboard.Options{ViewFresh: time.Minute, Refresh: time.Minute})
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			code, page := get(t, srv.Client(), srv.URL+"/waiting")
+			assert.Equal(t, http.StatusOK, code)
+			assert.Contains(t, page, `data-job="job-paused"`)
+		})
+		wg.Go(func() {
+			code, _ := get(t, srv.Client(), srv.URL+"/")
+			assert.Equal(t, http.StatusOK, code)
+		})
+	}
+	wg.Wait()
+	b.mu.Lock()
+	assert.Equal(t, 2, b.listCalls, "one read of each view for the sixteen tabs")
+	b.mu.Unlock()
+
+	c := jarClient(t, false)
+	token := pageToken(t, c, srv.URL+"/waiting", nil)
+	resp, body := post(t, c, srv.URL+"/waiting/resume", url.Values{"csrf": {token}, "by": {"alice"}, "gate": {gateOf("job-paused", "code-1")}, "action": {"continue"}}, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	_, page := get(t, c, srv.URL+"/waiting")
+	assert.NotContains(t, page, `data-job="job-paused"`, "read afresh after the resume")
 }

@@ -131,7 +131,7 @@ func (s *Server) waitingPage(r *http.Request) waitingPage {
 	p := waitingPage{page: s.page(r, "Waiting"), LiveURL: "/waiting?fragment=rows"}
 	ctx, cancel := s.viewCall(r)
 	defer cancel()
-	gates, err := s.waiting(ctx)
+	gates, err := s.queue.get(ctx, "")
 	if err != nil {
 		s.log.Warn("dashboard: list open gates", zap.Error(err))
 		p.Error = "Temporal did not list the open gates: " + err.Error()
@@ -234,6 +234,7 @@ func (s *Server) handleResumeAll(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), bound)
 	defer cancel()
 	results := s.resumeAll(ctx, refs, req)
+	s.forgetViews()
 	p := s.waitingPage(r)
 	for _, res := range results {
 		br := batchResult{JobID: res.JobID, GateID: res.GateID, URL: jobURL(res.JobID)}
