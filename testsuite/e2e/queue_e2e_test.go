@@ -44,6 +44,9 @@ func TestE2EWaitingQueueAndBatchResume(t *testing.T) {
 	code, stdout, stderr := overseerCLI(srv, "resume", first.GetID(), second.GetID(), "--by", "alice", "--note", "root cause found")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "Job "+first.GetID()+" resumed by alice at gate "+s1.GateID)
+	require.NotEmpty(t, s1.Gates)
+	require.NotEmpty(t, s1.Gates[0].Evidence)
+	assert.Contains(t, stdout, "(paused after "+s1.Gates[0].Phase+": "+s1.Gates[0].Evidence[0], "resume says the evidence of the gate it opened, not only the rule")
 	assert.Contains(t, stdout, "Job "+second.GetID()+" resumed by alice at gate "+s2.GateID)
 	for _, id := range []string{first.GetID(), second.GetID()} {
 		gates := status(t, c, id).Gates
