@@ -12,6 +12,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite"
 )
 
 // familyRuns builds n runs of each family, newest first; failed says which
@@ -36,17 +37,6 @@ func familyRuns(families, n int, failed func(family int) bool) []eval.Record {
 	return out
 }
 
-// oneSentence fails unless msg reads as one sentence a person can act on:
-// one line, no Go value printed raw, no undefined number.
-func oneSentence(t *testing.T, msg string) {
-	t.Helper()
-	assert.NotEmpty(t, msg)
-	assert.NotContains(t, msg, "\n")
-	for _, raw := range []string{"map[", "NaN", "Inf", "%!", "json: "} {
-		assert.NotContains(t, msg, raw)
-	}
-}
-
 // A fold whose training runs hold one outcome cannot fit any sub-model:
 // Train refuses in one sentence that says why of each, not a Go map. (The
 // failed family is the largest, so the first outer fold holds it out.)
@@ -60,7 +50,7 @@ func TestTrainRefusesAFoldWithOneOutcomeInOneSentence(t *testing.T) {
 	_, err := eval.Train(context.Background(), runs, eval.TrainOptions{})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, eval.ErrTrain)
-	oneSentence(t, err.Error())
+	testsuite.OneSentence(t, err.Error())
 	assert.Contains(t, err.Error(), "no sub-model can be fitted: telemetry: ")
 	assert.Contains(t, err.Error(), "; structure: ")
 }

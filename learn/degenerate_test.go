@@ -19,6 +19,7 @@ import (
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/learn"
 	"github.com/corohq/temporal-overseer/overseer"
+	overseertest "github.com/corohq/temporal-overseer/testsuite"
 )
 
 // group is n runs of one task family and one outcome.
@@ -48,17 +49,6 @@ func runsOf(groups ...group) []eval.Record {
 		}
 	}
 	return out
-}
-
-// oneSentence fails unless msg reads as one sentence: one line, no Go
-// value printed raw, no undefined number, no encoder's message.
-func oneSentence(t *testing.T, msg string) {
-	t.Helper()
-	assert.NotEmpty(t, msg)
-	assert.NotContains(t, msg, "\n")
-	for _, raw := range []string{"map[", "NaN", "Inf", "%!", "json: "} {
-		assert.NotContains(t, msg, raw)
-	}
 }
 
 // roundOn runs one learn round on records: the export activity for real,
@@ -129,7 +119,7 @@ func TestRoundOnDegenerateRunsRefusesOrPromotesInOneSentence(t *testing.T) {
 			require.NotNil(t, res.Decision, res.Sentence)
 			assert.Contains(t, tt.stages, res.Decision.Figures.Stage, res.Sentence)
 			t.Log(res.Sentence)
-			oneSentence(t, res.Sentence)
+			overseertest.OneSentence(t, res.Sentence)
 			_, err = json.Marshal(res)
 			assert.NoError(t, err)
 		})
