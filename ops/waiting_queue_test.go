@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,9 +31,12 @@ func TestTheQueueComesFromSummariesAndShowsWhatItCannotRead(t *testing.T) {
 		{ID: "old-run", State: "running"},
 		{ID: "worker-down", State: "running", SummaryError: "its summary is encrypted"},
 	}
+	var mu sync.Mutex // the queue reads statuses several at a time
 	queried := map[string]int{}
 	status := func(_ context.Context, j ops.Job) (overseer.Status, error) {
+		mu.Lock()
 		queried[j.ID]++
+		mu.Unlock()
 		if j.ID == "worker-down" {
 			return overseer.Status{}, errors.New("context deadline exceeded")
 		}
