@@ -119,20 +119,28 @@ func (r *run) status() Status {
 	s.InPhase = slices.Clone(s.InPhase)
 	s.Digest = r.traj.Digest()
 	s.Objective = r.traj.Objective
-	s.MaxRedos = r.cfg.maxRedos()
-	if !r.loop || r.redoDropped || s.MaxRedos < 0 {
-		s.MaxRedos = -1
-	}
-	if s.MaxRedos > 0 && len(r.cfg.RedoSafe) > 0 && !slices.Contains(r.cfg.RedoSafe, r.wfType) {
-		s.RedoPhases = []string{}
-		for _, e := range r.cfg.RedoSafe {
-			s.RedoPhases = append(s.RedoPhases, phaseName(e))
-		}
-	}
+	s.MaxRedos, s.RedoPhases = r.redoBounds()
 	if r.note != nil && s.Aborted() == nil && !r.ended { // an aborted or closed job has no next phase
 		s.PendingNote = r.note.String()
 	}
 	return s
+}
+
+// redoBounds are the status's MaxRedos (-1: the job cannot redo) and
+// RedoPhases (nil: every phase).
+func (r *run) redoBounds() (int, []string) {
+	max := r.cfg.maxRedos()
+	if !r.loop || r.redoDropped || max < 0 {
+		return -1, nil
+	}
+	if max == 0 || len(r.cfg.RedoSafe) == 0 || slices.Contains(r.cfg.RedoSafe, r.wfType) {
+		return max, nil
+	}
+	phases := make([]string, 0, len(r.cfg.RedoSafe))
+	for _, e := range r.cfg.RedoSafe {
+		phases = append(phases, phaseName(e))
+	}
+	return max, phases
 }
 
 func (r *run) takeNote() *Note {

@@ -114,12 +114,14 @@ func (s Summary) CanRedo(g SummaryGate) bool {
 	return Status{MaxRedos: s.MaxRedos, RedoPhases: s.RedoPhases}.CanRedo(g.Gate())
 }
 
-// summary is the run's Summary now.
+// summary is the run's Summary now, from its state directly: r.status()
+// would clone the assessments and build the digest at every boundary.
 func (r *run) summary() Summary {
-	st := r.status()
+	st := r.st
+	maxRedos, redoPhases := r.redoBounds()
 	s := Summary{Format: SummaryFormat, Mode: st.Mode, Phase: st.Phase, Band: st.Band, OnObjective: st.OnObjective, Assessed: st.Assessed,
 		Basis: clip(ShortBasis(st.Basis), maxSummaryBasis), Standing: clip(StandingOf(st.Basis), maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
-		Approval: st.Approval, StartedBy: st.StartedBy, MaxRedos: st.MaxRedos, RedoPhases: st.RedoPhases}
+		Approval: st.Approval, StartedBy: st.StartedBy, MaxRedos: maxRedos, RedoPhases: redoPhases}
 	if len(s.Approval.Approvers) > maxSummaryApprovers {
 		s.Approval.Approvers = s.Approval.Approvers[:maxSummaryApprovers]
 	}
