@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,7 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 
@@ -282,13 +285,33 @@ func resumeUntilClosed(t *testing.T, c client.Client, run client.WorkflowRun, re
 	})
 }
 
+// status queries the job's status. A query the server could not hand to a
+// worker within the SDK's 10 s call timeout (a closed job's query replays
+// its whole history on a worker of the job's queue, which the suite's
+// parallel packages can keep busy) is asked again, up to three times, each
+// retry logged; any other error fails the test at once.
 func status(t *testing.T, c client.Client, id string) overseer.Status {
 	t.Helper()
-	v, err := c.QueryWorkflow(context.Background(), id, "", overseer.StatusQueryName)
+	var v converter.EncodedValue
+	var err error
+	for attempt := 1; ; attempt++ {
+		v, err = c.QueryWorkflow(context.Background(), id, "", overseer.StatusQueryName)
+		if err == nil || attempt == 3 || !timedOut(err) {
+			break
+		}
+		t.Logf("status query %d of %s: %v; asking again", attempt, id, err)
+	}
 	require.NoError(t, err)
 	var s overseer.Status
 	require.NoError(t, v.Get(&s))
 	return s
+}
+
+// timedOut reports whether err is a call's deadline passing, on the client
+// or on the server.
+func timedOut(err error) bool {
+	var serverSide *serviceerror.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &serverSide)
 }
 
 // overseerCLI runs the overseer command in-process, against srv.
