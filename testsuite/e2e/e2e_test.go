@@ -288,7 +288,7 @@ func resumeUntilClosed(t *testing.T, c client.Client, run client.WorkflowRun, re
 // status queries the job's status. A query the server could not hand to a
 // worker within the SDK's 10 s call timeout (a closed job's query replays
 // its whole history on a worker of the job's queue, which the suite's
-// parallel packages can keep busy) is asked again, up to three times, each
+// parallel packages can keep busy) is asked again, three tries in all, each
 // retry logged; any other error fails the test at once.
 func status(t *testing.T, c client.Client, id string) overseer.Status {
 	t.Helper()
@@ -307,8 +307,10 @@ func status(t *testing.T, c client.Client, id string) overseer.Status {
 	return s
 }
 
-// timedOut reports whether err is a call's deadline passing, on the client
-// or on the server.
+// timedOut reports whether err is a call's deadline passing: the caller's
+// context, or the SDK's own call timeout, which reaches the caller as a
+// gRPC DeadlineExceeded status (*serviceerror.DeadlineExceeded, which is
+// not context.DeadlineExceeded to errors.Is).
 func timedOut(err error) bool {
 	var serverSide *serviceerror.DeadlineExceeded
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &serverSide)
