@@ -136,7 +136,7 @@ func noteRun(t *testing.T, dc, pluginDC converter.DataConverter) (*harness, *hea
 		Judge: judge, Placement: overseer.PlacementLocalActivity})
 	require.NoError(t, err)
 	seen := &headerSeen{headers: map[string]*commonpb.Payload{}}
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}, Interceptors: []interceptor.WorkerInterceptor{seen}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}, Interceptors: []interceptor.WorkerInterceptor{seen}}))
 	h := &harness{env: env, rec: &recorder{}, judge: judge}
 	env.RegisterWorkflow(phasesWorkflow)
 	for _, p := range testPhases {
@@ -199,7 +199,7 @@ func TestEncryptedContinueAsNewCarriesOverseerState(t *testing.T) {
 	for {
 		env := s.NewTestWorkflowEnvironment()
 		env.SetDataConverter(dc)
-		env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+		env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 		env.RegisterWorkflow(continuingWorkflow)
 		env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: "code"})
 		if header != nil {
@@ -241,7 +241,7 @@ func TestCarriedStateFromAnOlderWorkerIsReadUnderACodec(t *testing.T) {
 	require.NoError(t, err)
 	rec := &recorder{}
 	env := s.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 	env.RegisterWorkflow(continuingWorkflow)
 	env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: "code"})
 	env.ExecuteWorkflow(continuingWorkflow, 2)
@@ -251,7 +251,7 @@ func TestCarriedStateFromAnOlderWorkerIsReadUnderACodec(t *testing.T) {
 
 	env = s.NewTestWorkflowEnvironment()
 	env.SetDataConverter(dc)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 	env.RegisterWorkflow(continuingWorkflow)
 	env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: "code"})
 	env.SetHeader(can.Header)

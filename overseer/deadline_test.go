@@ -52,6 +52,15 @@ func (n *inbox) Notify(_ context.Context, ev overseer.GateEvent) error {
 	return nil
 }
 
+// attemptsOf says how often the event with this idempotency key was tried;
+// it reads under the lock because a notification the run handed off may
+// still be retried by the environment's activity goroutine.
+func (n *inbox) attemptsOf(key string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.attempts[key]
+}
+
 // kinds lists the delivered events' kinds, in order.
 func (n *inbox) kinds() []overseer.GateEventKind {
 	n.mu.Lock()
@@ -106,7 +115,7 @@ func deadlineHarnessWith(t *testing.T, opts overseer.Options, interceptors []int
 	opts.Judge, opts.Placement = judge, overseer.PlacementLocalActivity
 	plugin, err := overseer.NewPlugin(opts)
 	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}, Interceptors: interceptors})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}, Interceptors: interceptors}))
 	rec := &recorder{}
 	env.RegisterWorkflow(phasesWorkflow)
 	for _, p := range testPhases {
@@ -385,7 +394,7 @@ func TestAbortNotifiesBeforeTheRunEnds(t *testing.T) {
 	assert.Equal(t, overseer.AbortedErrorType, overseer.ErrorType(h.env.GetWorkflowError()))
 	assert.Equal(t, []overseer.GateEventKind{overseer.GateOpened, overseer.GateAborted}, n.kinds())
 	assert.Equal(t, "wrong approach", n.event(overseer.GateAborted).Note)
-	assert.Equal(t, 1, n.attempts["default-test-workflow-id/default-test-run-id/code-1/aborted"], "sent once, by the notifier workflow")
+	assert.Equal(t, 1, n.attemptsOf("default-test-workflow-id/default-test-run-id/code-1/aborted"), "sent once, by the notifier workflow")
 	s := h.status(t)
 	assert.Equal(t, 1, s.Counters.Notifications, "the run delivered the opening")
 	assert.NotEmpty(t, s.NotifyWorkflow, "and handed the abort to the notifier workflow")
@@ -432,7 +441,7 @@ func TestNotificationFailuresNeverHoldTheJobAndAreShown(t *testing.T) {
 		require.NoError(t, h.env.GetWorkflowError(), "a failed notification never fails the job")
 		assert.Len(t, h.rec.Calls(), 3)
 		assert.True(t, during.Paused, "nor opens the gate")
-		assert.Equal(t, 1, n.attempts["default-test-workflow-id/default-test-run-id/code-1/opened"], "not retried")
+		assert.Equal(t, 1, n.attemptsOf("default-test-workflow-id/default-test-run-id/code-1/opened"), "not retried")
 		s := h.status(t)
 		assert.Equal(t, 1, s.Counters.NotifyFailures)
 		assert.Equal(t, 1, s.Counters.Notifications)

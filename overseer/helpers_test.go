@@ -130,7 +130,7 @@ func newAutoHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) *har
 	}
 	plugin, err := overseer.NewPlugin(opts)
 	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 	rec := &recorder{}
 	env.RegisterWorkflow(phasesWorkflow)
 	for _, p := range testPhases {

@@ -132,7 +132,7 @@ func TestMetricsFromWorkflowCode(t *testing.T) {
 			env := s.NewTestWorkflowEnvironment()
 			plugin, err := overseer.NewPlugin(overseer.Options{Mode: tt.mode, Judge: jev.NewScripted(tt.steps...)})
 			require.NoError(t, err)
-			env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+			env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 			rec := &recorder{}
 			env.RegisterWorkflow(phasesWorkflow)
 			for _, p := range testPhases {
@@ -211,7 +211,7 @@ func TestRefusedResumesAreCountedByReason(t *testing.T) {
 	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: jev.NewScripted(onTrack(), flagged(), onTrack()),
 		Placement: overseer.PlacementLocalActivity})
 	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 	rec := &recorder{}
 	env.RegisterWorkflow(phasesWorkflow)
 	for _, p := range testPhases {

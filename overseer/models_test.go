@@ -72,7 +72,7 @@ func runWithModels(t *testing.T, opts overseer.Options, during func()) overseer.
 	env := s.NewTestWorkflowEnvironment()
 	plugin, err := overseer.NewPlugin(opts)
 	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 	env.RegisterWorkflow(phasesWorkflow)
 	for _, p := range testPhases {
 		env.RegisterActivityWithOptions(func(_ context.Context, in *phaseInput) (phaseResult, error) {

@@ -49,7 +49,7 @@ func TestContinueAsNewCarriesOverseerState(t *testing.T) {
 	var header *workflowHeader
 	for {
 		env := s.NewTestWorkflowEnvironment()
-		env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+		env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 		env.RegisterWorkflow(continuingWorkflow)
 		env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: "code"})
 		if header != nil {

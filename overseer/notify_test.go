@@ -50,7 +50,7 @@ func TestAFailingNotifierNeverHoldsTheRunsEnd(t *testing.T) {
 		assert.Contains(t, during.NotifyError, "HTTP 500")
 		assert.Equal(t, []string{openedKey}, during.Notifying, "and still being retried")
 		assert.EqualValues(t, 1, duringMetric)
-		assert.Greater(t, n.attempts[openedKey], 3, "retried during the gate")
+		assert.Greater(t, n.attemptsOf(openedKey), 3, "retried during the gate")
 
 		s := h.status(t)
 		assert.Zero(t, s.Counters.Notifications)
@@ -120,6 +120,6 @@ func TestTheNotifierWorkflowDeliversWhatTheRunLeft(t *testing.T) {
 	h.env.ExecuteWorkflow(phasesWorkflow, testPhases)
 	assert.Equal(t, overseer.AbortedErrorType, overseer.ErrorType(h.env.GetWorkflowError()))
 	assert.NotEmpty(t, h.status(t).NotifyWorkflow)
-	assert.Equal(t, 3, n.attempts[abortedKey], "retried by the notifier workflow after the run ended")
+	assert.Equal(t, 3, n.attemptsOf(abortedKey), "retried by the notifier workflow after the run ended")
 	assert.Equal(t, []overseer.GateEventKind{overseer.GateOpened, overseer.GateAborted}, n.kinds())
 }

@@ -71,7 +71,7 @@ func TestTrajectoryRecorderMatchesPlugin(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	plugin, err := overseer.NewPlugin(overseer.Options{Judge: judge})
 	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 	env.RegisterWorkflow(recorderWorkflow)
 	for _, name := range []string{"plan", "code", "test", "review"} {
 		env.RegisterActivityWithOptions(recorderPhase, activity.RegisterOptions{Name: name})

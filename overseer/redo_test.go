@@ -70,7 +70,7 @@ func newRedoHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) (*ha
 	}
 	plugin, err := overseer.NewPlugin(opts)
 	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 	c := &runCounter{}
 	env.RegisterWorkflow(phasesWorkflow)
 	for _, p := range testPhases {

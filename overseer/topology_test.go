@@ -76,7 +76,7 @@ func TestTheOverseersActivitiesRunOnTheWorkflowsQueueWhenPhasesRunOnTheirOwn(t *
 	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: judge, Placement: overseer.PlacementActivity, Notifier: n})
 	require.NoError(t, err)
 	seen := &queuesSeen{queues: map[string][]string{}}
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}, Interceptors: []interceptor.WorkerInterceptor{seen}})
+	env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}, Interceptors: []interceptor.WorkerInterceptor{seen}}))
 	rec := &recorder{}
 	env.RegisterWorkflow(sandboxWorkflow)
 	for _, p := range testPhases {
@@ -213,7 +213,7 @@ func TestAGateLeftOpenAcrossContinueAsNewIsAbandoned(t *testing.T) {
 	rec := &recorder{}
 	newEnv := func() *sdktestsuite.TestWorkflowEnvironment {
 		env := s.NewTestWorkflowEnvironment()
-		env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+		env.SetWorkerOptions(withoutLateActivityRace(worker.Options{Plugins: []worker.Plugin{plugin}}))
 		env.RegisterWorkflow(unawaitedWorkflow)
 		env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: "code"})
 		return env
