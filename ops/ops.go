@@ -39,6 +39,15 @@ var (
 	ErrMayStillApply = errors.New("resume may still be applied")
 )
 
+// TimedOut says whether err is a call that got no answer in time: the
+// caller's own deadline (context.DeadlineExceeded) or the SDK's call
+// timeout, which reaches the caller as a *serviceerror.DeadlineExceeded
+// that errors.Is does not match to the context's.
+func TimedOut(err error) bool {
+	var deadline *serviceerror.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline)
+}
+
 // JobError turns a server error about one job into one clear sentence that
 // names the job.
 func JobError(id string, err error) error {
@@ -46,7 +55,7 @@ func JobError(id string, err error) error {
 	switch {
 	case errors.As(err, &notFound):
 		return fmt.Errorf("%w: no job with id %q in this namespace", ErrNoJob, id)
-	case errors.Is(err, context.DeadlineExceeded):
+	case TimedOut(err):
 		return fmt.Errorf("job %q: the server did not answer in time (is a worker running on the task queue?)", id)
 	}
 	return fmt.Errorf("job %q: %w", id, err)
@@ -154,7 +163,7 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	var notFound *serviceerror.NotFound
 	var timedOut *client.WorkflowUpdateServiceTimeoutOrCanceledError
 	switch {
-	case errors.As(err, &timedOut) || errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &timedOut) || TimedOut(err):
 		// The update was sent; the workflow may accept it after the caller
 		// gave up. Say so, and how to look, before anyone retries.
 		gate := "the oldest open gate"
@@ -290,7 +299,7 @@ func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error)
 		})
 		cancel()
 		if err != nil {
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			if TimedOut(err) && ctx.Err() == nil {
 				return jobs, fmt.Errorf("list jobs: the server did not answer a List call within %s (%d jobs listed before it)", timeout, len(jobs))
 			}
 			return jobs, fmt.Errorf("list jobs: %w", err)

@@ -62,6 +62,7 @@ func TestJobError(t *testing.T) {
 	}{
 		{"unknown", serviceerror.NewNotFound("workflow not found"), ops.ErrNoJob, `no job with id "j"`},
 		{"deadline", context.DeadlineExceeded, nil, "did not answer in time"},
+		{"the SDK's call timeout", serviceerror.NewDeadlineExceeded("context deadline exceeded"), nil, "did not answer in time"},
 		{"other", errors.New("boom"), nil, `job "j": boom`},
 	}
 	for _, tt := range tests {

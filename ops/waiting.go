@@ -249,7 +249,7 @@ func (r ResumeResult) Outcome() string {
 	switch {
 	case r.Err == nil:
 		return ResumeApplied
-	case errors.Is(r.Err, ErrMayStillApply), errors.Is(r.Err, context.DeadlineExceeded), errors.Is(r.Err, ErrNotRead):
+	case errors.Is(r.Err, ErrMayStillApply), TimedOut(r.Err), errors.Is(r.Err, ErrNotRead):
 		return ResumeUnknown
 	}
 	return ResumeRefused

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
@@ -82,9 +84,28 @@ func TestABatchResumeSaysWhatWasAppliedRefusedOrUnknown(t *testing.T) {
 		{nil, ops.ResumeApplied},
 		{fmt.Errorf("resume job %q: %w", "a", ops.ErrMayStillApply), ops.ResumeUnknown},
 		{context.DeadlineExceeded, ops.ResumeUnknown},
+		{serviceerror.NewDeadlineExceeded("context deadline exceeded"), ops.ResumeUnknown}, // the SDK's own call timeout
 		{fmt.Errorf("%w: no summary", ops.ErrNotRead), ops.ResumeUnknown},
 		{errors.New("job \"a\" is not paused; nothing to resume"), ops.ResumeRefused},
 	} {
 		assert.Equal(t, tc.want, ops.ResumeResult{JobID: "a", Err: tc.err}.Outcome(), "%v", tc.err)
 	}
+}
+
+// updateTimesOut is a client whose updates get the SDK's own call timeout.
+type updateTimesOut struct{ client.Client }
+
+func (updateTimesOut) UpdateWorkflow(context.Context, client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	return nil, serviceerror.NewDeadlineExceeded("context deadline exceeded")
+}
+
+// A resume that met the SDK's call timeout was sent and may still be
+// applied: the batch says unknown and the sentence says how to look, never
+// that the job refused it.
+func TestAResumeAtTheSDKsCallTimeoutMayStillApply(t *testing.T) {
+	res := ops.ResumeAll(context.Background(), updateTimesOut{}, []ops.GateRef{{JobID: "a", GateID: "test-1"}}, overseer.ResumeRequest{By: "carol"}, time.Second)
+	require.Len(t, res, 1)
+	assert.Equal(t, ops.ResumeUnknown, res[0].Outcome())
+	assert.ErrorIs(t, res[0].Err, ops.ErrMayStillApply)
+	assert.ErrorContains(t, res[0].Err, "the resume of gate test-1 may still be applied: check with `overseer status a` before you retry")
 }

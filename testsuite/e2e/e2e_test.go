@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,7 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -26,6 +24,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/supervision"
 	"github.com/corohq/temporal-overseer/testsuite"
@@ -296,7 +295,7 @@ func status(t *testing.T, c client.Client, id string) overseer.Status {
 	var err error
 	for attempt := 1; ; attempt++ {
 		v, err = c.QueryWorkflow(context.Background(), id, "", overseer.StatusQueryName)
-		if err == nil || attempt == 3 || !timedOut(err) {
+		if err == nil || attempt == 3 || !ops.TimedOut(err) {
 			break
 		}
 		t.Logf("status query %d of %s: %v; asking again", attempt, id, err)
@@ -305,15 +304,6 @@ func status(t *testing.T, c client.Client, id string) overseer.Status {
 	var s overseer.Status
 	require.NoError(t, v.Get(&s))
 	return s
-}
-
-// timedOut reports whether err is a call's deadline passing: the caller's
-// context, or the SDK's own call timeout, which reaches the caller as a
-// gRPC DeadlineExceeded status (*serviceerror.DeadlineExceeded, which is
-// not context.DeadlineExceeded to errors.Is).
-func timedOut(err error) bool {
-	var serverSide *serviceerror.DeadlineExceeded
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &serverSide)
 }
 
 // overseerCLI runs the overseer command in-process, against srv.

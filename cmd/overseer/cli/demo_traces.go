@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -153,7 +152,7 @@ func (j *traceJob) poll(ctx context.Context, c client.Client, out io.Writer, wid
 	defer cancel()
 	s, err := ops.Status(qctx, c, j.id)
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		if ctx.Err() == nil && ops.TimedOut(err) {
 			return nil // a busy worker answers the query late: ask again at the next tick
 		}
 		return err

@@ -20,6 +20,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/learn"
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/registry"
 	"github.com/corohq/temporal-overseer/worker"
@@ -341,7 +342,7 @@ func learnRun(ctx context.Context, args []string, out io.Writer) error {
 	var res learn.Result
 	if err := run.Get(wctx, &res); err != nil {
 		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) || errors.Is(err, context.DeadlineExceeded) {
+		if errors.As(err, &nf) || ops.TimedOut(err) {
 			return fmt.Errorf("the learn round %s did not finish within %s: is an overseer worker polling task queue %s?", id, *wait, conn.taskQueue)
 		}
 		return fmt.Errorf("the learn round %s failed: %w", id, err)
