@@ -29,10 +29,12 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -130,9 +132,7 @@ func populate(ctx context.Context, args []string, out io.Writer) error {
 				if *open > 0 && i%every == 0 && i/every < *open {
 					in = workflows.JobInput{Objective: "Add CSV export to the reports page", Scenario: activities.Looping}
 				}
-				_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-					ID: fmt.Sprintf("%s-%06d", *prefix, i), TaskQueue: *queue,
-				}, workflows.JobWorkflowName, in)
+				err := startJob(ctx, c, client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%06d", *prefix, i), TaskQueue: *queue}, in)
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -175,6 +175,23 @@ func populate(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("scalebench: populate: after %s, %d closed and %d paused, short of %d and %d", *wait, nc, np, *closed, *open)
 		}
 		time.Sleep(10 * time.Second) // a progress line every 10 s; the loop ends on the counts
+	}
+}
+
+// startJob starts one job, three tries in all when a start gets no answer
+// in time (a loaded server): the start may have been taken, so a retry that
+// finds the job already started counts as started.
+func startJob(ctx context.Context, c client.Client, o client.StartWorkflowOptions, in workflows.JobInput) error {
+	for try := 1; ; try++ {
+		_, err := c.ExecuteWorkflow(ctx, o, workflows.JobWorkflowName, in)
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		switch {
+		case err == nil, try > 1 && errors.As(err, &started):
+			return nil
+		case try < 3 && ops.TimedOut(err):
+			continue
+		}
+		return err
 	}
 }
 
