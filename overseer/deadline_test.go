@@ -218,16 +218,9 @@ type outage struct {
 }
 
 func (o *outage) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &outageInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, o: o}
-}
-
-type outageInbound struct {
-	interceptor.WorkflowInboundInterceptorBase
-	o *outage
-}
-
-func (i *outageInbound) Init(out interceptor.WorkflowOutboundInterceptor) error {
-	return i.Next.Init(&outageClock{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, o: i.o})
+	return withOutbound(next, func(out interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor {
+		return &outageClock{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, o: o}
+	})
 }
 
 type outageClock struct {

@@ -57,7 +57,9 @@ func (s *settle) InterceptActivity(ctx context.Context, next interceptor.Activit
 }
 
 func (s *settle) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &settleWorkflow{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, s: s}
+	return withOutbound(next, func(out interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor {
+		return &settleOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, s: s}
+	})
 }
 
 type settleActivity struct {
@@ -72,15 +74,6 @@ func (a *settleActivity) ExecuteActivity(ctx context.Context, in *interceptor.Ex
 	return a.Next.ExecuteActivity(ctx, in)
 }
 
-type settleWorkflow struct {
-	interceptor.WorkflowInboundInterceptorBase
-	s *settle
-}
-
-func (w *settleWorkflow) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
-	return w.Next.Init(&settleOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, s: w.s})
-}
-
 type settleOutbound struct {
 	interceptor.WorkflowOutboundInterceptorBase
 	s *settle
@@ -91,4 +84,19 @@ func (o *settleOutbound) ExecuteActivity(ctx workflow.Context, activityType stri
 		o.s.scheduled.Add(1)
 	}
 	return o.Next.ExecuteActivity(ctx, activityType, args...)
+}
+
+// withOutbound is next with each workflow's outbound calls wrapped by wrap:
+// what a test interceptor that changes only outbound calls needs.
+func withOutbound(next interceptor.WorkflowInboundInterceptor, wrap func(interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &outboundWrapper{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, wrap: wrap}
+}
+
+type outboundWrapper struct {
+	interceptor.WorkflowInboundInterceptorBase
+	wrap func(interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor
+}
+
+func (w *outboundWrapper) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return w.Next.Init(w.wrap(out))
 }
