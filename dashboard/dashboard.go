@@ -96,6 +96,10 @@ type Options struct {
 	Refresh time.Duration
 	// Limit caps the jobs listed. If not set, 50.
 	Limit int
+	// WaitingPage is how many gates one Waiting page shows: the queue holds
+	// every open gate, oldest first, paged through, so that a page of a
+	// queue of thousands costs what it shows. If not set, 200.
+	WaitingPage int
 	// Timeout bounds each Temporal call a page makes. If not set, 5 seconds.
 	Timeout time.Duration
 	// Policy draws the bands on the chart: give it the policy your workers
@@ -193,6 +197,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Limit <= 0 {
 		opts.Limit = 50
+	}
+	if opts.WaitingPage <= 0 {
+		opts.WaitingPage = 200
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Second

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,12 +76,15 @@ func (s *Server) resumeAll(ctx context.Context, refs []ops.GateRef, req overseer
 	return out
 }
 
-// waitingPage is the queue of open gates with the batch-resume form.
+// waitingPage is one page of the queue of open gates with the
+// batch-resume form.
 type waitingPage struct {
 	page
 	LiveURL string
 	Rows    []waitingRow
 	Error   string
+	// Pager places Rows in the whole queue.
+	Pager pager
 	Form    resumeForm
 	// Results are the last batch's, one per gate.
 	Results []batchResult
@@ -127,8 +131,42 @@ func parseGateValue(v string) (ops.GateRef, bool) {
 	return ops.GateRef{JobID: q.Get("job"), GateID: q.Get("gate")}, true
 }
 
+// pager is where one Waiting page sits in the queue: gates From to To
+// (counted from 1) of Total, and the links to the pages beside it.
+type pager struct {
+	Page, Pages, From, To, Total int
+	PrevURL, NextURL             string
+}
+
+// pageOf returns page n (from 1) of total items, size to a page; a page
+// past the last is the last (the queue shrinks as gates are resumed, so
+// a link may outlive its page).
+func pageOf(n, total, size int) (p pager, from, to int) {
+	p.Total, p.Pages = total, max(1, (total+size-1)/size)
+	p.Page = min(max(n, 1), p.Pages)
+	from, to = min((p.Page-1)*size, total), min(p.Page*size, total)
+	p.From, p.To = from+1, to
+	if p.Page > 1 {
+		p.PrevURL = waitingURL(p.Page - 1)
+	}
+	if p.Page < p.Pages {
+		p.NextURL = waitingURL(p.Page + 1)
+	}
+	return p, from, to
+}
+
+func waitingURL(page int) string {
+	if page <= 1 {
+		return "/waiting"
+	}
+	return "/waiting?page=" + strconv.Itoa(page)
+}
+
+// waitingPage is the page of the queue r asks for (?page=N, or the form's
+// page field after a batch resume).
 func (s *Server) waitingPage(r *http.Request) waitingPage {
-	p := waitingPage{page: s.page(r, "Waiting"), LiveURL: "/waiting?fragment=rows"}
+	n, _ := strconv.Atoi(r.FormValue("page")) // not a number: the first page
+	p := waitingPage{page: s.page(r, "Waiting")}
 	ctx, cancel := s.viewCall(r)
 	defer cancel()
 	gates, err := s.queue.get(ctx, "")
@@ -136,8 +174,11 @@ func (s *Server) waitingPage(r *http.Request) waitingPage {
 		s.log.Warn("dashboard: list open gates", zap.Error(err))
 		p.Error = "Temporal did not list the open gates: " + err.Error()
 	}
+	var from, to int
+	p.Pager, from, to = pageOf(n, len(gates), s.opts.WaitingPage)
+	p.LiveURL = "/waiting?fragment=rows&page=" + strconv.Itoa(p.Pager.Page)
 	now := s.opts.Now()
-	for _, g := range gates {
+	for _, g := range gates[from:to] {
 		row := waitingRow{WaitingGate: g, URL: jobURL(g.JobID), Value: gateValue(ops.GateRef{JobID: g.JobID, GateID: g.GateID}),
 			CannotOpen: s.cannotOpen(r, g)}
 		switch {

@@ -63,6 +63,52 @@ func TestWaitingView(t *testing.T) {
 	assert.Contains(t, body, "No gate is open.")
 }
 
+// TestWaitingIsPagedOldestFirst: a queue longer than a page is paged
+// through, oldest first; each page says where it is in the whole queue,
+// its live fragment and a batch resume stay on it, and a page past the
+// last (the queue shrank) is the last.
+func TestWaitingIsPagedOldestFirst(t *testing.T) {
+	b := waitingBackend()
+	srv := newServer(t, b, dashboard.Options{Now: func() time.Time { return waitingNow }, WaitingPage: 1})
+	pageRows := func(u string) ([][]string, string) {
+		t.Helper()
+		code, body := get(t, srv.Client(), srv.URL+u)
+		require.Equal(t, http.StatusOK, code, body)
+		var rows [][]string
+		for _, m := range waitingRow.FindAllStringSubmatch(body, -1) {
+			rows = append(rows, m[1:])
+		}
+		return rows, body
+	}
+	tests := []struct {
+		url, wantJob, wantPager string
+	}{
+		{"/waiting", "job-early", `Gates 1–1 of 2, oldest first (page 1 of 2) · <a href="/waiting?page=2" rel="next">newer gates</a>`},
+		{"/waiting?page=2", "job-paused", `Gates 2–2 of 2, oldest first (page 2 of 2) · <a href="/waiting" rel="prev">older gates</a>`},
+		{"/waiting?page=9", "job-paused", "Gates 2–2 of 2"},
+		{"/waiting?page=x", "job-early", "Gates 1–1 of 2"},
+		{"/waiting?fragment=rows&page=2", "job-paused", "Gates 2–2 of 2"},
+	}
+	for _, tt := range tests {
+		rows, body := pageRows(tt.url)
+		require.Len(t, rows, 1, tt.url)
+		assert.Equal(t, tt.wantJob, rows[0][0], tt.url)
+		assert.Contains(t, body, tt.wantPager, tt.url)
+	}
+	_, body := pageRows("/waiting?page=2")
+	assert.Contains(t, body, `data-live="/waiting?fragment=rows&amp;page=2"`, "the live refresh stays on the page")
+	assert.Contains(t, body, `<input type="hidden" name="page" value="2">`)
+
+	c := jarClient(t, false)
+	token := pageToken(t, c, srv.URL+"/waiting", nil)
+	form := url.Values{"csrf": {token}, "by": {"alice"}, "page": {"2"}, "gate": {gateOf("job-early", "spec-1")}}
+	resp, body := post(t, c, srv.URL+"/waiting/resume", form, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `<tr data-result="job-early" data-ok="true">`)
+	assert.Contains(t, body, "1 open gate, oldest first", "the queue read again: one gate left, so page 2 is page 1")
+	assert.Regexp(t, `<tr data-job="job-paused"`, body)
+}
+
 func gateOf(id, gate string) string {
 	return url.Values{"job": {id}, "gate": {gate}}.Encode()
 }
