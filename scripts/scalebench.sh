@@ -73,6 +73,7 @@ measure)
 		sleep 0.2
 	done
 	"$OUT/scalebench" pages -url "http://127.0.0.1:$DASH_PORT" -n "$N" -conc 16
+	"$OUT/scalebench" walk -url "http://127.0.0.1:$DASH_PORT"
 	say "dashboard peak memory: $("$OUT/scalebench" hwm "$dash")"
 	kill -INT "$dash"
 	wait "$dash" 2>/dev/null || true

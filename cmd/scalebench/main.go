@@ -9,6 +9,7 @@
 //	scalebench pages    -url http://127.0.0.1:8090 -n 40 -conc 16
 //	scalebench floor    -address A
 //	scalebench queue    < list-paused.json   # checks the queue: every gate, oldest first
+//	scalebench walk     -url http://127.0.0.1:8090   # pages through /waiting: every gate, oldest first
 //	scalebench hwm      PID                  # peak RSS (VmHWM) of a running process
 package main
 
@@ -19,10 +20,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,7 +55,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer, in io.Reader) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: give a subcommand: populate, pages, floor, queue or hwm", ErrUsage)
+		return fmt.Errorf("%w: give a subcommand: populate, pages, floor, queue, walk or hwm", ErrUsage)
 	}
 	switch args[0] {
 	case "populate":
@@ -62,6 +66,8 @@ func run(ctx context.Context, args []string, out io.Writer, in io.Reader) error 
 		return floor(ctx, args[1:], out)
 	case "queue":
 		return queue(in, out)
+	case "walk":
+		return walk(ctx, args[1:], out)
 	case "hwm":
 		if len(args) != 2 {
 			return fmt.Errorf("%w: hwm takes one process id", ErrUsage)
@@ -73,7 +79,7 @@ func run(ctx context.Context, args []string, out io.Writer, in io.Reader) error 
 		fmt.Fprintf(out, "VmHWM %d kB (%.1f MB)\n", kb, float64(kb)/1024)
 		return nil
 	}
-	return fmt.Errorf("%w: unknown subcommand %q: use populate, pages, floor, queue or hwm", ErrUsage, args[0])
+	return fmt.Errorf("%w: unknown subcommand %q: use populate, pages, floor, queue, walk or hwm", ErrUsage, args[0])
 }
 
 func dial(ctx context.Context, address string) (client.Client, error) {
@@ -444,6 +450,74 @@ func queue(in io.Reader, out io.Writer) error {
 	fmt.Fprintf(out, "queue: %d gates, %d jobs, %d unreadable, %d duplicates, %d out of order (oldest first)\n", len(gates), len(seen), unread, dup, disorder)
 	if dup > 0 || disorder > 0 {
 		return errors.New("scalebench: queue: not every gate once, oldest first")
+	}
+	return nil
+}
+
+var (
+	waitingRowRE   = regexp.MustCompile(`<tr data-job="([^"]+)" data-gate="([^"]*)">(?s:.*?)<td title="paused at ([^"]+)">`)
+	waitingTotalRE = regexp.MustCompile(`data-pager data-total="(\d+)"`)
+	waitingNextRE  = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+)
+
+// walk pages through the dashboard's Waiting page from its first page,
+// following each page's link to the next, and checks that the pages hold
+// every gate the page counts, once each, oldest first (to the second the
+// page shows).
+func walk(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("walk", flag.ContinueOnError)
+	base := fs.String("url", "http://127.0.0.1:8090", "the dashboard's base URL")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	hc := &http.Client{Timeout: time.Minute}
+	start := time.Now()
+	seen := map[string]bool{}
+	var last time.Time
+	pages, gates, dup, disorder, total := 0, 0, 0, 0, -1
+	for path := "/waiting"; path != ""; pages++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, *base+html.UnescapeString(path), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("scalebench: walk: GET %s: %w", path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("scalebench: walk: GET %s: %s %v", path, resp.Status, err)
+		}
+		body := string(b)
+		if m := waitingTotalRE.FindStringSubmatch(body); m != nil && total < 0 {
+			total, _ = strconv.Atoi(m[1])
+		}
+		for _, m := range waitingRowRE.FindAllStringSubmatch(body, -1) {
+			gates++
+			k := m[1] + "/" + m[2]
+			if seen[k] {
+				dup++
+			}
+			seen[k] = true
+			at, err := time.Parse("2006-01-02 15:04:05 UTC", m[3])
+			if err != nil {
+				return fmt.Errorf("scalebench: walk: %s: paused at %q: %w", k, m[3], err)
+			}
+			if at.Before(last) {
+				disorder++
+			}
+			last = at
+		}
+		path = ""
+		if m := waitingNextRE.FindStringSubmatch(body); m != nil {
+			path = m[1]
+		}
+	}
+	fmt.Fprintf(out, "waiting walk: %d pages in %s, %d gates of the %d the first page counts, %d duplicates, %d out of order (oldest first)\n",
+		pages, time.Since(start).Round(time.Millisecond), gates, total, dup, disorder)
+	if dup > 0 || disorder > 0 || gates != total {
+		return errors.New("scalebench: walk: the Waiting pages do not hold every gate once, oldest first")
 	}
 	return nil
 }
