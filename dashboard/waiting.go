@@ -85,7 +85,7 @@ type waitingPage struct {
 	Error   string
 	// Pager places Rows in the whole queue.
 	Pager pager
-	Form    resumeForm
+	Form  resumeForm
 	// Results are the last batch's, one per gate.
 	Results []batchResult
 }
