@@ -322,7 +322,12 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 		}
 		plugins = append(plugins, mp)
 	}
-	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins})
+	// Pollers scale with the backlog (the SDK's poller autoscaling), not
+	// two of each: a worker taking a thousand resumes at once, or a burst
+	// of jobs, polls as fast as the server hands it tasks.
+	autoscaling := sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{})
+	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins,
+		WorkflowTaskPollerBehavior: autoscaling, ActivityTaskPollerBehavior: autoscaling})
 	workflows.Register(w)
 	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
 	workflows.RegisterRecorded(w)
