@@ -215,24 +215,8 @@ func pages(ctx context.Context, args []string, out io.Writer) error {
 	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: *conc}}
 	get := func(path string) (time.Duration, int, error) {
 		t := time.Now()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, *base+path, nil)
-		if err != nil {
-			return 0, 0, err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return 0, 0, fmt.Errorf("scalebench: GET %s: %w", path, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		d := time.Since(t)
-		if err != nil {
-			return 0, 0, fmt.Errorf("scalebench: GET %s: %w", path, err)
-		}
-		if resp.StatusCode != http.StatusOK {
-			return 0, 0, fmt.Errorf("scalebench: GET %s: %s", path, resp.Status)
-		}
-		return d, len(b), nil
+		b, err := fetch(ctx, hc, *base+path)
+		return time.Since(t), len(b), err
 	}
 	for _, path := range strings.Split(*paths, ",") {
 		if _, _, err := get(path); err != nil { // warm the connection
@@ -432,23 +416,16 @@ func queue(in io.Reader, out io.Writer) error {
 	if err := json.NewDecoder(bufio.NewReader(in)).Decode(&gates); err != nil {
 		return fmt.Errorf("scalebench: queue: read overseer list --paused --json: %w", err)
 	}
-	seen := map[string]bool{}
-	unread, dup, disorder := 0, 0, 0
-	for i, g := range gates {
+	var check queueCheck
+	unread := 0
+	for _, g := range gates {
 		if g.Unreadable != "" {
 			unread++
 		}
-		k := g.JobID + "/" + g.GateID
-		if seen[k] {
-			dup++
-		}
-		seen[k] = true
-		if i > 0 && g.PausedAt.Before(gates[i-1].PausedAt) {
-			disorder++
-		}
+		check.add(g.JobID, g.GateID, g.PausedAt)
 	}
-	fmt.Fprintf(out, "queue: %d gates, %d jobs, %d unreadable, %d duplicates, %d out of order (oldest first)\n", len(gates), len(seen), unread, dup, disorder)
-	if dup > 0 || disorder > 0 {
+	fmt.Fprintf(out, "queue: %d gates, %d jobs, %d unreadable, %d duplicates, %d out of order (oldest first)\n", len(gates), len(check.seen), unread, check.dup, check.disorder)
+	if !check.whole() {
 		return errors.New("scalebench: queue: not every gate once, oldest first")
 	}
 	return nil
@@ -472,42 +449,24 @@ func walk(ctx context.Context, args []string, out io.Writer) error {
 	}
 	hc := &http.Client{Timeout: time.Minute}
 	start := time.Now()
-	seen := map[string]bool{}
-	var last time.Time
-	pages, gates, dup, disorder, total := 0, 0, 0, 0, -1
+	var check queueCheck
+	pages, gates, total := 0, 0, -1
 	for path := "/waiting"; path != ""; pages++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, *base+html.UnescapeString(path), nil)
+		b, err := fetch(ctx, hc, *base+html.UnescapeString(path))
 		if err != nil {
 			return err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return fmt.Errorf("scalebench: walk: GET %s: %w", path, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("scalebench: walk: GET %s: %s %v", path, resp.Status, err)
 		}
 		body := string(b)
 		if m := waitingTotalRE.FindStringSubmatch(body); m != nil && total < 0 {
 			total, _ = strconv.Atoi(m[1])
 		}
 		for _, m := range waitingRowRE.FindAllStringSubmatch(body, -1) {
-			gates++
-			k := m[1] + "/" + m[2]
-			if seen[k] {
-				dup++
-			}
-			seen[k] = true
 			at, err := time.Parse("2006-01-02 15:04:05 UTC", m[3])
 			if err != nil {
-				return fmt.Errorf("scalebench: walk: %s: paused at %q: %w", k, m[3], err)
+				return fmt.Errorf("scalebench: walk: %s/%s: paused at %q: %w", m[1], m[2], m[3], err)
 			}
-			if at.Before(last) {
-				disorder++
-			}
-			last = at
+			gates++
+			check.add(m[1], m[2], at)
 		}
 		path = ""
 		if m := waitingNextRE.FindStringSubmatch(body); m != nil {
@@ -515,12 +474,59 @@ func walk(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "waiting walk: %d pages in %s, %d gates of the %d the first page counts, %d duplicates, %d out of order (oldest first)\n",
-		pages, time.Since(start).Round(time.Millisecond), gates, total, dup, disorder)
-	if dup > 0 || disorder > 0 || gates != total {
+		pages, time.Since(start).Round(time.Millisecond), gates, total, check.dup, check.disorder)
+	if !check.whole() || gates != total {
 		return errors.New("scalebench: walk: the Waiting pages do not hold every gate once, oldest first")
 	}
 	return nil
 }
+
+// fetch GETs u and returns its body; anything but 200 is an error.
+func fetch(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scalebench: GET %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("scalebench: GET %s: %w", u, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scalebench: GET %s: %s", u, resp.Status)
+	}
+	return b, nil
+}
+
+// queueCheck counts, over gates seen in order, the duplicates and the
+// gates that opened before the one seen before them.
+type queueCheck struct {
+	seen          map[string]bool
+	last          time.Time
+	dup, disorder int
+}
+
+func (q *queueCheck) add(jobID, gateID string, pausedAt time.Time) {
+	if q.seen == nil {
+		q.seen = map[string]bool{}
+	}
+	k := jobID + "/" + gateID
+	if q.seen[k] {
+		q.dup++
+	}
+	q.seen[k] = true
+	if pausedAt.Before(q.last) {
+		q.disorder++
+	}
+	q.last = pausedAt
+}
+
+// whole says whether every gate was seen once, oldest first.
+func (q *queueCheck) whole() bool { return q.dup == 0 && q.disorder == 0 }
 
 // hwm is VmHWM of process pid in kB.
 func hwm(pid string) (int64, error) {
