@@ -156,8 +156,8 @@ func startJobWithMemo(t *testing.T, c client.Client, taskQueue string, in workfl
 // timeline, the basis of its verdicts and the policy's promise, the resume
 // form resumes it, and Temporal shows it completed. It runs the default
 // judge and policy, as a default install does.
-// With -screenshots it writes docs/dashboard-list.png and
-// docs/dashboard-job.png.
+// With -screenshots it writes docs/dashboard-list.png,
+// docs/dashboard-waiting.png and docs/dashboard-job.png.
 func TestDashboardInChromium(t *testing.T) {
 	exe := requireChromium(t)
 	srv := e2eServer(t)
@@ -210,6 +210,23 @@ func TestDashboardInChromium(t *testing.T) {
 		})
 		shoot(t, ctx, "dashboard-list.png")
 	}
+
+	// The Waiting page: the job at its gate, and where this page sits in
+	// the whole queue.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(url+"/waiting"),
+		chromedp.WaitVisible(chromedp.CSS(row)),
+	))
+	pagerText, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-pager]`)))
+	require.NoError(t, err)
+	assert.Regexp(t, `^(\d+ open gates?, oldest first|Gates \d+–\d+ of \d+, oldest first \(page \d+ of \d+\).*)$`, pagerText)
+	gateCell, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+` td:nth-child(2)`)))
+	require.NoError(t, err)
+	assert.Contains(t, gateCell, "gate "+status(t, c, id).GateID, "the row names its gate")
+	if *screenshots {
+		shoot(t, ctx, "dashboard-waiting.png")
+	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(list), chromedp.WaitVisible(chromedp.CSS(row+` .badge.paused`))))
 
 	// The job page: the timeline per phase, the chart and the form.
 	require.NoError(t, chromedp.Do(ctx,
