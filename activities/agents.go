@@ -131,15 +131,30 @@ func (a *Agents) Run(ctx context.Context, in *PhaseInput) (PhaseOutput, error) {
 	return a.finish(ctx, in)
 }
 
+// wait works for d, heartbeating every third of the activity's heartbeat
+// timeout (if it has one) so that a phase that is still working is not
+// taken for lost.
 func (a *Agents) wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	select {
-	case <-time.After(d):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	done := time.NewTimer(d)
+	defer done.Stop()
+	var beat <-chan time.Time
+	if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+		t := time.NewTicker(hb / 3)
+		defer t.Stop()
+		beat = t.C
+	}
+	for {
+		select {
+		case <-done.C:
+			return nil
+		case <-beat:
+			activity.RecordHeartbeat(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

@@ -35,6 +35,14 @@ type JobInput struct {
 	RetryDelay time.Duration `json:"retry_delay,omitempty"`
 	// PhaseTimeout bounds one phase run. If not set, 1 hour.
 	PhaseTimeout time.Duration `json:"phase_timeout,omitempty"`
+	// HeartbeatTimeout fails a phase run whose agent has sent no heartbeat
+	// for this long, and the job runs the phase again after RetryDelay, as
+	// after any failure. Without it, a phase whose worker died, or whose
+	// task the server recorded as started but no worker received (a poll
+	// that timed out under load), would hold the job for all of
+	// PhaseTimeout. If not set, 1 minute; the agents must heartbeat more
+	// often (activities.Agents does, every third of it).
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
 	// ContinueAsNewAfter continues the job as new after this many phase
 	// runs in one run. If not set, only when the server suggests it.
 	ContinueAsNewAfter int `json:"continue_as_new_after,omitempty"`
@@ -91,6 +99,9 @@ func (in *JobInput) defaults() error {
 	if in.PhaseTimeout == 0 {
 		in.PhaseTimeout = time.Hour
 	}
+	if in.HeartbeatTimeout == 0 {
+		in.HeartbeatTimeout = time.Minute
+	}
 	if in.State == nil {
 		in.State = &JobState{Next: in.Phases[0], Lane: "feature", Runs: map[string]int{}}
 	}
@@ -106,6 +117,7 @@ func Job(ctx workflow.Context, in JobInput) (JobResult, error) {
 	st := in.State
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: in.PhaseTimeout,
+		HeartbeatTimeout:    in.HeartbeatTimeout,
 		// The workflow decides what a failed phase means; no blind retries.
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 	})

@@ -1,13 +1,16 @@
 package workflows_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -138,4 +141,44 @@ func TestContinueAsNewKeepsJobAndOverseerState(t *testing.T) {
 	err = env.GetWorkflowError()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "continue as new")
+}
+
+// A phase whose agent goes silent (its worker died, or its task never
+// reached a worker) fails at the heartbeat timeout, not at the phase
+// timeout, and the job runs it again.
+func TestASilentPhaseFailsAtItsHeartbeatTimeoutAndRunsAgain(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, Judge: overseer.HeuristicJudge{}})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	workflows.Register(env)
+	agents := &activities.Agents{}
+	agents.Register(env)
+	var calls atomic.Int32
+	env.RegisterActivityWithOptions(func(ctx context.Context, in *activities.PhaseInput) (activities.PhaseOutput, error) {
+		if calls.Add(1) == 1 {
+			// Silent for a real second, three heartbeat timeouts, then a
+			// result the job must not take: the attempt has timed out.
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+			return agents.Run(ctx, in)
+		}
+		return agents.Run(ctx, in)
+	}, activity.RegisterOptions{Name: activities.ActivityName(activities.PhaseSpec)})
+
+	env.SetTestTimeout(time.Minute)
+	env.ExecuteWorkflow(workflows.JobWorkflowName, workflows.JobInput{Objective: "Add CSV export to the reports page",
+		Scenario: activities.OnTrack, HeartbeatTimeout: 300 * time.Millisecond})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var r workflows.JobResult
+	require.NoError(t, env.GetWorkflowResult(&r))
+	assert.Equal(t, "delivered", r.Outcome)
+	assert.Equal(t, int32(2), calls.Load(), "the silent spec phase ran again")
+	require.NotEmpty(t, r.Log)
+	assert.Equal(t, "spec#1 failed", r.Log[0], "the silent attempt's late result is not taken")
 }
