@@ -3,6 +3,7 @@
 #
 #   scripts/scalebench.sh populate   # start the jobs, with one worker, and wait for them
 #   scripts/scalebench.sh measure    # no worker: the floor, the pages, list --paused; then resume --query
+#   scripts/scalebench.sh resume     # only resume --query over every gate, one worker
 #   scripts/scalebench.sh learn      # a first learn round over the closed jobs, 1,000 new ones, a second round
 #
 # Run against a cluster of its own (scripts/cluster.sh), e.g.
@@ -12,14 +13,17 @@
 # Environment: ADDRESS (default 127.0.0.1:28233, the frontend at offset 21000),
 # OUT (default /tmp/scale: binaries, logs), CLOSED and OPEN (default 10000
 # and 1000), CLOSED_PHASES (default spec,plan: see the doc), N (requests per
-# page and mode, default 40), DASH_PORT (default 28090).
+# page and mode, default 40), DASH_PORT (default 28090), RESUME_AGENT_WORK (how long
+# each phase of a resumed job works while resume --query runs, default 1ms: every
+# resumed job finishes its remaining phases during the batch; 2m: each starts one
+# phase and waits, as with real agents).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ADDRESS="${ADDRESS:-127.0.0.1:28233}"
 OUT="${OUT:-/tmp/scale}"
 CLOSED="${CLOSED:-10000}" OPEN="${OPEN:-1000}" CLOSED_PHASES="${CLOSED_PHASES:-spec,plan}"
-N="${N:-40}" DASH_PORT="${DASH_PORT:-28090}"
+N="${N:-40}" DASH_PORT="${DASH_PORT:-28090}" RESUME_AGENT_WORK="${RESUME_AGENT_WORK:-1ms}"
 QUEUE="overseer-jobs"
 mkdir -p "$OUT"
 
@@ -30,9 +34,9 @@ build() {
 	(cd "$ROOT/cmd" && go build -o "$OUT/scalebench" ./scalebench)
 }
 
-# start_worker starts one worker (phases of 1 ms) and records its pid.
+# start_worker starts one worker (phases of $1, default 1 ms) and records its pid.
 start_worker() {
-	"$OUT/overseer" worker --address "$ADDRESS" --agent-work 1ms >"$OUT/worker.log" 2>&1 &
+	"$OUT/overseer" worker --address "$ADDRESS" --agent-work "${1:-1ms}" >"$OUT/worker.log" 2>&1 &
 	echo $! >"$OUT/worker.pid"
 	until grep -q "Worker polling" "$OUT/worker.log"; do
 		kill -0 "$(cat "$OUT/worker.pid")" || { cat "$OUT/worker.log"; exit 1; }
@@ -51,6 +55,17 @@ stop_worker() {
 # rss prints the peak RSS /usr/bin/time -v wrote to file $1.
 rss() { awk -F': ' '/Maximum resident set size/ {printf "%.1f MB", $2/1024}' "$1"; }
 elapsed() { awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$1"; }
+
+# resume_all resumes every gate of the queue with resume --query, one
+# worker running, and says how long it took and what was applied.
+resume_all() {
+	say "resume --query over every gate, one worker running (phases of $RESUME_AGENT_WORK)"
+	start_worker "$RESUME_AGENT_WORK"
+	/usr/bin/time -v -o "$OUT/resume.time" "$OUT/overseer" resume --address "$ADDRESS" --timeout 60s \
+		--query "TaskQueue = '$QUEUE'" --by bench --not-needed >"$OUT/resume.txt" 2>&1 || true
+	say "resume --query: $(elapsed "$OUT/resume.time"), peak $(rss "$OUT/resume.time"); $(tail -n 3 "$OUT/resume.txt" | tr '\n' ' ')"
+	stop_worker
+}
 
 case "${1:-}" in
 populate)
@@ -87,12 +102,11 @@ measure)
 	/usr/bin/time -v -o "$OUT/paused-text.time" "$OUT/overseer" list --paused --timeout 60s --address "$ADDRESS" >"$OUT/paused.txt"
 	say "list --paused (table): $(elapsed "$OUT/paused-text.time"), peak $(rss "$OUT/paused-text.time")"
 
-	say "resume --query over every gate, one worker running"
-	start_worker
-	/usr/bin/time -v -o "$OUT/resume.time" "$OUT/overseer" resume --address "$ADDRESS" --timeout 60s \
-		--query "TaskQueue = '$QUEUE'" --by bench --not-needed >"$OUT/resume.txt" 2>&1 || true
-	say "resume --query: $(elapsed "$OUT/resume.time"), peak $(rss "$OUT/resume.time"); $(tail -n 3 "$OUT/resume.txt" | tr '\n' ' ')"
-	stop_worker
+	resume_all
+	;;
+resume)
+	build
+	resume_all
 	;;
 learn)
 	build
@@ -118,7 +132,7 @@ learn)
 	wait "$lw" 2>/dev/null || true
 	;;
 *)
-	echo "usage: scripts/scalebench.sh populate|measure|learn" >&2
+	echo "usage: scripts/scalebench.sh populate|measure|resume|learn" >&2
 	exit 2
 	;;
 esac
