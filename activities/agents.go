@@ -141,7 +141,7 @@ func (a *Agents) wait(ctx context.Context, d time.Duration) error {
 	done := time.NewTimer(d)
 	defer done.Stop()
 	var beat <-chan time.Time
-	if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+	if hb := heartbeatTimeout(ctx); hb > 0 {
 		t := time.NewTicker(hb / 3)
 		defer t.Stop()
 		beat = t.C
@@ -156,6 +156,15 @@ func (a *Agents) wait(ctx context.Context, d time.Duration) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// heartbeatTimeout is the running activity's heartbeat timeout; none
+// outside an activity (Run called directly, as in the examples).
+func heartbeatTimeout(ctx context.Context) time.Duration {
+	if !activity.IsActivity(ctx) {
+		return 0
+	}
+	return activity.GetInfo(ctx).HeartbeatTimeout
 }
 
 // finish produces the phase's result: what the scenario makes happen,
