@@ -29,16 +29,24 @@ type run struct {
 	pausedBy []string
 }
 
-// runJob runs a scenario under the heuristic judge; a reviewer resumes any
-// pause an hour after it opens, with a note.
-func runJob(t *testing.T, scenario activities.Scenario, mode overseer.Mode) run {
+// overseenEnv is an SDK test environment with the overseer plugin
+// (opts), its logs discarded.
+func overseenEnv(t *testing.T, opts overseer.Options) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
-	plugin, err := overseer.NewPlugin(overseer.Options{Mode: mode, Judge: overseer.HeuristicJudge{}})
+	plugin, err := overseer.NewPlugin(opts)
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	return env
+}
+
+// runJob runs a scenario under the heuristic judge; a reviewer resumes any
+// pause an hour after it opens, with a note.
+func runJob(t *testing.T, scenario activities.Scenario, mode overseer.Mode) run {
+	t.Helper()
+	env := overseenEnv(t, overseer.Options{Mode: mode, Judge: overseer.HeuristicJudge{}})
 	workflows.Register(env)
 	(&activities.Agents{}).Register(env)
 
@@ -129,16 +137,11 @@ func TestScenariosUnderObserve(t *testing.T) {
 }
 
 func TestContinueAsNewKeepsJobAndOverseerState(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
-	plugin, err := overseer.NewPlugin(overseer.Options{})
-	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env := overseenEnv(t, overseer.Options{})
 	workflows.Register(env)
 	(&activities.Agents{}).Register(env)
 	env.ExecuteWorkflow(workflows.JobWorkflowName, workflows.JobInput{Objective: "x", Scenario: activities.OnTrack, ContinueAsNewAfter: 3})
-	err = env.GetWorkflowError()
+	err := env.GetWorkflowError()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "continue as new")
 }
@@ -147,12 +150,7 @@ func TestContinueAsNewKeepsJobAndOverseerState(t *testing.T) {
 // reached a worker) fails at the heartbeat timeout, not at the phase
 // timeout, and the job runs it again.
 func TestASilentPhaseFailsAtItsHeartbeatTimeoutAndRunsAgain(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
-	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, Judge: overseer.HeuristicJudge{}})
-	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env := overseenEnv(t, overseer.Options{Mode: overseer.ModeObserve, Judge: overseer.HeuristicJudge{}})
 	workflows.Register(env)
 	agents := &activities.Agents{}
 	agents.Register(env)

@@ -2,8 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/overseer"
@@ -39,12 +35,7 @@ func recordedInput(outcome string) workflows.RecordedJobInput {
 // judge and returns its error and final status.
 func runRecorded(t *testing.T, in workflows.RecordedJobInput) (overseer.Status, []time.Duration, error) {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
-	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, Judge: overseer.HeuristicJudge{}})
-	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env := overseenEnv(t, overseer.Options{Mode: overseer.ModeObserve, Judge: overseer.HeuristicJudge{}})
 	workflows.RegisterRecorded(env)
 	(&activities.Recorded{}).Register(env)
 	var works []time.Duration
