@@ -135,7 +135,7 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	if err := req.Validate(); err != nil {
 		return overseer.Gate{}, wordedError{fmt.Sprintf("resume job %q: %s", id, message(err)), err}
 	}
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+	h, err := updateWhenReady(ctx, c, client.UpdateWorkflowOptions{
 		WorkflowID:   id,
 		UpdateName:   overseer.ResumeName,
 		Args:         []any{req},
@@ -147,6 +147,10 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	}
 	if err == nil {
 		return g, nil
+	}
+	var notReady *serviceerror.WorkflowNotReady
+	if errors.As(err, &notReady) {
+		return g, wordedError{fmt.Sprintf("job %q was not resumed: its workflow task kept failing or timing out, and Temporal takes no update until one completes; nothing was applied: retry, and if it persists, look for the failing task in the job's history", id), err}
 	}
 	if encrypted(err) {
 		// The update completed (a refusal would have come back as one):
@@ -186,6 +190,37 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	}
 	return g, JobError(id, err)
 }
+
+// updateWhenReady sends an update, and sends it again while the server
+// answers that the workflow is not ready: after a workflow task failed or
+// timed out (a worker restarting, a task lost under load) Temporal refuses
+// updates until the next one completes, usually within seconds. The
+// refusal means nothing was admitted, so sending again cannot apply it
+// twice. It gives up when ctx ends, with the last refusal.
+func updateWhenReady(ctx context.Context, c client.Client, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	wait := notReadyFirstWait
+	for {
+		h, err := c.UpdateWorkflow(ctx, o)
+		var notReady *serviceerror.WorkflowNotReady
+		if !errors.As(err, &notReady) {
+			return h, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		wait = min(2*wait, notReadyMaxWait)
+	}
+}
+
+// Waits between updates a workflow was not ready for.
+const (
+	notReadyFirstWait = 250 * time.Millisecond
+	notReadyMaxWait   = 2 * time.Second
+)
 
 // message is an error's own sentence, without the SDK's "(type: …)" suffix.
 func message(err error) string {

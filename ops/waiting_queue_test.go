@@ -109,3 +109,57 @@ func TestAResumeAtTheSDKsCallTimeoutMayStillApply(t *testing.T) {
 	assert.ErrorIs(t, res[0].Err, ops.ErrMayStillApply)
 	assert.ErrorContains(t, res[0].Err, "the resume of gate test-1 may still be applied: check with `overseer status a` before you retry")
 }
+
+// notReadyThenApplied is a client whose first notReady updates the server
+// refuses (the workflow task failed or timed out), and whose next one
+// applies; it counts the updates sent.
+type notReadyThenApplied struct {
+	client.Client
+	notReady int
+	mu       sync.Mutex
+	sent     int
+}
+
+func (c *notReadyThenApplied) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sent++
+	if c.sent <= c.notReady {
+		return nil, serviceerror.NewWorkflowNotReady("Unable to perform workflow execution update due to Workflow Task in failed state.")
+	}
+	req := o.Args[0].(overseer.ResumeRequest)
+	return closedGate{overseer.Gate{ID: req.Gate, By: req.By}}, nil
+}
+
+// closedGate is an update handle whose result is the gate it closed.
+type closedGate struct{ gate overseer.Gate }
+
+func (closedGate) WorkflowID() string { return "a" }
+func (closedGate) RunID() string      { return "" }
+func (closedGate) UpdateID() string   { return "u" }
+func (g closedGate) Get(_ context.Context, ptr any) error {
+	*ptr.(*overseer.Gate) = g.gate
+	return nil
+}
+
+// Temporal refuses an update while the job's workflow task is failing or
+// timed out (it was, for 2 of 1,000 jobs, after a worker's first task was
+// lost under load): nothing was admitted, so the resume is sent again
+// until the task recovers, and said to be refused, not applied, only if
+// it never does within the resume's time.
+func TestAResumeTheWorkflowWasNotReadyForIsSentAgain(t *testing.T) {
+	c := &notReadyThenApplied{notReady: 2}
+	res := ops.ResumeAll(context.Background(), c, []ops.GateRef{{JobID: "a", GateID: "test-1"}}, overseer.ResumeRequest{By: "carol"}, 10*time.Second)
+	require.Len(t, res, 1)
+	require.NoError(t, res[0].Err)
+	assert.Equal(t, ops.ResumeApplied, res[0].Outcome())
+	assert.Equal(t, "test-1", res[0].Gate.ID)
+	assert.Equal(t, 3, c.sent, "two refusals, then the update that applied")
+
+	never := &notReadyThenApplied{notReady: 1 << 30}
+	res = ops.ResumeAll(context.Background(), never, []ops.GateRef{{JobID: "a", GateID: "test-1"}}, overseer.ResumeRequest{By: "carol"}, 600*time.Millisecond)
+	require.Len(t, res, 1)
+	assert.Equal(t, ops.ResumeRefused, res[0].Outcome(), "nothing was admitted: not applied, and not unknown")
+	assert.ErrorContains(t, res[0].Err, `job "a" was not resumed: its workflow task kept failing or timing out`)
+	assert.Greater(t, never.sent, 1, "sent again before giving up")
+}
