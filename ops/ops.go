@@ -148,10 +148,6 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	if err == nil {
 		return g, nil
 	}
-	var notReady *serviceerror.WorkflowNotReady
-	if errors.As(err, &notReady) {
-		return g, wordedError{fmt.Sprintf("job %q was not resumed: its workflow task kept failing or timing out, and Temporal takes no update until one completes; nothing was applied: retry, and if it persists, look for the failing task in the job's history", id), err}
-	}
 	if encrypted(err) {
 		// The update completed (a refusal would have come back as one):
 		// only its answer, the gate, is unreadable here.
@@ -166,7 +162,11 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	}
 	var notFound *serviceerror.NotFound
 	var timedOut *client.WorkflowUpdateServiceTimeoutOrCanceledError
+	var notReady *serviceerror.WorkflowNotReady
 	switch {
+	case errors.As(err, &notReady):
+		// updateWhenReady sent it again until the caller's time ran out.
+		return g, wordedError{fmt.Sprintf("job %q was not resumed: its workflow task kept failing or timing out, and Temporal takes no update until one completes; nothing was applied: retry, and if it persists, look for the failing task in the job's history", id), err}
 	case errors.As(err, &timedOut) || TimedOut(err):
 		// The update was sent; the workflow may accept it after the caller
 		// gave up. Say so, and how to look, before anyone retries.

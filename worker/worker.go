@@ -328,8 +328,8 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	// 49 s, against 1 min 53 s with two). The price, on an overloaded
 	// server: more open polls, more tasks handed to a poll that never
 	// receives them (31-71 of 1,000 phases in a burst, none with two), so
-	// every activity scheduled here has a short heartbeat or attempt
-	// timeout (docs/performance.md).
+	// no activity scheduled here waits longer than its heartbeat timeout
+	// or its attempt's own work plus a minute (docs/performance.md).
 	autoscaling := sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{})
 	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins,
 		WorkflowTaskPollerBehavior: autoscaling, ActivityTaskPollerBehavior: autoscaling})

@@ -163,7 +163,6 @@ func TestASilentPhaseFailsAtItsHeartbeatTimeoutAndRunsAgain(t *testing.T) {
 			case <-time.After(time.Second):
 			case <-ctx.Done():
 			}
-			return agents.Run(ctx, in)
 		}
 		return agents.Run(ctx, in)
 	}, activity.RegisterOptions{Name: activities.ActivityName(activities.PhaseSpec)})
