@@ -119,7 +119,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	// started before the plugin was added.
 	version := workflow.DefaultVersion
 	if !off || workflow.IsReplaying(ctx) {
-		version = workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, runStructureV2)
+		version = workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, runStructureV3)
 	}
 	if version == workflow.DefaultVersion {
 		if off {
@@ -155,6 +155,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		// Pinned before ModeOff stopped writing to history.
 		return i.Next.ExecuteWorkflow(ctx, in)
 	}
+	r.structure = version
 	i.run = r
 	ctx = workflow.WithValue(ctx, runKey{}, r)
 	if version < runStructureV2 {
@@ -209,8 +210,17 @@ func (i *workflowInbound) startCode(ctx workflow.Context, in *interceptor.Execut
 // The versions of versionChangeID: 1 is the first structure of an overseen
 // run (a coroutine for the workflow's code, one listening for signals and
 // one per phase in flight); runStructureV2 oversees the phases and receives
-// the signals on the run's own coroutine (loop.go).
-const runStructureV2 = 2
+// the signals on the run's own coroutine (loop.go); runStructureV3 keeps
+// out of the workflow's way (invisible.go): observe mode hands the
+// workflow the SDK's own future of each phase, a held result is handed
+// back as the activity returned it, the SDK's own activities are never
+// phases, the workflow's GetInfo does not show the overseer's memo, and
+// the summary's volatile fields are refreshed at most once per
+// summaryRefresh of workflow time.
+const (
+	runStructureV2 = 2
+	runStructureV3 = 3
+)
 
 // executeV1 runs a run pinned to the first structure.
 func (i *workflowInbound) executeV1(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput, r *run) (any, error) {
@@ -235,6 +245,9 @@ func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, er
 	// judge is failing. This is the one wait observe mode has on a judge in
 	// an activity: it delays the end of the run, never a phase.
 	r.awaitAssessments(wait)
+	if r.invisible() {
+		r.publishSummary(wait) // the volatile fields it held back
+	}
 	r.endNotifications(wait)
 	var can *workflow.ContinueAsNewError
 	if errors.As(wfErr, &can) {
@@ -278,7 +291,7 @@ type workflowOutbound struct {
 
 func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
 	r := o.root.run
-	if r == nil || !r.cfg.isPhase(activityType) {
+	if r == nil || !r.cfg.isPhase(activityType) || (r.invisible() && sdkInternalActivity(activityType)) {
 		return o.Next.ExecuteActivity(ctx, activityType, args...)
 	}
 	// A redo (redo.go) brings the held phase through again, with its own
@@ -309,7 +322,7 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	phase := o.Next.ExecuteActivity(ctx, activityType, args...)
 	if r.loop {
 		t := &boundaryTask{ctx: ctx, phase: phaseName(activityType), started: started, f: phase,
-			activityType: activityType, args: args, attempt: 1}
+			activityType: activityType, args: args, attempt: 1, asIs: r.invisible()}
 		if r.mayRedo(t.phase) {
 			t.held = holdArgs(ctx, args)
 		}
@@ -317,6 +330,12 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 			t.out, t.attempt = rd.out, rd.attempt
 			r.tasks = append(r.tasks, t)
 			return phase // the redo's caller holds no future of its own
+		}
+		if r.invisible() && r.cfg.Mode == ModeObserve {
+			// Nothing is held: the workflow gets the SDK's own future,
+			// settled when and as the SDK settles it.
+			r.tasks = append(r.tasks, t)
+			return phase
 		}
 		result, settle := workflow.NewFuture(ctx)
 		t.out = settle

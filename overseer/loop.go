@@ -42,13 +42,26 @@ type boundaryTask struct {
 	// run again.
 	held    []heldArg
 	attempt int
+	// asIs: the held result is handed back as the activity returned it
+	// (handBack, runStructureV3).
+	asIs bool
 	// call is the judge's activity, once asked.
 	call *judgeCall
 	done bool
 }
 
-// settle hands the phase's own result to the workflow (letThrough).
-func (t *boundaryTask) settle() { letThrough(t.ctx, t.out, t.f) }
+// settle hands the phase's own result to the workflow (letThrough); a
+// phase whose future the workflow holds itself (observe mode,
+// runStructureV3) has nothing to settle.
+func (t *boundaryTask) settle() {
+	switch {
+	case t.out == nil:
+	case t.asIs:
+		handBack(t.ctx, t.out, t.f)
+	default:
+		letThrough(t.ctx, t.out, t.f)
+	}
+}
 
 // ready says the task can take a step without waiting.
 func (t *boundaryTask) ready() bool {

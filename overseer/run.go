@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -87,6 +88,11 @@ type run struct {
 	notices       []*notice
 	// ended is set when the run's end begins: no phase follows.
 	ended bool
+	// structure is versionChangeID's version for the run (runStructureV2,
+	// runStructureV3, …).
+	structure workflow.Version
+	// summaryAt is when the summary was last written (publishSummary).
+	summaryAt time.Time
 }
 
 type searchAttributes struct {
@@ -177,7 +183,16 @@ func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f 
 // recordBoundary adds the phase f ran to the trajectory; it waits for f.
 func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future) {
 	var raw converter.RawValue
-	phaseErr := f.Get(ctx, &raw)
+	var phaseErr error
+	if r.invisible() {
+		var ps *commonpb.Payloads
+		ps, phaseErr = phaseOutcome(ctx, f)
+		if ps != nil {
+			raw = converter.NewRawValue(ps.Payloads[0])
+		}
+	} else {
+		phaseErr = f.Get(ctx, &raw)
+	}
 	var report *PhaseReport
 	if phaseErr == nil {
 		report = reportOf(ctx, raw, f)

@@ -157,12 +157,18 @@ func (r *run) publishSummary(ctx workflow.Context) {
 		return
 	}
 	s := r.summary()
-	if r.published != nil && reflect.DeepEqual(*r.published, s) {
+	if r.published != nil && summariesEqual(*r.published, s) {
+		return
+	}
+	if r.invisible() && r.published != nil && !r.ended && volatileOnly(s, *r.published) &&
+		workflow.Now(ctx).Sub(r.summaryAt) < summaryRefresh {
 		return
 	}
 	if err := workflow.UpsertMemo(ctx, map[string]any{SummaryMemoKey: s}); err != nil {
 		r.logger.Warn("overseer: upsert the job's summary in its memo failed", "error", err.Error())
 		return
 	}
-	r.published = &s
+	r.published, r.summaryAt = &s, workflow.Now(ctx)
 }
+
+func summariesEqual(a, b Summary) bool { return reflect.DeepEqual(a, b) }
