@@ -138,6 +138,15 @@ type Options struct {
 	// attribute fails); the shipped worker turns it on only when the
 	// namespace has it.
 	GateSearchAttribute bool
+	// NoSummaryMemo writes no summary in the job's memo. Runs of this
+	// overseer hide the summary from the workflow's own GetInfo, but the
+	// SDK's test environment hands every UpsertMemo to a workflow's
+	// UpsertMemo mock (TestWorkflowEnvironment.OnUpsertMemo): set it in a
+	// unit test that mocks UpsertMemo. Without the summary, a view of many
+	// jobs (overseer list, the dashboard's list and Waiting page, resume
+	// --query's rows) has to ask each job for its status, a query per row
+	// that needs a worker, as for runs started before the summary existed.
+	NoSummaryMemo bool
 
 	// RecentAssessments bounds the assessments kept in the status. If not
 	// set, 20.
@@ -391,7 +400,7 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		AssessTaskQueue:     o.AssessTaskQueue,
 		SearchAttributes:    o.SearchAttributes,
 		GateSearchAttribute: o.SearchAttributes && o.GateSearchAttribute,
-		Summary:             true,
+		Summary:             !o.NoSummaryMemo,
 		RecentAssessments:   o.RecentAssessments,
 		GateDeadline:        o.gateDeadlineFor(workflowType),
 		Notify:              o.Notifier != nil,

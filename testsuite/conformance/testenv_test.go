@@ -1,0 +1,167 @@
+package conformance_test
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/log"
+	sdktestsuite "go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite/conformance"
+)
+
+// outcome is what a run of a pattern did, as its users could see it.
+type outcome struct {
+	Result  string
+	Err     string
+	Updates []string
+	Calls   []string
+}
+
+func testEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts overseer.Options) *sdktestsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s sdktestsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	wo := worker.Options{EnableSessionWorker: p.SessionWorker}
+	if m.Plugin {
+		plugin, err := overseer.NewPlugin(opts)
+		require.NoError(t, err)
+		wo.Plugins = []worker.Plugin{plugin}
+	}
+	env.SetWorkerOptions(wo)
+	if p.DataConverter != nil {
+		env.SetDataConverter(p.DataConverter())
+	}
+	p.Register(env)
+	return env
+}
+
+// runInTestEnv runs p in the SDK's test environment, driven by its steps
+// a second of workflow time apart.
+func runInTestEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts overseer.Options) (outcome, *sdktestsuite.TestWorkflowEnvironment) {
+	t.Helper()
+	env := testEnv(t, p, m, opts)
+	acts := conformance.NewActivities()
+	acts.Register(env)
+	var o outcome
+	for i, step := range p.Drive {
+		env.RegisterDelayedCallback(func() {
+			switch step.Kind {
+			case conformance.StepSignal:
+				env.SignalWorkflow(step.Name, step.Arg)
+			case conformance.StepUpdate:
+				env.UpdateWorkflow(step.Name, "", &sdktestsuite.TestUpdateCallback{
+					OnReject:   func(err error) { o.Updates = append(o.Updates, "rejected: "+err.Error()) },
+					OnAccept:   func() {},
+					OnComplete: func(v any, err error) { o.Updates = append(o.Updates, describeUpdate(v, err)) },
+				}, step.Arg)
+			}
+		}, time.Duration(i+1)*100*time.Millisecond)
+	}
+	env.ExecuteWorkflow(p.Name, p.Input)
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); errors.As(err, &can) {
+		o.Err = "continued as new with " + can.WorkflowType.Name
+	} else if err != nil {
+		o.Err = err.Error()
+	} else {
+		require.NoError(t, env.GetWorkflowResult(&o.Result))
+	}
+	if len(p.Race) == 0 { // a race's losers may not have started when it ends
+		o.Calls = acts.Calls()
+	}
+	return o, env
+}
+
+func describeUpdate(v any, err error) string {
+	if err != nil {
+		return "failed: " + err.Error()
+	}
+	return "completed"
+}
+
+// Every pattern does in every mode what it does without the plugin, in
+// the SDK's test environment: the same result or error, the same handler
+// outcomes, the same activities called; and manage mode with a judge
+// that never pauses opens no gate.
+func TestPatternsInTheTestEnvironment(t *testing.T) {
+	for _, p := range conformance.Patterns() {
+		t.Run(p.Name, func(t *testing.T) {
+			var want outcome
+			for i, m := range conformance.Modes() {
+				got, env := runInTestEnv(t, p, m, m.Options)
+				if i == 0 {
+					want = got
+					if !strings.HasPrefix(want.Err, "continued as new") { // the test environment runs one run
+						assert.Empty(t, want.Err, "the pattern completes without the plugin")
+					}
+					continue
+				}
+				assert.Equal(t, want, got, "%s in mode %s", p.Name, m.Name)
+				if m.Options.Mode == overseer.ModeOff || got.Err != "" {
+					continue
+				}
+				v, err := env.QueryWorkflow(overseer.StatusQueryName)
+				require.NoError(t, err)
+				var st overseer.Status
+				require.NoError(t, v.Get(&st))
+				assert.Zero(t, st.Counters.Pauses, "no gate")
+				if p.Phases > 0 {
+					assert.Equal(t, p.Phases, st.Counters.Phases, "the workflow's own phases, none of the SDK's")
+				}
+			}
+		})
+	}
+}
+
+// A unit test that mocks the workflow's own UpsertMemo passes with the
+// plugin in every mode once the summary memo is off (NoSummaryMemo): the
+// SDK's test environment hands every UpsertMemo, the overseer's too, to
+// the mock. Without the option the mock sees the overseer's summary.
+func TestAWorkflowsUpsertMemoMockSeesOnlyItsOwnMemo(t *testing.T) {
+	var memo conformance.Pattern
+	for _, p := range conformance.Patterns() {
+		if p.MocksUpsertMemo {
+			memo = p
+		}
+	}
+	require.NotEmpty(t, memo.Name)
+	for _, m := range conformance.Modes() {
+		t.Run(m.Name, func(t *testing.T) {
+			opts := m.Options
+			opts.NoSummaryMemo = true
+			env := testEnv(t, memo, m, opts)
+			conformance.NewActivities().Register(env)
+			env.OnUpsertMemo(map[string]any{"owner": "team-a"}).Return(nil).Once()
+			env.OnUpsertMemo(map[string]any{"stage": "done"}).Return(nil).Once()
+			env.ExecuteWorkflow(memo.Name, 0)
+			require.NoError(t, env.GetWorkflowError())
+			var result string
+			require.NoError(t, env.GetWorkflowResult(&result))
+			assert.Equal(t, "memo: owner,stage", result)
+			env.AssertExpectations(t)
+		})
+	}
+	t.Run("observe with the summary", func(t *testing.T) {
+		env := testEnv(t, memo, conformance.Modes()[2], overseer.Options{Mode: overseer.ModeObserve})
+		conformance.NewActivities().Register(env)
+		env.OnUpsertMemo(mock.Anything).Return(nil)
+		env.ExecuteWorkflow(memo.Name, 0)
+		require.NoError(t, env.GetWorkflowError())
+		var result string
+		require.NoError(t, env.GetWorkflowResult(&result))
+		assert.Equal(t, "memo: owner,stage", result, "GetInfo does not show the summary")
+	})
+}
