@@ -3,6 +3,7 @@ package overseer
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -26,6 +27,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 		return nil, err
 	}
 	dc := wi.(*workerInterceptor).dc
+	var activitiesOnly sync.Map // worker instance keys
 	return temporal.NewSimplePlugin(temporal.SimplePluginOptions{
 		Name:               pluginName,
 		WorkerInterceptors: []interceptor.WorkerInterceptor{wi},
@@ -35,10 +37,21 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 			dc.capture(o.ClientOptions.DataConverter)
 			return nil
 		},
+		// A worker that runs activities only (DisableWorkflowWorker) gets
+		// the overseer's activities and no workflow: the SDK panics at a
+		// workflow registered on it.
+		ConfigureWorker: func(_ context.Context, o worker.PluginConfigureWorkerOptions) error {
+			if o.WorkerOptions != nil && o.WorkerOptions.DisableWorkflowWorker {
+				activitiesOnly.Store(o.WorkerInstanceKey, true)
+			}
+			return nil
+		},
 		RunContextBefore: func(_ context.Context, o temporal.SimplePluginRunContextBeforeOptions) error {
 			o.Registry.RegisterActivityWithOptions(a.Assess, activity.RegisterOptions{Name: AssessActivityName})
 			registerNotify(o.Registry, opts)
-			RegisterNotifyWorkflow(o.Registry)
+			if _, ok := activitiesOnly.Load(o.InstanceKey); !ok {
+				RegisterNotifyWorkflow(o.Registry)
+			}
 			return nil
 		},
 	})

@@ -478,7 +478,7 @@ func Patterns() []Pattern {
 		{Name: "RaceSignal", Workflow: RaceSignal, Drive: []Step{{Kind: StepSignal, Name: "poke", Arg: 1}},
 			Race: append(release("race"), Step{Kind: StepSignal, Name: "poke", Arg: 1}, Step{Kind: StepAwaitEvent, Name: "WorkflowExecutionSignaled"})},
 		{Name: "RaceUpdate", Workflow: RaceUpdate, Drive: []Step{{Kind: StepUpdate, Name: "bump", Arg: -1}, {Kind: StepUpdate, Name: "bump", Arg: 1}},
-			Race: release("race")},
+			Race: append(release("race"), Step{Kind: StepUpdate, Name: "bump", Arg: 1})},
 		{Name: "RaceTwoPhases", Workflow: RaceTwoPhases, Race: append(release("b"), release("a")...)},
 		{Name: "SessionWork", Workflow: SessionWork, SessionWorker: true, Phases: 2},
 		{Name: "SessionLost", Workflow: SessionLost, Phases: 0},
