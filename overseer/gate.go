@@ -392,7 +392,7 @@ func ptrTo[T any](v T) *T { return &v }
 // own, and each holds only its own phase's result. attempt is which run of
 // the phase the gate holds (Gate.Attempt). It returns the gate once it is
 // closed.
-func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt int) *Gate {
+func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt int, holdsNext bool) *Gate {
 	now := workflow.Now(ctx)
 	r.startedBy = startedBy(ctx)
 	// The queue and the status say that nobody can open such a gate,
@@ -403,6 +403,10 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 	}
 	r.st.Counters.Pauses++
 	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: why.reason, Evidence: why.evidence, PausedAt: now, Attempt: attempt}
+	if holdsNext {
+		g.holdsNext = true
+		r.opening--
+	}
 	r.open = append(r.open, g)
 	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)
 	metricPause(ctx, r.st.Counters.ConsecutiveFailures > 0)

@@ -174,8 +174,11 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	// cancellation before we return.
 	wait, _ := workflow.NewDisconnectedContext(ctx)
 	signalled := func() bool { return ctx.Err() == nil && inbox.pending() }
+	// ended: the workflow's code has returned and nothing holds the run's
+	// end (holding).
+	ended := func() bool { return code.done && !r.holding() }
 	for {
-		_ = workflow.Await(wait, func() bool { return code.done || r.aborted != nil || signalled() || r.hasReadyTask() })
+		_ = workflow.Await(wait, func() bool { return ended() || r.aborted != nil || signalled() || r.hasReadyTask() })
 		if signalled() {
 			inbox.drain(ctx, r)
 		}
@@ -183,7 +186,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 			break
 		}
 		r.advance()
-		if code.done {
+		if ended() {
 			break
 		}
 	}
@@ -302,6 +305,7 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 		rd, r.redoing = r.redoing, nil
 		note = &rd.note
 	} else {
+		r.awaitGatesBeforePhase(ctx)
 		note = r.takeNote()
 	}
 	if note != nil {
@@ -331,9 +335,11 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 			r.tasks = append(r.tasks, t)
 			return phase // the redo's caller holds no future of its own
 		}
-		if r.invisible() && r.cfg.Mode == ModeObserve {
+		if r.invisible() && (r.cfg.Mode == ModeObserve || t.held == nil) {
 			// Nothing is held: the workflow gets the SDK's own future,
-			// settled when and as the SDK settles it.
+			// settled when and as the SDK settles it. A gate of a phase no
+			// redo may run again holds the workflow's next phase and the
+			// run's end instead (invisible.go).
 			r.tasks = append(r.tasks, t)
 			return phase
 		}

@@ -2,6 +2,7 @@ package overseer
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -22,12 +23,15 @@ import (
 // without decoding it with the workflow's data converter, which may know
 // nothing of converter.RawValue.
 //
-// Manage mode must read the verdict before the workflow sees a result it
-// may hold, and the SDK has no hook that runs workflow code while it
-// applies events: a result manage mode does not hold reaches the workflow
-// in the same workflow task, after that task's other events. Workflows that
-// race phases against timers or signals should run in observe mode
-// (docs/configuration.md).
+// Manage mode would have to read the verdict before the workflow sees a
+// result it may hold, and the SDK has no hook that runs workflow code while
+// it applies events. So manage mode holds a result only where a redo may
+// replace it (a phase named in Options.RedoSafe, with MaxRedos above 0):
+// such a result reaches the workflow once the verdict is read, in the same
+// workflow task, after that task's other events. Every other phase's result
+// reaches the workflow as in observe mode; when its verdict flags it, the
+// gate holds the workflow's next phase (its ExecuteActivity waits) and the
+// run's end, until a person resumes or aborts the job.
 
 // invisible says the run is of runStructureV3.
 func (r *run) invisible() bool { return r.structure >= runStructureV3 }
@@ -135,4 +139,37 @@ const summaryRefresh = time.Minute
 func volatileOnly(s, was Summary) bool {
 	s.Phase, s.Phases, s.OnObjective = was.Phase, was.Phases, was.OnObjective
 	return summariesEqual(s, was)
+}
+
+// awaitGatesBeforePhase holds a phase the workflow schedules while the
+// job is held (holding).
+func (r *run) awaitGatesBeforePhase(ctx workflow.Context) {
+	if r.holding() {
+		_ = workflow.Await(ctx, func() bool { return !r.holding() || r.aborted != nil })
+	}
+	if r.aborted != nil && r.invisible() {
+		// Aborted at the gate: the run ends (its own coroutine returns the
+		// abort) and no further phase is scheduled.
+		never, _ := workflow.NewDisconnectedContext(ctx)
+		_ = workflow.Await(never, func() bool { return false })
+	}
+}
+
+// holding says the workflow's next phase and the run's end must wait
+// (runStructureV3, manage mode): a phase has completed whose verdict is not
+// in (a judge in an activity answers after the workflow has the result),
+// or a gate that holds no result is open or opening.
+func (r *run) holding() bool {
+	if !r.invisible() || r.cfg.Mode != ModeManage {
+		return false
+	}
+	if r.opening > 0 || slices.ContainsFunc(r.open, func(g *Gate) bool { return g.holdsNext }) {
+		return true
+	}
+	for _, t := range r.tasks {
+		if !t.done && (t.call != nil || t.f.IsReady()) {
+			return true
+		}
+	}
+	return false
 }

@@ -144,8 +144,12 @@ func (r *run) afterVerdict(t *boundaryTask, why pauseCause) {
 		}
 		return
 	}
+	holdsNext := t.out == nil // the workflow has the result: the gate holds what comes next
+	if holdsNext {
+		r.opening++
+	}
 	workflow.Go(t.ctx, func(ctx workflow.Context) {
-		g := r.pause(ctx, t.phase, why, t.attempt)
+		g := r.pause(ctx, t.phase, why, t.attempt, holdsNext)
 		switch {
 		case r.aborted != nil:
 		case g.Action == ActionRedo && !g.Cancelled && !r.ended:

@@ -93,6 +93,9 @@ type run struct {
 	structure workflow.Version
 	// summaryAt is when the summary was last written (publishSummary).
 	summaryAt time.Time
+	// opening counts the gates a verdict asked for whose coroutine has not
+	// yet opened them (afterVerdict).
+	opening int
 }
 
 type searchAttributes struct {
@@ -214,7 +217,7 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 		why = r.endAssess(ctx, call)
 	}
 	if why.flagged() {
-		r.pause(ctx, phase, why, 1)
+		r.pause(ctx, phase, why, 1, false)
 	}
 }
 

@@ -215,9 +215,13 @@ type Assessment struct {
 type Gate struct {
 	// ID names the gate in ResumeRequest.Gate: the phase and the job's
 	// pause count, e.g. "code-2".
-	ID     string `json:"id,omitempty"`
-	Phase  string `json:"phase"`
-	Reason string `json:"reason"`
+	ID string `json:"id,omitempty"`
+	// holdsNext: the gate's phase result reached the workflow, and the
+	// gate holds the workflow's next phase and the run's end instead
+	// (runStructureV3).
+	holdsNext bool
+	Phase     string `json:"phase"`
+	Reason    string `json:"reason"`
 	// Attempt is which run of its phase the gate holds: 1 for the phase's
 	// first run, 2 for the run the first redo asked for, and so on (at
 	// most 1 + MaxRedos); 0 in gates recorded before redo existed.
