@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
@@ -166,6 +167,7 @@ func runOnServer(t *testing.T, c client.Client, p conformance.Pattern, m conform
 			o.Commands = append(o.Commands, d)
 		}
 	}
+	replays(ctx, t, c, p, m, workflow.Execution{ID: tq, RunID: run.GetRunID()})
 	if m.Options.Mode == overseer.ModeManage {
 		v, err := c.QueryWorkflow(ctx, tq, "", overseer.StatusQueryName)
 		require.NoError(t, err)
@@ -383,4 +385,37 @@ func command(e *historypb.HistoryEvent) string {
 		return d
 	}
 	return ""
+}
+
+// replays checks that the run's (first) history replays on this code with
+// the worker it ran on, and, recorded with the plugin, with the plugin
+// switched to off (how a team retires it: docs/upgrades.md). Without the
+// plugin, most histories the overseer wrote to do not replay
+// (workflows.TestReplayDetectsARemovedPlugin).
+func replays(ctx context.Context, t *testing.T, c client.Client, p conformance.Pattern, m conformance.Mode, run workflow.Execution) {
+	t.Helper()
+	replay := func(opts *overseer.Options) error {
+		ro := worker.WorkflowReplayerOptions{}
+		if p.DataConverter != nil {
+			ro.DataConverter = p.DataConverter()
+		}
+		if opts != nil {
+			plugin, err := overseer.NewPlugin(*opts)
+			require.NoError(t, err)
+			ro.Plugins = []worker.Plugin{plugin}
+		}
+		r, err := worker.NewWorkflowReplayerWithOptions(ro)
+		require.NoError(t, err)
+		p.Register(r)
+		// From the server: the replay then has the run's namespace, id and
+		// run id, which a context-bound codec binds its payloads to.
+		return r.ReplayWorkflowExecution(ctx, c.WorkflowService(), log.NewStructuredLogger(slog.New(slog.DiscardHandler)), "default", run)
+	}
+	if !m.Plugin {
+		require.NoError(t, replay(nil), "replays as recorded")
+		return
+	}
+	opts := m.Options
+	require.NoError(t, replay(&opts), "replays as recorded")
+	require.NoError(t, replay(&overseer.Options{Mode: overseer.ModeOff}), "replays with the plugin switched off")
 }
