@@ -39,6 +39,26 @@ var (
 // statuses rather than Paused, which servers before it refuse as a value.
 const OpenJobsQuery = "ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut')"
 
+// NeedsPluginQuery is the visibility query clause that selects the open
+// runs that started under the plugin in observe or manage mode (of
+// workflowType, unless it is ""): their histories carry the overseer's
+// version marker (TemporalChangeVersion), and they replay only on a worker
+// that has the plugin, in mode off at least. Retiring the plugin: switch
+// the workflow type to off, and remove the plugin once this finds no run.
+// workflowType must hold no quote (visibility queries have no escape the
+// servers agree on).
+func NeedsPluginQuery(workflowType string) string {
+	versions := make([]string, 0, runStructureV3)
+	for v := 1; v <= runStructureV3; v++ {
+		versions = append(versions, fmt.Sprintf("'%s-%d'", versionChangeID, v))
+	}
+	q := "TemporalChangeVersion IN (" + strings.Join(versions, ", ") + ") AND " + OpenJobsQuery
+	if workflowType != "" {
+		q += " AND WorkflowType = '" + workflowType + "'"
+	}
+	return q
+}
+
 type workerInterceptor struct {
 	interceptor.WorkerInterceptorBase
 	opts Options

@@ -20,6 +20,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
@@ -418,4 +419,65 @@ func replays(ctx context.Context, t *testing.T, c client.Client, p conformance.P
 	opts := m.Options
 	require.NoError(t, replay(&opts), "replays as recorded")
 	require.NoError(t, replay(&overseer.Options{Mode: overseer.ModeOff}), "replays with the plugin switched off")
+}
+
+// overseer.NeedsPluginQuery finds the open runs that started under the
+// plugin in observe or manage mode, and no other: not a run without it,
+// nor one in mode off; and none once they have closed.
+func TestNeedsPluginQueryFindsTheRunsThatStillNeedThePlugin(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var p conformance.Pattern
+	for _, q := range conformance.Patterns() {
+		if q.Name == "RaceSignal" {
+			p = q
+		}
+	}
+	suffix := fmt.Sprint(time.Now().UnixNano())
+	var want []string
+	for _, m := range conformance.Modes() {
+		tq := "retire-" + m.Name + "-" + suffix
+		wo := worker.Options{}
+		if m.Plugin {
+			plugin, err := overseer.NewPlugin(m.Options)
+			require.NoError(t, err)
+			wo.Plugins = []worker.Plugin{plugin}
+		}
+		w := worker.New(c, tq, wo)
+		p.Register(w)
+		acts := conformance.NewActivities()
+		acts.HoldAll = true // the run stays open until its signal
+		acts.Register(w)
+		require.NoError(t, w.Start())
+		defer w.Stop()
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: tq, TaskQueue: tq}, p.Name, 0)
+		require.NoError(t, err)
+		if m.Options.Mode == overseer.ModeObserve || m.Options.Mode == overseer.ModeManage {
+			want = append(want, tq)
+		}
+		require.Eventually(t, func() bool { return slices.Contains(acts.Calls(), conformance.ActivityHeld+" race") }, time.Minute, 20*time.Millisecond)
+	}
+	found := func() []string {
+		var ids []string
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: overseer.NeedsPluginQuery(p.Name)})
+		require.NoError(t, err)
+		for _, e := range resp.GetExecutions() {
+			if strings.HasSuffix(e.GetExecution().GetWorkflowId(), suffix) {
+				ids = append(ids, e.GetExecution().GetWorkflowId())
+			}
+		}
+		sort.Strings(ids)
+		return ids
+	}
+	sort.Strings(want)
+	require.Eventually(t, func() bool { return slices.Equal(want, found()) }, 30*time.Second, 100*time.Millisecond,
+		"the open runs in observe and manage mode, %v", want)
+	for _, m := range conformance.Modes() {
+		id := "retire-" + m.Name + "-" + suffix
+		require.NoError(t, c.SignalWorkflow(ctx, id, "", "poke", 1))
+		require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, nil))
+	}
+	require.Eventually(t, func() bool { return len(found()) == 0 }, 30*time.Second, 100*time.Millisecond, "none once closed")
 }

@@ -52,6 +52,7 @@ func Commands() map[string]Command {
 		"replay":      &ReplayCmd{},
 		"export":      &Export{},
 		"audit":       &Audit{},
+		"retire":      &Retire{},
 		"model":       &ModelCmd{},
 		"learn":       &LearnCmd{},
 		"bench":       &Bench{Progress: os.Stderr},
