@@ -105,14 +105,25 @@
 // [ModeOff] calls nothing and writes nothing to the run's history (no
 // version marker, no pinned configuration, no search attribute); such a
 // run only answers the status query, with mode off. [ModeObserve] records
-// answers and status and never changes the job: the phase's result reaches
-// the workflow at once and the judge is asked on the side; nothing is
-// injected and nothing waits (the run only waits for the last assessment
-// before it completes, so that the last boundary is recorded, and not even
-// that when the judge is failing: see Failures).
-// [ModeManage] holds the phase's result until the verdict; when the phase
-// is flagged, the workflow waits at a gate until a person resumes it, and
-// the next phase receives a [Note].
+// answers and status and never changes the job: the workflow holds the
+// SDK's own future of each phase, settled when and as the SDK settles it
+// (a Selector racing a phase against a timer or a signal picks what it
+// would without the plugin), the outcome is read beside it without being
+// decoded (any data converter works), and the judge is asked on the side;
+// nothing is injected and nothing waits (the run only waits for the last
+// assessment before it completes, so that the last boundary is recorded,
+// and not even that when the judge is failing: see Failures). The SDK's own
+// activities (a session's) are never phases, and GetInfo does not show
+// the overseer's memo.
+// [ModeManage] pauses a flagged phase at a gate until a person resumes it,
+// and the next phase receives a [Note]. The gate holds the phase's result
+// where a redo may replace it ([Options.RedoSafe]); for any other phase the
+// result reaches the workflow as in observe mode and the gate holds the
+// workflow's next phase and the run's end instead.
+//
+// The conformance suite (testsuite/conformance) holds every mode to this
+// on workflows nobody writes for an overseer; [NeedsPluginQuery] finds the
+// runs that still need the plugin when a team retires it (mode off first).
 //
 // Modes are set per workflow type ([Options.Mode], [Options.Modes]); a
 // run started with the memo field "overseer.mode" ([ModeMemoKey]) set to
