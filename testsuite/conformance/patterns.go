@@ -369,6 +369,7 @@ func Memo(ctx workflow.Context, _ int) (string, error) {
 
 func memoKeys(ctx workflow.Context) string {
 	var keys []string
+	//workflowcheck:ignore the order is discarded by the sort below
 	for k := range workflow.GetInfo(ctx).Memo.GetFields() {
 		keys = append(keys, k)
 	}
