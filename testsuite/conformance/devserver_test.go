@@ -437,6 +437,7 @@ func TestNeedsPluginQueryFindsTheRunsThatStillNeedThePlugin(t *testing.T) {
 	}
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	var want []string
+	held := map[string]*conformance.Activities{}
 	for _, m := range conformance.Modes() {
 		tq := "retire-" + m.Name + "-" + suffix
 		wo := worker.Options{}
@@ -450,6 +451,7 @@ func TestNeedsPluginQueryFindsTheRunsThatStillNeedThePlugin(t *testing.T) {
 		acts := conformance.NewActivities()
 		acts.HoldAll = true // the run stays open until its signal
 		acts.Register(w)
+		held[m.Name] = acts
 		require.NoError(t, w.Start())
 		defer w.Stop()
 		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: tq, TaskQueue: tq}, p.Name, 0)
@@ -477,6 +479,7 @@ func TestNeedsPluginQueryFindsTheRunsThatStillNeedThePlugin(t *testing.T) {
 	for _, m := range conformance.Modes() {
 		id := "retire-" + m.Name + "-" + suffix
 		require.NoError(t, c.SignalWorkflow(ctx, id, "", "poke", 1))
+		held[m.Name].Release("race")
 		require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, nil))
 	}
 	require.Eventually(t, func() bool { return len(found()) == 0 }, 30*time.Second, 100*time.Millisecond, "none once closed")

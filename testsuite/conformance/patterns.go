@@ -167,7 +167,8 @@ func (a *Activities) Flaky(_ context.Context, key string) (string, error) {
 	return fmt.Sprintf("%s on call %d", key, n), nil
 }
 
-// Held completes when released (HoldAll), else at once.
+// Held completes when released (HoldAll), heartbeating meanwhile, else at
+// once.
 func (a *Activities) Held(ctx context.Context, key string) (string, error) {
 	a.called(ActivityHeld, key)
 	if !a.HoldAll && key == "a" {
@@ -179,10 +180,16 @@ func (a *Activities) Held(ctx context.Context, key string) (string, error) {
 		a.mu.Lock()
 		ch := a.channel(key)
 		a.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return "", ctx.Err()
+	held:
+		for {
+			activity.RecordHeartbeat(ctx)
+			select {
+			case <-ch:
+				break held
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}
 	return "held " + key, nil
@@ -248,28 +255,30 @@ func RetryLoop(ctx workflow.Context, _ int) (string, error) {
 	return "", errors.New("gave up")
 }
 
-// RaceTimer races a phase against a timer.
+// RaceTimer races a phase against a timer, then lets the phase finish.
 func RaceTimer(ctx workflow.Context, _ int) (string, error) {
 	won := ""
+	phase := workflow.ExecuteActivity(options(ctx), ActivityHeld, "race")
 	s := workflow.NewSelector(ctx)
-	s.AddFuture(workflow.ExecuteActivity(options(ctx), ActivityHeld, "race"), func(workflow.Future) { won = "phase" })
+	s.AddFuture(phase, func(workflow.Future) { won = "phase" })
 	s.AddFuture(workflow.NewTimer(ctx, 2*time.Second), func(workflow.Future) { won = "timer" })
 	s.Select(ctx)
-	return won, nil
+	return won, phase.Get(ctx, nil)
 }
 
-// RaceSignal races a phase against a signal.
+// RaceSignal races a phase against a signal, then lets the phase finish.
 func RaceSignal(ctx workflow.Context, _ int) (string, error) {
 	won := ""
+	phase := workflow.ExecuteActivity(options(ctx), ActivityHeld, "race")
 	s := workflow.NewSelector(ctx)
-	s.AddFuture(workflow.ExecuteActivity(options(ctx), ActivityHeld, "race"), func(workflow.Future) { won = "phase" })
+	s.AddFuture(phase, func(workflow.Future) { won = "phase" })
 	s.AddReceive(workflow.GetSignalChannel(ctx, "poke"), func(c workflow.ReceiveChannel, _ bool) {
 		var v int
 		c.Receive(ctx, &v)
 		won = "signal"
 	})
 	s.Select(ctx)
-	return won, nil
+	return won, phase.Get(ctx, nil)
 }
 
 // RaceUpdate races a phase against an update whose handler says whether
@@ -299,19 +308,21 @@ func RaceUpdate(ctx workflow.Context, _ int) (string, error) {
 	return sawDone + "; " + s, nil
 }
 
-// RaceTwoPhases runs two phases at once and takes the first to complete.
+// RaceTwoPhases runs two phases at once, takes the first to complete,
+// then waits for the other.
 func RaceTwoPhases(ctx workflow.Context, _ int) (string, error) {
-	won := ""
+	var done []string
 	s := workflow.NewSelector(ctx)
 	for _, key := range []string{"a", "b"} {
 		s.AddFuture(workflow.ExecuteActivity(options(ctx), ActivityHeld, key), func(f workflow.Future) {
 			var v string
 			_ = f.Get(ctx, &v)
-			won = v
+			done = append(done, v)
 		})
 	}
 	s.Select(ctx)
-	return "first: " + won, nil
+	s.Select(ctx)
+	return "first: " + done[0], nil
 }
 
 // SessionWork runs two steps in a session.
