@@ -2,15 +2,11 @@ package bench_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/log"
 
 	"github.com/corohq/temporal-overseer/bench"
 	"github.com/corohq/temporal-overseer/testsuite"
@@ -18,19 +14,7 @@ import (
 
 func devServer(t *testing.T) *testsuite.DevServer {
 	t.Helper()
-	if _, err := testsuite.TemporalCLIPath(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs the Temporal CLI: %v", err)
-		}
-		t.Skipf("no Temporal CLI: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler)),
-		DynamicConfig: bench.DevServerConfig()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	return testsuite.StartDevServerForTest(t, testsuite.DevServerOptions{DynamicConfig: bench.DevServerConfig()})
 }
 
 // One small bench run pins what its table reports in counts, never in

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -34,19 +32,7 @@ import (
 
 func devServer(t *testing.T) *testsuite.DevServer {
 	t.Helper()
-	if _, err := testsuite.TemporalCLIPath(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs the Temporal CLI: %v", err)
-		}
-		t.Skipf("no Temporal CLI: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard,
-		Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	return testsuite.StartDevServerForTest(t, testsuite.DevServerOptions{})
 }
 
 // serverRun is what a run of a pattern on a real server did.
