@@ -20,14 +20,6 @@ import (
 	"github.com/corohq/temporal-overseer/testsuite/conformance"
 )
 
-// outcome is what a run of a pattern did, as its users could see it.
-type outcome struct {
-	Result  string
-	Err     string
-	Updates []string
-	Calls   []string
-}
-
 func testEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts overseer.Options) *sdktestsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var s sdktestsuite.WorkflowTestSuite
@@ -49,12 +41,12 @@ func testEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts overs
 
 // runInTestEnv runs p in the SDK's test environment, driven by its steps
 // a second of workflow time apart.
-func runInTestEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts overseer.Options) (outcome, *sdktestsuite.TestWorkflowEnvironment) {
+func runInTestEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts overseer.Options) (conformance.Outcome, *sdktestsuite.TestWorkflowEnvironment) {
 	t.Helper()
 	env := testEnv(t, p, m, opts)
 	acts := conformance.NewActivities()
 	acts.Register(env)
-	var o outcome
+	var o conformance.Outcome
 	for i, step := range p.Drive {
 		env.RegisterDelayedCallback(func() {
 			switch step.Kind {
@@ -64,7 +56,7 @@ func runInTestEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts 
 				env.UpdateWorkflow(step.Name, "", &sdktestsuite.TestUpdateCallback{
 					OnReject:   func(err error) { o.Updates = append(o.Updates, "rejected: "+err.Error()) },
 					OnAccept:   func() {},
-					OnComplete: func(v any, err error) { o.Updates = append(o.Updates, describeUpdate(v, err)) },
+					OnComplete: func(v any, err error) { o.Updates = append(o.Updates, conformance.UpdateOutcome(err)) },
 				}, step.Arg)
 			}
 		}, time.Duration(i+1)*100*time.Millisecond)
@@ -85,13 +77,6 @@ func runInTestEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts 
 	return o, env
 }
 
-func describeUpdate(v any, err error) string {
-	if err != nil {
-		return "failed: " + err.Error()
-	}
-	return "completed"
-}
-
 // Every pattern does in every mode what it does without the plugin, in
 // the SDK's test environment: the same result or error, the same handler
 // outcomes, the same activities called; and manage mode with a judge
@@ -99,7 +84,7 @@ func describeUpdate(v any, err error) string {
 func TestPatternsInTheTestEnvironment(t *testing.T) {
 	for _, p := range conformance.Patterns() {
 		t.Run(p.Name, func(t *testing.T) {
-			var want outcome
+			var want conformance.Outcome
 			for i, m := range conformance.Modes() {
 				got, env := runInTestEnv(t, p, m, m.Options)
 				if i == 0 {
