@@ -94,6 +94,7 @@ func RunOnServer(t testing.TB, c client.Client, p Pattern, m Mode) (ServerRun, w
 
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: tq, TaskQueue: tq, WorkflowExecutionTimeout: 2 * time.Minute}, p.Name, p.Input)
 	require.NoError(t, err)
+	first := run.GetRunID() // Get follows a continue-as-new and moves the run's id on
 	var o ServerRun
 	var updates sync.WaitGroup
 	results := make([]string, len(p.Drive)+len(p.Race))
@@ -133,7 +134,7 @@ func RunOnServer(t testing.TB, c client.Client, p Pattern, m Mode) (ServerRun, w
 	if len(p.Race) == 0 {
 		o.Calls = acts.Calls()
 	}
-	events := History(ctx, t, c, tq, run.GetRunID())
+	events := History(ctx, t, c, tq, first)
 	if len(p.Race) > 0 {
 		assertOneTask(t, p, events)
 	}
@@ -149,7 +150,7 @@ func RunOnServer(t testing.TB, c client.Client, p Pattern, m Mode) (ServerRun, w
 		require.NoError(t, v.Get(&st))
 		assert.Zero(t, st.Counters.Pauses, "no gate")
 	}
-	return o, workflow.Execution{ID: tq, RunID: run.GetRunID()}
+	return o, workflow.Execution{ID: tq, RunID: first}
 }
 
 // drive takes step s; an update sent while the workflow's worker is
