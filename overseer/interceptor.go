@@ -230,6 +230,12 @@ func (i *workflowInbound) startCode(ctx workflow.Context, in *interceptor.Execut
 	return c
 }
 
+// Release names this release of the plugin (CHANGELOG.md has a section
+// per release; the corpus of histories each release recorded is under
+// testsuite/conformance/testdata/corpus/RELEASE, and every later release
+// replays it). `overseer --version` prints it.
+const Release = "v0.2.0"
+
 // The versions of versionChangeID: 1 is the first structure of an overseen
 // run (a coroutine for the workflow's code, one listening for signals and
 // one per phase in flight); runStructureV2 oversees the phases and receives

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/codec"
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/worker"
 )
@@ -98,11 +99,12 @@ func Main(ctx context.Context, args []string, out, errOut io.Writer) int {
 // If not set, the module version Go recorded (go install …@v1.2.3).
 var Version string
 
-// VersionString is the version, or the commit Go recorded when the binary
-// was built from a checkout, and the Temporal SDK the binary was built with.
+// VersionString is the plugin's release (overseer.Release), then the
+// version, or the commit Go recorded when the binary was built from a
+// checkout, and the Temporal SDK the binary was built with.
 func VersionString() string {
 	bi, _ := debug.ReadBuildInfo()
-	return versionString(Version, bi)
+	return overseer.Release + ", built as " + versionString(Version, bi)
 }
 
 // versionString formats the version set at build time or bi's module

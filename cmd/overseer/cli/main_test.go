@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/corohq/temporal-overseer/overseer"
 )
 
 func runMain(args ...string) (int, string, string) {
@@ -21,6 +23,7 @@ func TestMainVersion(t *testing.T) {
 		code, out, _ := runMain(arg)
 		assert.Equal(t, 0, code)
 		assert.Regexp(t, `^overseer \S+.*go1\.\d+`, out) // a test binary records no dependencies
+		assert.Contains(t, out, "overseer "+overseer.Release+", built as ", "the release first")
 	}
 }
 
