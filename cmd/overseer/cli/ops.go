@@ -366,28 +366,40 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
+	lo := conn.listOptions()
+	lo.Query = *query
+	return resumeJobs(ctx, out, c, req, ids, lo, *oldest, conn.timeout)
+}
+
+// resumeJobs resumes the jobs ids, or, with lo.Query, the paused jobs the
+// query selects, and says what became of each. A list of paused jobs that
+// stopped at a failed page resumes what it read, says that the jobs on
+// later pages were not read, and fails.
+func resumeJobs(ctx context.Context, out io.Writer, c client.Client, req overseer.ResumeRequest, ids []string, lo ops.ListOptions, oldest bool, timeout time.Duration) error {
 	// Each resume is bound to the gate its job has open now, as read here:
 	// one that opens later is never closed by this decision.
 	var refs []ops.GateRef
 	var results []ops.ResumeResult
-	if *query != "" {
+	var listErr error
+	query := lo.Query
+	if query != "" {
 		// The queue, from visibility: every paused job, each at its gate.
-		lo := conn.listOptions()
-		lo.Query = *query
-		gates, err := ops.Waiting(ctx, c, lo)
-		if err != nil && len(gates) == 0 {
-			return err
+		var gates []ops.WaitingGate
+		gates, listErr = ops.Waiting(ctx, c, lo)
+		if listErr != nil && len(gates) == 0 {
+			return listErr
 		}
 		if len(gates) == 0 {
-			return fmt.Errorf("no paused job matches --query %q", *query)
+			return fmt.Errorf("no paused job matches --query %q", query)
 		}
-		refs, results = queryGates(gates, *oldest)
+		refs, results = queryGates(gates, oldest)
 	} else {
 		for _, id := range ids {
 			g := req.Gate
 			if g == "" {
-				gctx, cancel := context.WithTimeout(ctx, conn.timeout)
-				g, err = ops.GateToResume(gctx, c, id, *oldest)
+				gctx, cancel := context.WithTimeout(ctx, timeout)
+				var err error
+				g, err = ops.GateToResume(gctx, c, id, oldest)
 				cancel()
 				if err != nil {
 					results = append(results, ops.ResumeResult{JobID: id, Err: err})
@@ -397,8 +409,8 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 			refs = append(refs, ops.GateRef{JobID: id, GateID: g})
 		}
 	}
-	results = append(results, ops.ResumeAll(ctx, c, refs, req, conn.timeout)...)
-	several := len(results) > 1 || *query != ""
+	results = append(results, ops.ResumeAll(ctx, c, refs, req, timeout)...)
+	several := len(results) > 1 || query != ""
 	failed := 0
 	counts := map[string]int{}
 	for _, r := range results {
@@ -431,6 +443,12 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	if several {
 		fmt.Fprintf(out, "%d applied, %d refused, %d unknown (an unknown one may still apply: check with overseer status before you retry)\n",
 			counts[ops.ResumeApplied], counts[ops.ResumeRefused], counts[ops.ResumeUnknown])
+	}
+	if listErr != nil {
+		// A partial list is never a complete success: the jobs on the pages
+		// not read are still paused, and nothing above counts them.
+		fmt.Fprintf(out, "Not every paused job was read: %v. The jobs on the pages after it are still paused and not counted above; run the same command again to resume them.\n", listErr)
+		return fmt.Errorf("the list of paused jobs stopped early, so some were not resumed: %w", listErr)
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d jobs not resumed (each says why above)", failed, len(results))
