@@ -204,11 +204,7 @@ func (s *Server) cannotOpen(r *http.Request, g ops.WaitingGate) string {
 	if !s.auth.on() || !ok {
 		return ""
 	}
-	a := g.Approval()
-	if a.FourEyes && !a.NoStarter {
-		a.FourEyes = false
-	}
-	return a.Refusal(id.Name, id.Groups, "")
+	return g.Refusal(id.Name, id.Groups)
 }
 
 func (s *Server) handleWaiting(w http.ResponseWriter, r *http.Request) {

@@ -45,15 +45,45 @@ type WaitingGate struct {
 	// OperatorPaused: an operator holds the job with Temporal's Workflow
 	// Pause; nobody can open the gate until it is unpaused.
 	OperatorPaused bool `json:"operator_paused,omitempty"`
+	// MoreApprovers counts the approvers the job's summary left out of
+	// Approvers (it keeps 8).
+	MoreApprovers int `json:"more_approvers,omitempty"`
 	// Unreadable says why the job's gates could not be read (its summary
 	// is missing or encrypted, and its status query failed): the row
 	// stands for every gate of the job, with no gate id or phase.
 	Unreadable string `json:"unreadable,omitempty"`
 }
 
-// Approval is who may open the gate, as the job's status said.
+// Approval is who may open the gate, as the job's status said. With
+// MoreApprovers, its approvers are part of the list.
 func (g WaitingGate) Approval() overseer.Approval {
 	return overseer.Approval{Approvers: g.Approvers, FourEyes: g.FourEyes, NoStarter: g.NoStarter}
+}
+
+// Who says who may open the gate, for a person: the approvers the queue
+// knows and how many more there are.
+func (g WaitingGate) Who() string {
+	who := g.Approval().String()
+	if g.MoreApprovers > 0 {
+		who += fmt.Sprintf(" and %d more approvers (overseer status JOB shows them all)", g.MoreApprovers)
+	}
+	return who
+}
+
+// Refusal is why by, who claims groups, may not open the gate as far as
+// the queue can tell ("" when it may, or when only the gate can tell): the
+// queue does not read who started each job, so the four-eyes rule is left
+// to the resume unless the job says nobody can be checked, and an
+// approvers list the summary clipped (MoreApprovers) is left to it too.
+func (g WaitingGate) Refusal(by string, groups []string) string {
+	a := g.Approval()
+	if a.FourEyes && !a.NoStarter {
+		a.FourEyes = false
+	}
+	if g.MoreApprovers > 0 {
+		a.Approvers = nil
+	}
+	return a.Refusal(by, groups, "")
 }
 
 // OpenGates are the gates of a status that are still open, oldest first.
@@ -190,7 +220,7 @@ func SummaryWaitingGates(j Job, s overseer.Summary, now time.Time) []WaitingGate
 	for _, g := range s.Gates {
 		out = append(out, WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID, Phase: g.Phase,
 			Evidence: []string{g.Why}, Reason: cmp.Or(g.Reason, g.Why), PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
-			Approvers: s.Approval.Approvers, FourEyes: s.Approval.FourEyes, NoStarter: s.Approval.NoStarter,
+			Approvers: s.Approval.Approvers, MoreApprovers: s.MoreApprovers, FourEyes: s.Approval.FourEyes, NoStarter: s.Approval.NoStarter,
 			Attempt: g.Attempt, CanRedo: s.CanRedo(g), OperatorPaused: j.State == "paused"})
 	}
 	return out

@@ -163,3 +163,27 @@ func TestAResumeTheWorkflowWasNotReadyForIsSentAgain(t *testing.T) {
 	assert.ErrorContains(t, res[0].Err, `job "a" was not resumed: its workflow task kept failing or timing out`)
 	assert.Greater(t, never.sent, 1, "sent again before giving up")
 }
+
+// A summary keeps 8 approvers: the queue says how many more there are and
+// leaves the ninth and tenth to the gate itself rather than refusing them
+// (issue 45: the Waiting page told approvers 9 and 10 they may not resume).
+func TestAClippedApproversListIsNotTheRule(t *testing.T) {
+	var approvers []string
+	for i := 1; i <= 10; i++ {
+		approvers = append(approvers, fmt.Sprintf("approver%d@example.com", i))
+	}
+	s := overseer.Summary{Format: overseer.SummaryFormat, Mode: overseer.ModeManage,
+		Approval: overseer.Approval{Approvers: approvers[:8]}, MoreApprovers: 2,
+		Gates: []overseer.SummaryGate{{ID: "code-1", Phase: "code", PausedAt: time.Now(), Why: "looping"}}}
+	gates := ops.SummaryWaitingGates(ops.Job{ID: "job", Type: "CoroJob"}, s, time.Now())
+	require.Len(t, gates, 1)
+	g := gates[0]
+	assert.Equal(t, 2, g.MoreApprovers)
+	assert.Empty(t, g.Refusal("approver10@example.com", nil), "the tenth approver is not refused by the queue")
+	assert.Empty(t, g.Refusal("approver1@example.com", nil))
+	assert.Contains(t, g.Who(), "approver8@example.com and 2 more approvers")
+
+	full := g
+	full.MoreApprovers = 0
+	assert.NotEmpty(t, full.Refusal("approver10@example.com", nil), "a list the summary holds whole is the rule")
+}

@@ -46,9 +46,14 @@ type Summary struct {
 	MoreGates int           `json:"more_gates,omitempty"`
 	// Approval is who may open the gates (approvers clipped to
 	// maxSummaryApprovers); StartedBy is the starter, under the four-eyes
-	// rule.
-	Approval  Approval `json:"approval,omitzero"`
-	StartedBy string   `json:"started_by,omitempty"`
+	// rule, clipped (the starter sets it: a long one must not push the
+	// memo past the server's limit).
+	Approval Approval `json:"approval,omitzero"`
+	// MoreApprovers counts the approvers left out of Approval: the list
+	// is then part of the rule, and only the gate itself can tell whether
+	// someone may open it.
+	MoreApprovers int    `json:"more_approvers,omitempty"`
+	StartedBy     string `json:"started_by,omitempty"`
 	// MaxRedos and RedoPhases are the status's: whether a gate may be
 	// redone.
 	MaxRedos   int      `json:"max_redos,omitempty"`
@@ -121,8 +126,9 @@ func (r *run) summary() Summary {
 	maxRedos, redoPhases := r.redoBounds()
 	s := Summary{Format: SummaryFormat, Mode: st.Mode, Phase: st.Phase, Band: st.Band, OnObjective: st.OnObjective, Assessed: st.Assessed,
 		Basis: clip(ShortBasis(st.Basis), maxSummaryBasis), Standing: clip(StandingOf(st.Basis), maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
-		Approval: st.Approval, StartedBy: st.StartedBy, MaxRedos: maxRedos, RedoPhases: redoPhases}
+		Approval: st.Approval, StartedBy: clip(st.StartedBy, maxSummaryText), MaxRedos: maxRedos, RedoPhases: redoPhases}
 	if len(s.Approval.Approvers) > maxSummaryApprovers {
+		s.MoreApprovers = len(s.Approval.Approvers) - maxSummaryApprovers
 		s.Approval.Approvers = s.Approval.Approvers[:maxSummaryApprovers]
 	}
 	open := slices.Clone(r.open)

@@ -33,3 +33,21 @@ func TestTheSummaryStaysSmallWithManyGatesAndLongEvidence(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, len(b), 1024, "%s", b)
 }
+
+// The approvers past the eighth are counted, not dropped silently, and the
+// starter (whom the starter names) is clipped like every other text.
+func TestTheSummaryCountsTheApproversItLeavesOutAndClipsTheStarter(t *testing.T) {
+	var approvers []string
+	for i := 1; i <= 10; i++ {
+		approvers = append(approvers, fmt.Sprintf("approver%d@example.com", i))
+	}
+	r := &run{loop: true, st: Status{Mode: ModeManage, Approval: Approval{Approvers: approvers, FourEyes: true},
+		StartedBy: strings.Repeat("a very long starter name ", 4000)}}
+	s := r.summary()
+	assert.Len(t, s.Approval.Approvers, maxSummaryApprovers)
+	assert.Equal(t, 2, s.MoreApprovers)
+	assert.LessOrEqual(t, len(s.StartedBy), maxSummaryText+len("…"))
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.Less(t, len(b), 1024, "%s", b)
+}

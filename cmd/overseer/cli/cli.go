@@ -20,8 +20,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/corohq/temporal-overseer/codec"
-	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/worker"
 )
 

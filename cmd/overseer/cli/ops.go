@@ -592,7 +592,7 @@ func writeWaiting(ctx context.Context, out io.Writer, c client.Client, lo ops.Li
 			fmt.Fprintf(tw, "?\t%s\t?\t?\t?\t?\tnot read: %s\n", g.JobID, g.Unreadable)
 			continue
 		}
-		deadline, who := "-", g.Approval().String()
+		deadline, who := "-", g.Who()
 		if g.Deadline != nil {
 			deadline = fmt.Sprintf("%s (in %s)", g.Deadline.Format(time.RFC3339), time.Until(*g.Deadline).Round(time.Second))
 		}
