@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -318,4 +319,33 @@ func TestValidateRefusalsAreOneTypedSentence(t *testing.T) {
 	assert.NoError(t, overseer.ResumeRequest{By: "x", Note: strings.Repeat("a", overseer.MaxResumeNoteBytes)}.Validate())
 	assert.NotEqual(t, overseer.WrongGateErrorType, overseer.ErrorType(err))
 	assert.NotEqual(t, overseer.NotPausedErrorType, overseer.ErrorType(errors.New("overseer: the job is not paused")), "a plain error with the same text is not the typed refusal")
+}
+
+// A job paused for manual review before any assessment succeeded (its
+// judge failing) and then resumed says it is no longer paused: the resume
+// upserts OverseerPaused false and unsets OverseerGateSince (issue 45: they
+// stayed set until an assessment succeeded, and the job stayed in the queue).
+func TestAResumeBeforeAnyVerdictClearsThePause(t *testing.T) {
+	opts := overseer.Options{Mode: overseer.ModeManage, SearchAttributes: true, GateSearchAttribute: true}
+	opts.Policy = overseer.DefaultPolicy()
+	opts.Policy.MaxConsecutiveFailures = 1
+	down := jev.Step{Err: fmt.Errorf("%w: HTTP 401: wrong key", jev.ErrRejected)}
+	h := newHarness(t, opts, down, down, down, down)
+	var upserts []map[string]any
+	h.env.OnUpsertTypedSearchAttributes(mockAny).Run(func(args mock.Arguments) {
+		upserts = append(upserts, describeSA(args.Get(0)))
+	}).Return(nil)
+	var during overseer.Status
+	h.env.RegisterDelayedCallback(func() {
+		during = h.status(t)
+		h.update(overseer.ResumeRequest{By: "erin"})
+	}, time.Hour)
+	h.env.ExecuteWorkflow(phasesWorkflow, testPhases[:1])
+	require.NoError(t, h.env.GetWorkflowError())
+	require.True(t, during.Paused, "paused for manual review")
+	assert.False(t, during.Assessed, "before any verdict")
+	require.NotEmpty(t, upserts)
+	last := upserts[len(upserts)-1]
+	assert.Equal(t, false, last["OverseerPaused"], "the last upsert clears OverseerPaused: %v", upserts)
+	assert.Nil(t, last["OverseerGateSince"], "and unsets OverseerGateSince: %v", upserts)
 }

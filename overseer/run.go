@@ -591,7 +591,10 @@ func (r *run) record(a Assessment) {
 }
 
 func (r *run) upsertSearchAttributes(ctx workflow.Context) {
-	if !r.cfg.SearchAttributes || !r.st.Assessed && !r.st.Paused {
+	// Nothing to say before the first verdict or pause; but once something
+	// was said (a pause before any assessment succeeded), the resume must
+	// say it is over (runStructureV3; earlier runs left OverseerPaused set).
+	if !r.cfg.SearchAttributes || !r.st.Assessed && !r.st.Paused && (r.sa == nil || !r.invisible()) {
 		return
 	}
 	now := searchAttributes{status: string(r.st.Band), onObjective: r.st.OnObjective, paused: r.st.Paused}
