@@ -504,7 +504,7 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	conn.register(fs)
 	status := fs.String("status", "", "only jobs with this band: on_track, needs_a_look or off_track")
 	paused := fs.Bool("paused", false, "the queue of open gates of running jobs, oldest first: phase, reason, wait, deadline, who may open it")
-	limit := fs.Int("limit", 50, "at most this many jobs")
+	limit := fs.Int("limit", 50, "at most this many jobs (with --paused: the oldest this many gates, of the whole queue)")
 	asJSON := fs.Bool("json", false, "print as JSON")
 	err := parseNoArgs(fs, args)
 	if err != nil {
@@ -523,10 +523,11 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	if *paused {
 		band, _ := ops.ListQuery(*status, false)
 		lo.Query = band
+		oldest := 0 // every gate
 		if limitSet(fs) {
-			lo.Limit = *limit
+			oldest = *limit
 		}
-		return writeWaiting(ctx, out, c, lo, *asJSON)
+		return writeWaiting(ctx, out, c, lo, *asJSON, oldest)
 	}
 	lo.Query, lo.Limit = query, *limit
 	jobs, err := ops.List(ctx, c, lo)
@@ -572,10 +573,18 @@ func limitSet(fs *flag.FlagSet) bool {
 
 // writeWaiting prints the queue of open gates, oldest first, after the
 // paused jobs whose gates could not be read.
-func writeWaiting(ctx context.Context, out io.Writer, c client.Client, lo ops.ListOptions, asJSON bool) error {
+// writeWaiting prints the queue: every open gate, or, with oldest above 0,
+// that many of the oldest. The queue is read whole, so that the gates left
+// out are the newest, not those of the jobs started first.
+func writeWaiting(ctx context.Context, out io.Writer, c client.Client, lo ops.ListOptions, asJSON bool, oldest int) error {
+	lo.Limit = 0 // every paused job
 	gates, err := ops.Waiting(ctx, c, lo)
 	if err != nil && len(gates) == 0 {
 		return err
+	}
+	all := len(gates)
+	if oldest > 0 && all > oldest {
+		gates = gates[:oldest]
 	}
 	if asJSON {
 		if jerr := json.NewEncoder(out).Encode(gates); jerr != nil {
@@ -608,6 +617,9 @@ func writeWaiting(ctx context.Context, out io.Writer, c client.Client, lo ops.Li
 	tw.Flush()
 	if len(gates) == 0 {
 		fmt.Fprintln(out, "(nothing waits at a gate)")
+	}
+	if len(gates) < all {
+		fmt.Fprintf(out, "(the %d oldest of %d open gates; --limit 0 or no --limit lists them all)\n", len(gates), all)
 	}
 	return err
 }

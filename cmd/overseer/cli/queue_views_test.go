@@ -65,3 +65,35 @@ func TestResumeQueryReportsAListThatStoppedEarly(t *testing.T) {
 	assert.Contains(t, out.String(), "Not every paused job was read: ")
 	assert.Contains(t, out.String(), "still paused")
 }
+
+// list --paused --limit 1 shows the oldest gate of the whole queue, not
+// the gate of the job started last (issue 45: the limit took the jobs
+// most recently started, so the oldest gates were the ones left out).
+func TestListPausedLimitKeepsTheOldestGates(t *testing.T) {
+	srv := devServer(t)
+	c := srv.Client()
+	tq := fmt.Sprintf("oldest-%d", time.Now().UnixNano())
+	w, err := worker.New(c, worker.Config{TaskQueue: tq, Logger: zap.NewNop(), JudgeConfig: worker.JudgeConfig{Kind: worker.JudgeHeuristic}})
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	query := fmt.Sprintf("TaskQueue = '%s'", tq)
+	var ids []string
+	for i := range 2 {
+		id := fmt.Sprintf("%s-%d", tq, i)
+		_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: tq}, workflows.JobWorkflowName,
+			workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+		require.NoError(t, err)
+		ids = append(ids, id)
+		// The first job's gate opens before the second job starts.
+		require.Eventually(t, func() bool {
+			gates, err := ops.Waiting(context.Background(), c, ops.ListOptions{Query: query})
+			return err == nil && len(gates) == i+1
+		}, time.Minute, 200*time.Millisecond, "job %d paused, in visibility", i)
+	}
+	var out bytes.Buffer
+	require.NoError(t, writeWaiting(context.Background(), &out, c, ops.ListOptions{Query: query}, false, 1))
+	assert.Contains(t, out.String(), ids[0], "the oldest gate")
+	assert.NotContains(t, out.String(), ids[1]+" ")
+	assert.Contains(t, out.String(), "(the 1 oldest of 2 open gates")
+}
