@@ -181,7 +181,8 @@ func (a *Activities) syncRecords(ctx context.Context, st *Store, typ, where, nam
 	if pageSize <= 0 {
 		pageSize = DefaultShardJobs
 	}
-	opts := ops.ExportOptions{Query: query, DataConverter: a.DataConverter, Parallel: a.Parallel, PageSize: pageSize, PageToken: resume,
+	opts := ops.ExportOptions{Query: query, DataConverter: a.DataConverter, Namespace: activity.GetInfo(ctx).WorkflowNamespace,
+		Parallel: a.Parallel, PageSize: pageSize, PageToken: resume,
 		Skip: func(id, runID string) bool { return seen[id+"\x00"+runID] },
 		Each: func(j ops.ExportedJob) error {
 			sj := storedJob{ID: j.Record.ID, RunID: j.RunID, Closed: j.Closed, NoPhases: j.NoPhases}

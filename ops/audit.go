@@ -436,6 +436,8 @@ type AuditOptions struct {
 	Limit int
 	// DataConverter reads the histories' payloads, as in ExportOptions.
 	DataConverter converter.DataConverter
+	// Namespace is the client's namespace, as in ExportOptions.
+	Namespace string
 }
 
 // AuditResult is what Audit found.
@@ -466,7 +468,7 @@ func Audit(ctx context.Context, c client.Client, opts AuditOptions) (AuditResult
 	var encrypted error
 	err := listJobs(ctx, c, query, opts.Limit, func(e *workflowpb.WorkflowExecutionInfo) error {
 		id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
-		recs, err := auditOfJob(ctx, c, id, runID, e.GetMemo(), dc, opts.DataConverter == nil)
+		recs, err := auditOfJob(ctx, c, opts.Namespace, id, runID, e.GetMemo(), dc, opts.DataConverter == nil)
 		if errors.Is(err, ErrEncrypted) {
 			res.Encrypted = append(res.Encrypted, id)
 			if encrypted == nil {
@@ -513,8 +515,8 @@ func sortAudit(recs []AuditRecord) {
 // and of the runs it continued from, numbered in order. Its starter is
 // that of memo, the job's memo as listed (it may have been upserted), else
 // that of the memo its runs started with.
-func auditOfJob(ctx context.Context, c client.Client, id, runID string, memo *commonpb.Memo, dc converter.DataConverter, withoutCodec bool) ([]AuditRecord, error) {
-	job := AuditJob{WorkflowID: id, RunID: runID, StartedBy: memoString(memo, overseer.StartedByMemoKey, dc)}
+func auditOfJob(ctx context.Context, c client.Client, namespace, id, runID string, memo *commonpb.Memo, dc converter.DataConverter, withoutCodec bool) ([]AuditRecord, error) {
+	job := AuditJob{WorkflowID: id, RunID: runID, StartedBy: memoString(memo, overseer.StartedByMemoKey, HistoryConverter(dc, namespace, id, nil))}
 	var runs [][]AuditRecord
 	seen := map[string]bool{}
 	for r := runID; r != "" && !seen[r]; {
@@ -523,13 +525,14 @@ func auditOfJob(ctx context.Context, c client.Client, id, runID string, memo *co
 		if err != nil {
 			return nil, err
 		}
-		recs, from := auditOfRun(events, r, dc)
+		rdc := HistoryConverter(dc, namespace, id, events)
+		recs, from := auditOfRun(events, r, rdc)
 		runs = append([][]AuditRecord{recs}, runs...)
 		if started := startedOf(events); started != nil {
 			if job.WorkflowType == "" {
 				job.WorkflowType = started.GetWorkflowType().GetName()
 			}
-			if by := memoString(started.GetMemo(), overseer.StartedByMemoKey, dc); by != "" && job.StartedBy == "" {
+			if by := memoString(started.GetMemo(), overseer.StartedByMemoKey, rdc); by != "" && job.StartedBy == "" {
 				job.StartedBy = by
 			}
 		}

@@ -64,6 +64,10 @@ type ExportOptions struct {
 	// (package codec). If not set, the SDK's default converter, and a
 	// history it cannot read is refused in one sentence (ErrEncrypted).
 	DataConverter converter.DataConverter
+	// Namespace is the client's namespace: with the workflow id, the
+	// serialization context a codec may bind the payloads to
+	// (HistoryConverter). If not set, "default".
+	Namespace string
 	// Parallel is how many histories are read at once; if not set,
 	// DefaultExportParallel. The records keep the listing's order.
 	Parallel int
@@ -171,7 +175,7 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 			}
 		}
 		readAll(parallel, todo, func(r *read) error {
-			r.rec, r.err = recordOfJob(ctx, c, r.e.GetExecution().GetWorkflowId(), r.e.GetExecution().GetRunId(), dc, opts.DataConverter == nil)
+			r.rec, r.err = recordOfJob(ctx, c, opts.Namespace, r.e.GetExecution().GetWorkflowId(), r.e.GetExecution().GetRunId(), dc, opts.DataConverter == nil)
 			if errors.Is(r.err, ErrEncrypted) {
 				return nil
 			}
@@ -336,18 +340,19 @@ func outcomeOfStatus(s enumspb.WorkflowExecutionStatus) (eval.Outcome, bool) {
 // RecordOfJob reads the history of one closed run of a job, and of the
 // runs it continued from, into a phase-unit record without an outcome.
 func RecordOfJob(ctx context.Context, c client.Client, id, runID string) (eval.Record, error) {
-	return recordOfJob(ctx, c, id, runID, converter.GetDefaultDataConverter(), true)
+	return recordOfJob(ctx, c, "", id, runID, converter.GetDefaultDataConverter(), true)
 }
 
 // RecordOfJobWith is RecordOfJob reading the payloads with dc (the
-// deployment's converter, codec included).
-func RecordOfJobWith(ctx context.Context, c client.Client, id, runID string, dc converter.DataConverter) (eval.Record, error) {
-	return recordOfJob(ctx, c, id, runID, dc, false)
+// deployment's converter, codec included) in namespace ("" for
+// "default").
+func RecordOfJobWith(ctx context.Context, c client.Client, namespace, id, runID string, dc converter.DataConverter) (eval.Record, error) {
+	return recordOfJob(ctx, c, namespace, id, runID, dc, false)
 }
 
 // recordOfJob reads the runs' payloads with dc; withoutCodec refuses, in
 // one sentence, a history whose payloads a codec encoded.
-func recordOfJob(ctx context.Context, c client.Client, id, runID string, dc converter.DataConverter, withoutCodec bool) (eval.Record, error) {
+func recordOfJob(ctx context.Context, c client.Client, namespace, id, runID string, dc converter.DataConverter, withoutCodec bool) (eval.Record, error) {
 	rec := eval.Record{Format: eval.RecordFormat, ID: id, Unit: eval.UnitPhase, Task: eval.Task{Family: eval.FamilyOf(id)}}
 	seen := map[string]bool{}
 	for runID != "" && !seen[runID] {
@@ -356,7 +361,7 @@ func recordOfJob(ctx context.Context, c client.Client, id, runID string, dc conv
 		if err != nil {
 			return eval.Record{}, err
 		}
-		h := RecordOfHistoryWith(events, dc)
+		h := RecordOfHistoryWith(events, HistoryConverter(dc, namespace, id, events))
 		// This run came before those read so far: their gates move back.
 		for i := range rec.Gates {
 			rec.Gates[i].After += len(h.Steps)

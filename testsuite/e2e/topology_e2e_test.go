@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/testsuite"
@@ -398,6 +399,25 @@ func TestE2EContextBoundCodecEndToEnd(t *testing.T) {
 	require.Len(t, s.Gates, 1)
 	assert.Equal(t, note, s.Gates[0].Note)
 	assert.Zero(t, s.Counters.NotifyFailures, "%s", s.NotifyError)
+
+	// The readers of histories (an audit, an export and so every learn
+	// round) read each payload in the context it was sealed in: the gate
+	// the reviewer opened is in both (issue 45: the audit had 0 records,
+	// the export no gate decision).
+	audit, err := ops.Audit(context.Background(), f.client, ops.AuditOptions{Query: fmt.Sprintf("WorkflowId = '%s'", run.GetID()),
+		DataConverter: f.dc, Namespace: srv.Namespace()})
+	require.NoError(t, err)
+	var resumed []string
+	for _, r := range audit.Records {
+		if r.Kind == "resumed" {
+			resumed = append(resumed, r.By)
+		}
+	}
+	assert.Equal(t, []string{"bob"}, resumed, "the audit has the resume: %+v", audit.Records)
+	rec, err := ops.RecordOfJobWith(context.Background(), f.client, srv.Namespace(), run.GetID(), run.GetRunID(), f.dc)
+	require.NoError(t, err)
+	require.Len(t, rec.Gates, 1, "the export has the gate decision")
+	assert.Equal(t, 2, len(rec.Steps), "and both phases")
 
 	// A client without the codec reads the history as the server stores
 	// it: every payload is the codec's.

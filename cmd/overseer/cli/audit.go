@@ -53,7 +53,7 @@ func (x *Audit) Run(ctx context.Context, args []string, out io.Writer) error {
 	// The histories' payloads are read with the client's converter (the
 	// codec of --codec-endpoint or $OVERSEER_CODEC_KEY).
 	if o, err := conn.config().ClientOptions(); err == nil {
-		opts.DataConverter = o.DataConverter
+		opts.DataConverter, opts.Namespace = o.DataConverter, o.Namespace
 	}
 	res, err := ops.Audit(ctx, c, opts)
 	if err != nil {

@@ -56,7 +56,7 @@ func (x *Export) Run(ctx context.Context, args []string, out io.Writer) error {
 	// The histories' payloads are read with the client's converter (the
 	// codec of --codec-endpoint or $OVERSEER_CODEC_KEY).
 	if o, err := conn.config().ClientOptions(); err == nil {
-		opts.DataConverter = o.DataConverter
+		opts.DataConverter, opts.Namespace = o.DataConverter, o.Namespace
 	}
 	// The records stream as each page of jobs is read: an export holds a
 	// page of them, not all. A file is written beside its path and renamed

@@ -428,7 +428,7 @@ func runWindow(ctx context.Context, c client.Client, tq string, o replayOptions,
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := closeJob(ctx, c, run, j, o.Mode, o.DataConverter); err != nil {
+			if err := closeJob(ctx, c, run, j, o.Mode, o.Namespace, o.DataConverter); err != nil {
 				errs <- err
 			}
 		}()
@@ -447,7 +447,7 @@ func collect(errs <-chan error) []error {
 }
 
 // closeJob waits for the job to close and reads what it did.
-func closeJob(ctx context.Context, c client.Client, run client.WorkflowRun, j *replayJob, mode overseer.Mode, dc converter.DataConverter) error {
+func closeJob(ctx context.Context, c client.Client, run client.WorkflowRun, j *replayJob, mode overseer.Mode, namespace string, dc converter.DataConverter) error {
 	if err := run.Get(ctx, nil); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("job %s did not close in time: %w", j.id, ctx.Err())
@@ -478,7 +478,7 @@ func closeJob(ctx context.Context, c client.Client, run client.WorkflowRun, j *r
 	j.gates = st.Counters.Pauses - j.others
 	rec, err := retryRead(ctx, func() (eval.Record, error) {
 		if dc != nil {
-			return ops.RecordOfJobWith(ctx, c, j.id, j.runID, dc)
+			return ops.RecordOfJobWith(ctx, c, namespace, j.id, j.runID, dc)
 		}
 		return ops.RecordOfJob(ctx, c, j.id, j.runID)
 	})
