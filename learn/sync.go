@@ -181,7 +181,7 @@ func (a *Activities) syncRecords(ctx context.Context, st *Store, typ, where, nam
 	if pageSize <= 0 {
 		pageSize = DefaultShardJobs
 	}
-	opts := ops.ExportOptions{Query: query, DataConverter: a.DataConverter, Namespace: activity.GetInfo(ctx).WorkflowNamespace,
+	opts := ops.ExportOptions{Query: query, DataConverter: a.DataConverter, Namespace: activity.GetInfo(ctx).Namespace,
 		Parallel: a.Parallel, PageSize: pageSize, PageToken: resume,
 		Skip: func(id, runID string) bool { return seen[id+"\x00"+runID] },
 		Each: func(j ops.ExportedJob) error {
