@@ -42,13 +42,11 @@ func TestResumeQueryReportsAListThatStoppedEarly(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	var ids []string
 	for i := range 2 {
 		id := fmt.Sprintf("%s-%d", tq, i)
 		_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: tq}, workflows.JobWorkflowName,
 			workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
 		require.NoError(t, err)
-		ids = append(ids, id)
 	}
 	query := fmt.Sprintf("TaskQueue = '%s'", tq)
 	require.Eventually(t, func() bool {
