@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
 )
 
@@ -33,6 +34,7 @@ func TestBuiltBinaryNamesItsCommit(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	out, err = exec.Command(bin, "--version").Output()
 	require.NoError(t, err)
-	// The commit's pseudo-version, or "commit <rev>" beside "(devel)".
-	assert.Regexp(t, `^overseer (v0\.0\.0-\d{14}-|commit )`+regexp.QuoteMeta(rev)+`\b`, string(out))
+	// The release first, then the build: the commit's pseudo-version, or
+	// "commit <rev>" beside "(devel)".
+	assert.Regexp(t, `^overseer `+regexp.QuoteMeta(overseer.Release)+`, built as (v0\.0\.0-\d{14}-|commit )`+regexp.QuoteMeta(rev)+`\b`, string(out))
 }
