@@ -1,0 +1,275 @@
+package e2e_test
+
+// This file records a release's histories of the reference job and is
+// copied, as it is, into a git worktree of an earlier commit by
+// scripts/record-release.sh: it uses only what every release since
+// f5693d3 has (the e2e helpers, worker.Config, the codec package), so the
+// histories are recorded by the release's own code. Keep it so.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/worker"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+var recordRelease = flag.String("record-release", "", "record the reference job's release histories into this folder")
+
+// releaseHistory is one recorded history of a release's corpus, as its
+// manifest lists it.
+type releaseHistory struct {
+	File string `json:"file"`
+	// Scenario says what the history holds, in a few words.
+	Scenario string `json:"scenario"`
+	// CodecKey is the base64 AES-GCM key of a history recorded with the
+	// codec package's codec (a key made for the recording, nothing else).
+	CodecKey string `json:"codec_key,omitempty"`
+}
+
+// releaseManifest is a release folder's manifest.json.
+type releaseManifest struct {
+	Commit    string           `json:"commit"`
+	Recorded  string           `json:"recorded"`
+	Histories []releaseHistory `json:"histories"`
+}
+
+// unawaitedJobName is a workflow that schedules a phase that fails and,
+// without awaiting it, continues as new: the overseer's gate is still open
+// when the run ends.
+const (
+	unawaitedJobName   = "e2e.UnawaitedJob"
+	failingPhaseName   = "e2e.FailingPhase"
+	unawaitedJobWaitOn = 3 * time.Second
+)
+
+func unawaitedJob(ctx workflow.Context, first bool) (string, error) {
+	if !first {
+		return "the successor ran", nil
+	}
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	_ = workflow.ExecuteActivity(ctx, failingPhaseName)
+	if err := workflow.Sleep(ctx, unawaitedJobWaitOn); err != nil {
+		return "", err
+	}
+	return "", workflow.NewContinueAsNewError(ctx, unawaitedJobName, false)
+}
+
+func workflowRegisterOptions(name string) workflow.RegisterOptions {
+	return workflow.RegisterOptions{Name: name}
+}
+
+func failingPhase(context.Context) error {
+	return temporal.NewNonRetryableApplicationError("the phase failed", "e2e.PhaseFailed", nil)
+}
+
+func registerUnawaitedJob(r sdkworker.Registry) {
+	r.RegisterWorkflowWithOptions(unawaitedJob, workflowRegisterOptions(unawaitedJobName))
+	r.RegisterActivityWithOptions(failingPhase, activity.RegisterOptions{Name: failingPhaseName})
+}
+
+// offTrackJudge answers every assessment Off track with a breach, so the
+// first phase pauses. It is not pure: its answers are recorded in history.
+func offTrackJudge() jev.Judge {
+	return jev.JudgeFunc(func(context.Context, jev.Request) (*jev.Response, error) {
+		return &jev.Response{
+			ModelVersion: "recorder-off-track",
+			Answers: map[string]jev.Answer{
+				overseer.QuestionBreach:   {Type: jev.Choice, Choice: overseer.BreachNone, Confidence: jev.Prob(0.9)},
+				overseer.QuestionOffTrack: {Type: jev.Noul, Probability: jev.Prob(0.1)},
+				overseer.QuestionSeverity: {Type: jev.Score, Score: jev.Prob(3), Confidence: jev.Prob(0.7)},
+				overseer.QuestionBlocked:  {Type: jev.Noul, Probability: jev.Prob(0.1)},
+			},
+		}, nil
+	})
+}
+
+// TestRecordReleaseHistories records the reference job's scenarios on the
+// dev server into the folder -record-release names:
+// go test ./testsuite/e2e -run RecordReleaseHistories -record-release DIR
+// (scripts/record-release.sh RELEASE COMMIT runs it in a worktree of
+// COMMIT). TestReleaseHistoriesReplay replays them.
+func TestRecordReleaseHistories(t *testing.T) {
+	if *recordRelease == "" {
+		t.Skip("records histories only with -record-release DIR")
+	}
+	dir := *recordRelease
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	srv := e2eServer(t)
+	c := srv.Client()
+	m := releaseManifest{Recorded: time.Now().UTC().Format(time.RFC3339)}
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		m.Commit = strings.TrimSpace(string(out))
+	}
+	save := func(id, runID, file, scenario, key string) {
+		writeHistory(t, c, id, runID, filepath.Join(dir, file))
+		m.Histories = append(m.Histories, releaseHistory{File: file, Scenario: scenario, CodecKey: key})
+	}
+	paused := func(c client.Client, id string) {
+		eventually(t, "the job to pause", 60*time.Second, func() bool { return status(t, c, id).Paused })
+	}
+	resume := func(c client.Client, id string, req overseer.ResumeRequest) {
+		h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: overseer.ResumeName,
+			Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		require.NoError(t, err)
+		require.NoError(t, h.Get(context.Background(), nil))
+	}
+
+	tq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-manage"})
+
+	// A gate opened by the resume update, every later one too.
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	paused(c, run.GetID())
+	_, err := finish(t, c, run, "recorder")
+	require.NoError(t, err)
+	save(run.GetID(), run.GetRunID(), "resumed_by_update.json", "manage mode, every gate resumed by the update", "")
+
+	// The first gate opened by the plain signal.
+	run = startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	paused(c, run.GetID())
+	require.NoError(t, c.SignalWorkflow(context.Background(), run.GetID(), "", overseer.ResumeName,
+		overseer.ResumeRequest{By: "recorder", Note: "Look for the root cause."}))
+	eventually(t, "the signal to open the gate", 60*time.Second, func() bool {
+		s := status(t, c, run.GetID())
+		return len(s.Gates) > 0 && s.Gates[0].ResumedAt != nil
+	})
+	_, err = finish(t, c, run, "recorder")
+	require.NoError(t, err)
+	save(run.GetID(), run.GetRunID(), "resumed_by_signal.json", "manage mode, the first gate resumed by the signal with a note", "")
+
+	// Aborted at its first gate.
+	run = startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	paused(c, run.GetID())
+	resume(c, run.GetID(), overseer.ResumeRequest{By: "recorder", Action: overseer.ActionAbort, Note: "Not worth it."})
+	_ = run.Get(context.Background(), nil)
+	save(run.GetID(), run.GetRunID(), "aborted.json", "manage mode, aborted at the first gate", "")
+
+	// Redone at its first gate, then resumed.
+	run = startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	paused(c, run.GetID())
+	resume(c, run.GetID(), overseer.ResumeRequest{By: "recorder", Action: overseer.ActionRedo,
+		Note: "Stop patching the same tests; find the root cause first."})
+	_, err = finish(t, c, run, "recorder")
+	require.NoError(t, err)
+	save(run.GetID(), run.GetRunID(), "redone.json", "manage mode, the first gate redone, later gates resumed", "")
+
+	// Observed: no gate.
+	otq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-observe", Mode: overseer.ModeObserve})
+	run = startJob(t, c, otq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	require.NoError(t, run.Get(context.Background(), nil))
+	save(run.GetID(), run.GetRunID(), "observed.json", "observe mode, a looping job", "")
+
+	// Four-eyes under a payload codec: the memo (mode, starter) encrypted;
+	// someone other than the starter resumes with the plain signal.
+	d := newEncryptedDeployment(t, srv, worker.Config{TaskQueue: "e2e-release-four-eyes", Mode: overseer.ModeObserve,
+		Approval: overseer.Approval{FourEyes: true}})
+	run = d.start(t, map[string]any{overseer.ModeMemoKey: "manage", overseer.StartedByMemoKey: "alice"},
+		workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	paused(d.client, run.GetID())
+	require.NoError(t, d.client.SignalWorkflow(context.Background(), run.GetID(), "", overseer.ResumeName,
+		overseer.ResumeRequest{By: "bob", Note: "Reviewed."}))
+	eventually(t, "bob's signal to open the gate", 60*time.Second, func() bool {
+		s := status(t, d.client, run.GetID())
+		return len(s.Gates) > 0 && s.Gates[0].ResumedAt != nil
+	})
+	_, err = finish(t, d.client, run, "bob")
+	require.NoError(t, err)
+	save(run.GetID(), run.GetRunID(), "four_eyes_signal_codec.json",
+		"four-eyes job, memo encrypted by a codec, the first gate resumed by the plain signal from another approver",
+		base64.StdEncoding.EncodeToString(d.key))
+
+	// The same with the worker in manage mode and only the starter in the
+	// memo: nothing but the signal reads the encrypted memo.
+	d = newEncryptedDeployment(t, srv, worker.Config{TaskQueue: "e2e-release-four-eyes-manage", Mode: overseer.ModeManage,
+		Approval: overseer.Approval{FourEyes: true}})
+	run = d.start(t, map[string]any{overseer.StartedByMemoKey: "alice"},
+		workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	paused(d.client, run.GetID())
+	require.NoError(t, d.client.SignalWorkflow(context.Background(), run.GetID(), "", overseer.ResumeName,
+		overseer.ResumeRequest{By: "bob", Note: "Reviewed."}))
+	eventually(t, "bob's signal to open the gate", 60*time.Second, func() bool {
+		s := status(t, d.client, run.GetID())
+		return len(s.Gates) > 0 && s.Gates[0].ResumedAt != nil
+	})
+	_, err = finish(t, d.client, run, "bob")
+	require.NoError(t, err)
+	save(run.GetID(), run.GetRunID(), "four_eyes_signal_codec_starter_only.json",
+		"four-eyes job in manage mode, only its starter in the memo, encrypted by a codec; the first gate resumed by the plain signal from another approver",
+		base64.StdEncoding.EncodeToString(d.key))
+
+	// Continued as new while a gate holds a phase the workflow never
+	// awaited: both runs.
+	utq, _ := startWorkersWith(t, srv, worker.Config{TaskQueue: "e2e-release-unawaited",
+		Modes: map[string]overseer.Mode{unawaitedJobName: overseer.ModeManage}, Judge: offTrackJudge()}, registerUnawaitedJob)
+	first, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "e2e-release-unawaited-" + time.Now().Format("150405.000"),
+		TaskQueue: utq}, unawaitedJobName, true)
+	require.NoError(t, err)
+	var out string
+	require.NoError(t, c.GetWorkflow(context.Background(), first.GetID(), "").Get(context.Background(), &out))
+	require.Equal(t, "the successor ran", out)
+	require.True(t, pausedBeforeContinuing(t, c, first.GetID(), first.GetRunID()),
+		"the gate opened before the run continued as new (%s of workflow time)", unawaitedJobWaitOn)
+	save(first.GetID(), first.GetRunID(), "continued_at_gate.json", "a run continued as new with a gate open", "")
+	d2, err := c.DescribeWorkflowExecution(context.Background(), first.GetID(), "")
+	require.NoError(t, err)
+	save(first.GetID(), d2.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "continued_at_gate.successor.json",
+		"the successor of a run continued as new with a gate open", "")
+
+	b, err := json.MarshalIndent(m, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o644))
+}
+
+// pausedBeforeContinuing says the run's history set OverseerPaused true.
+func pausedBeforeContinuing(t *testing.T, c client.Client, id, runID string) bool {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		if a := ev.GetUpsertWorkflowSearchAttributesEventAttributes(); a != nil {
+			if p := a.GetSearchAttributes().GetIndexedFields()["OverseerPaused"]; p != nil && string(p.GetData()) == "true" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeHistory writes the run's whole history as JSON, as
+// client.HistoryFromJSON reads it.
+func writeHistory(t *testing.T, c client.Client, id, runID, path string) {
+	t.Helper()
+	var h historypb.History
+	it := c.GetWorkflowHistory(context.Background(), id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		h.Events = append(h.Events, ev)
+	}
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&h)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+}
