@@ -139,17 +139,17 @@ func startedBy(ctx workflow.Context) string {
 	return strings.TrimSpace(s)
 }
 
-// signalStarter is startedBy for a resume signal. Whether a signal is
-// taken under the four-eyes rule sends commands, so a starter only the
-// worker's data converter can read is read in runs that record
-// memoCodecChangeID (memoString): a run recorded when the overseer could
-// not read it replays as it ran, with the starter unknown. An update
-// leaves nothing in history when its validator refuses it, so it reads
-// the starter unversioned (startedBy).
+// signalStarter is startedBy for a resume signal: the starter read with
+// the worker's data converter, in every run. The releases from a0c0690 to
+// v0.0.9 read it so with no version marker; v0.1.0 and v0.2.0 read it
+// behind memoCodecChangeID, recorded at the signal when the memo needs
+// the codec, and left the starter unknown without it, so the four-eyes
+// signals the earlier ones had taken were refused on replay. The marker
+// is still recorded where those two did, so their histories replay; its
+// version no longer decides.
 func signalStarter(ctx workflow.Context) string {
-	s, _, err := memoString(ctx, StartedByMemoKey)
-	if err != nil {
-		return ""
+	if memoNeedsCodec(ctx, StartedByMemoKey) {
+		workflow.GetVersion(ctx, memoCodecChangeID, workflow.DefaultVersion, 1)
 	}
-	return strings.TrimSpace(s)
+	return startedBy(ctx)
 }

@@ -171,6 +171,17 @@ func memoStringUnversioned(ctx workflow.Context, key string) (string, bool, erro
 	return readMemoString(ctx, key, false)
 }
 
+// memoNeedsCodec says the memo field key is one only the worker's data
+// converter can read (readMemoString records memoCodecChangeID to read it).
+func memoNeedsCodec(ctx workflow.Context, key string) bool {
+	p, ok := workflow.GetInfo(ctx).Memo.GetFields()[key]
+	if !ok {
+		return false
+	}
+	var s string
+	return defaultConverter.FromPayload(p, &s) != nil && !plainJSON(p)
+}
+
 func readMemoString(ctx workflow.Context, key string, versioned bool) (string, bool, error) {
 	p, ok := workflow.GetInfo(ctx).Memo.GetFields()[key]
 	if !ok {

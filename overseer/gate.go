@@ -133,11 +133,15 @@ func decodeResume(raw converter.RawValue) (ResumeRequest, error) {
 // accept decodes a resume request and checks it against the open gates:
 // the one rule of the signal, the update and its validator.
 // starter is the job's starter as the four-eyes rule reads it:
-// r.startedBy for an update, signalStarter for a signal.
-func (r *run) accept(raw converter.RawValue, starter string) (ResumeRequest, error) {
+// r.startedBy for an update, signalStarter for a signal. ctx is nil where
+// no command may be sent (the update's validator).
+func (r *run) accept(ctx workflow.Context, raw converter.RawValue, starter string) (ResumeRequest, error) {
 	req, err := decodeResume(raw)
 	if err != nil {
 		return req, err
+	}
+	if ctx != nil {
+		r.settleUnpinnedRedos(ctx, req)
 	}
 	return req, r.check(req, starter)
 }
@@ -247,7 +251,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 	if r.cfg.Approval.FourEyes {
 		starter = signalStarter(ctx)
 	}
-	req, err := r.accept(raw, starter)
+	req, err := r.accept(ctx, raw, starter)
 	if err == nil {
 		_, err = r.resume(ctx, req)
 	}
@@ -270,7 +274,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeName,
 		func(ctx workflow.Context, raw converter.RawValue) (Gate, error) {
-			req, err := r.accept(raw, r.startedBy)
+			req, err := r.accept(ctx, raw, r.startedBy)
 			var g Gate
 			if err == nil {
 				g, err = r.resume(ctx, req)
@@ -287,7 +291,7 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 			// validators only outside replay) and the caller's log are its
 			// only record.
 			Validator: func(ctx workflow.Context, raw converter.RawValue) error {
-				req, err := r.accept(raw, r.startedBy)
+				req, err := r.accept(nil, raw, r.startedBy)
 				if err != nil {
 					metricRefusedResume(ctx, viaUpdate, err)
 					r.logger.Info("overseer: refused resume update", "type", ErrorType(err), "by", clip(req.By, maxResumeByBytes))

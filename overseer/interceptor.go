@@ -290,8 +290,18 @@ func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, er
 // new: the workflow never awaited the phases they hold, so no resume can
 // reach them, and neither this run's status nor its successor's may show
 // them open (or offer to redo them).
+//
+// Abandoning wakes the gate's coroutine, which publishes that the job is
+// not paused: commands that v0.0.9 and earlier did not send (they left
+// such a gate open; the successor marks it abandoned, restore). So it is
+// behind abandonGatesChangeID, recorded only when a gate is open; v0.1.0
+// abandoned with no marker, and a history without one is taken for
+// v0.1.0's when the run's pin is (pinnedWithRedoSafe).
 func (r *run) abandonOpenGates(ctx workflow.Context) {
 	if len(r.open) == 0 {
+		return
+	}
+	if workflow.GetVersion(ctx, abandonGatesChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion && !r.cfg.pinnedWithRedoSafe() {
 		return
 	}
 	for _, g := range r.open {
@@ -425,6 +435,10 @@ func describeError(err error) string {
 // paused at a gate makes at its start (OverseerPaused false); runs before
 // it kept the copied true until their first boundary.
 const carriedGateChangeID = "temporal-overseer/carried-gate"
+
+// abandonGatesChangeID versions the abandonment of the gates open when a
+// run continues as new (abandonOpenGates).
+const abandonGatesChangeID = "temporal-overseer/abandon-gates"
 
 // carriedState is what a run hands to its continue-as-new successor.
 type carriedState struct {

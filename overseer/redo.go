@@ -31,14 +31,46 @@ const RedoRefusedErrorType = "OverseerRedoRefused"
 // replay that way. It is recorded at the run's first redo.
 const redoChangeID = "temporal-overseer/redo"
 
+// redoUnpinnedChangeID versions the bound of a run pinned before MaxRedos
+// existed (pinned 0): v0.0.9 read it as DefaultMaxRedos and redid such
+// runs; v0.1.0 read it as no redo, so the redos v0.0.9 had recorded failed
+// replay. A run that records it (version 1, at its first redo request)
+// gets no redo, as it started on an overseer that could not redo. A
+// history without it was recorded by one of those two, and says which:
+// v0.0.9 recorded redoChangeID in the same workflow task as the redo it
+// took (the SDK reads a task's version markers before its events), v0.1.0
+// refused it and recorded nothing.
+const redoUnpinnedChangeID = "temporal-overseer/redo-unpinned"
+
 // maxRedos is the run's bound on the redos of one held phase; negative
-// means none. Runs pinned before MaxRedos existed started on an overseer
-// that could not redo: they get none.
-func (c runConfig) maxRedos() int {
-	if c.MaxRedos == 0 {
-		return -1
+// means none. A run pinned before MaxRedos existed has the bound
+// settleUnpinnedRedos decided; none until it is decided.
+func (r *run) maxRedos() int {
+	if r.cfg.MaxRedos == 0 {
+		return r.unpinnedRedos
 	}
-	return c.MaxRedos
+	return r.cfg.MaxRedos
+}
+
+// settleUnpinnedRedos decides, where a resume with action redo may send
+// commands (a signal, the update's handler), the bound of a run pinned
+// before MaxRedos existed (redoUnpinnedChangeID). An update's validator
+// sends none: it reads the bound decided so far.
+func (r *run) settleUnpinnedRedos(ctx workflow.Context, req ResumeRequest) {
+	if req.Action != ActionRedo || r.cfg.MaxRedos != 0 || r.unpinnedSettled || !r.loop {
+		return
+	}
+	r.unpinnedSettled = true
+	if workflow.GetVersion(ctx, redoUnpinnedChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion && redoVersioned(ctx) {
+		r.unpinnedRedos = DefaultMaxRedos
+	}
+}
+
+// pinnedWithRedoSafe says the run was pinned by v0.1.0 or later, which pin
+// RedoSafe, or MaxRedos -1 without it; v0.0.9 and earlier pinned MaxRedos
+// at least 1 (0 before it existed) unless the worker set it negative.
+func (c runConfig) pinnedWithRedoSafe() bool {
+	return len(c.RedoSafe) > 0 || c.MaxRedos == -1
 }
 
 // redoSafe says a redo may run phase (a phase name) of a run of wfType
@@ -60,7 +92,7 @@ func (c runConfig) redoSafe(wfType, phase string) bool {
 // structure, its bound and the phase's safety; the gate's own redos
 // aside.
 func (r *run) mayRedo(phase string) bool {
-	return r.loop && !r.redoDropped && r.cfg.maxRedos() > 0 && r.cfg.redoSafe(r.wfType, phase)
+	return r.loop && !r.redoDropped && r.maxRedos() > 0 && r.cfg.redoSafe(r.wfType, phase)
 }
 
 // heldArg is one argument of a phase as first scheduled: its payload, and
@@ -135,7 +167,7 @@ func (r *run) checkRedo(req ResumeRequest) error {
 	if req.Gate != "" {
 		g = r.open[r.openGate(req.Gate)]
 	}
-	max := r.cfg.maxRedos()
+	max := r.maxRedos()
 	switch {
 	case r.redoDropped:
 		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: this run's history dropped a redo before its overseer could redo, "+
@@ -194,14 +226,14 @@ func (r *run) redoNote(t *boundaryTask, g *Gate) Note {
 	}
 	n.Text = fmt.Sprintf("Process note from the overseer: a reviewer rejected the result of this phase (%s) after it was flagged "+
 		"and asked for it to be redone (redo %d of at most %d). This is a process-confidence signal, not a code-quality score.",
-		g.Phase, t.attempt, r.cfg.maxRedos())
+		g.Phase, t.attempt, r.maxRedos())
 	return n
 }
 
 // redoable says a redo of gate g would be accepted (by the bound and the
 // run's structure; the approval rule aside).
 func (r *run) redoable(g *Gate) bool {
-	return r.mayRedo(g.Phase) && g.attempts()-1 < r.cfg.maxRedos()
+	return r.mayRedo(g.Phase) && g.attempts()-1 < r.maxRedos()
 }
 
 // CanRedo says a resume of the open gate g with action redo would not be

@@ -9,7 +9,7 @@ import (
 // A run of the first structure cannot redo: its refusal says so in one
 // sentence, whatever the bound.
 func TestRedoIsRefusedInRunsOfTheFirstStructure(t *testing.T) {
-	r := &run{open: []*Gate{{ID: "code-1", Phase: "code", Attempt: 1}}}
+	r := &run{open: []*Gate{{ID: "code-1", Phase: "code", Attempt: 1}}, unpinnedRedos: -1}
 	err := r.checkRedo(ResumeRequest{By: "alice", Action: ActionRedo})
 	assert.Equal(t, RedoRefusedErrorType, ErrorType(err))
 	assert.ErrorContains(t, err, "gate code-1 cannot be redone: this run started on an overseer from before redo (its first structure)")

@@ -77,6 +77,10 @@ type run struct {
 	// redo signal (redoChangeID settled on DefaultVersion), so it can never
 	// redo, and nothing offers it.
 	redoDropped bool
+	// unpinnedRedos is the bound of a run pinned before MaxRedos existed,
+	// once unpinnedSettled (settleUnpinnedRedos); -1 until then.
+	unpinnedRedos   int
+	unpinnedSettled bool
 	// carriedPaused: the run continued from one paused at a gate.
 	carriedPaused bool
 	// published is the summary last written to the memo (publish).
@@ -118,7 +122,7 @@ func (r *run) oldestOpenGate() time.Time {
 
 func newRun(ctx workflow.Context, wfType string, cfg runConfig, judge jev.Judge) *run {
 	st := Status{Mode: cfg.Mode, Assessments: []Assessment{}, Approval: cfg.Approval}
-	return &run{wfType: wfType, cfg: cfg, logger: workflow.GetLogger(ctx), judge: judge, st: st}
+	return &run{wfType: wfType, cfg: cfg, logger: workflow.GetLogger(ctx), judge: judge, st: st, unpinnedRedos: -1}
 }
 
 func (r *run) status() Status {
@@ -138,7 +142,7 @@ func (r *run) status() Status {
 // redoBounds are the status's MaxRedos (-1: the job cannot redo) and
 // RedoPhases (nil: every phase).
 func (r *run) redoBounds() (int, []string) {
-	max := r.cfg.maxRedos()
+	max := r.maxRedos()
 	if !r.loop || r.redoDropped || max < 0 {
 		return -1, nil
 	}
