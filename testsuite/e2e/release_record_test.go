@@ -232,9 +232,9 @@ func TestRecordReleaseHistories(t *testing.T) {
 	require.True(t, pausedBeforeContinuing(t, c, first.GetID(), first.GetRunID()),
 		"the gate opened before the run continued as new (%s of workflow time)", unawaitedJobWaitOn)
 	save(first.GetID(), first.GetRunID(), "continued_at_gate.json", "a run continued as new with a gate open", "")
-	d2, err := c.DescribeWorkflowExecution(context.Background(), first.GetID(), "")
+	d2, err := c.DescribeWorkflow(context.Background(), first.GetID(), "")
 	require.NoError(t, err)
-	save(first.GetID(), d2.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "continued_at_gate.successor.json",
+	save(first.GetID(), d2.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "continued_at_gate.successor.json",
 		"the successor of a run continued as new with a gate open", "")
 
 	b, err := json.MarshalIndent(m, "", "  ")
