@@ -422,10 +422,18 @@ func notifyWorkflow(ctx workflow.Context, in NotifyWorkflowInput) (NotifyWorkflo
 // RegisterNotifyWorkflow registers the notifier workflow
 // ([NotifyWorkflowName]) on a worker that uses the bare interceptor from
 // NewWorkerInterceptor; [NewPlugin] does it.
+//
+// It is registered auto-upgrade for Worker Deployment Versioning: a worker
+// whose workflows each name their behavior (no DefaultVersioningBehavior)
+// refuses a registration without one, and a notifier that retries for
+// hours should not keep an old version's workers alive. Its code changes
+// only behind version markers, as the overseer's do. A worker without
+// versioning ignores the behavior.
 func RegisterNotifyWorkflow(r interface {
 	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
 }) {
-	r.RegisterWorkflowWithOptions(notifyWorkflow, workflow.RegisterOptions{Name: NotifyWorkflowName})
+	r.RegisterWorkflowWithOptions(notifyWorkflow, workflow.RegisterOptions{Name: NotifyWorkflowName,
+		VersioningBehavior: workflow.VersioningBehaviorAutoUpgrade})
 }
 
 // notifyOptions are the notify activity's options with retries within
