@@ -111,6 +111,9 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 		}
 		assert.Zero(t, failed, name)
 		assert.Less(t, markerVersion(t, runs[0]), newest, "%s was started by the previous release's structure", name)
+		if jobs[name].ContinueAsNewAfter > 0 {
+			assert.Equal(t, newest, markerVersion(t, runs[len(runs)-1]), "%s: a run the new worker continued records its structure", name)
+		}
 		t.Logf("%s: %d runs, %d workflow task timeouts (the stopped worker's sticky queue), 0 failures", name, len(runs), timedOut)
 	}
 }

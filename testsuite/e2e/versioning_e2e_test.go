@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func versionedJob(ctx workflow.Context) ([]string, error) {
 func planFlagged() jev.Judge {
 	return jev.JudgeFunc(func(_ context.Context, req jev.Request) (*jev.Response, error) {
 		p := 0.1
-		if bytes.Contains(req.State, []byte(versionedShip)) {
+		if bytes.Contains(req.State, []byte(strings.TrimPrefix(versionedShip, "e2e."))) {
 			p = 0.9
 		}
 		return &jev.Response{ModelVersion: "e2e-versioning", Answers: map[string]jev.Answer{
