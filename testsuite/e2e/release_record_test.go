@@ -11,10 +11,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +33,7 @@ import (
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/supervision"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -226,20 +229,122 @@ func TestRecordReleaseHistories(t *testing.T) {
 	first, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "e2e-release-unawaited-" + time.Now().Format("150405.000"),
 		TaskQueue: utq}, unawaitedJobName, true)
 	require.NoError(t, err)
+	// Releases up to v0.1.0 continue with the gate open; later ones hold
+	// the run's end at the gate until it is resumed.
+	resumeUntilClosed(t, c, first, "recorder")
 	var out string
 	require.NoError(t, c.GetWorkflow(context.Background(), first.GetID(), "").Get(context.Background(), &out))
 	require.Equal(t, "the successor ran", out)
 	require.True(t, pausedBeforeContinuing(t, c, first.GetID(), first.GetRunID()),
 		"the gate opened before the run continued as new (%s of workflow time)", unawaitedJobWaitOn)
-	save(first.GetID(), first.GetRunID(), "continued_at_gate.json", "a run continued as new with a gate open", "")
+	save(first.GetID(), first.GetRunID(), "continued_at_gate.json",
+		"a run continuing as new while a phase it never awaited is flagged (open at the end up to v0.1.0; held and resumed since v0.2.0)", "")
 	d2, err := c.DescribeWorkflow(context.Background(), first.GetID(), "")
 	require.NoError(t, err)
 	save(first.GetID(), d2.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "continued_at_gate.successor.json",
 		"the successor of a run continued as new with a gate open", "")
 
+	// Continued as new after every phase, gates resumed on the way: each
+	// run of the chain.
+	run = startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping, ContinueAsNewAfter: 1})
+	firstRunID := run.GetRunID() // Get follows the chain, and the run's id with it
+	_, err = finish(t, c, run, "recorder")
+	require.NoError(t, err)
+	for i, runID := range chainRunIDs(t, c, run.GetID(), firstRunID) {
+		save(run.GetID(), runID, fmt.Sprintf("continued_mid_job.%d.json", i+1),
+			fmt.Sprintf("manage mode, continued as new after every phase: run %d of the chain", i+1), "")
+	}
+
+	// Gate deadlines: every gate continued by its deadline; another job's
+	// first gate escalated by its deadline, then resumed.
+	dtq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-expire",
+		GateDeadline: overseer.GateDeadline{After: 2 * time.Second, Action: overseer.DeadlineContinue}})
+	run = startJob(t, c, dtq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	require.NoError(t, run.Get(context.Background(), nil))
+	save(run.GetID(), run.GetRunID(), "expired.json", "manage mode, every gate continued by its 2 s deadline", "")
+	etq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-escalate",
+		GateDeadline: overseer.GateDeadline{After: 2 * time.Second, Action: overseer.DeadlineEscalate, FinalAfter: time.Hour, FinalAction: overseer.DeadlineAbort}})
+	run = startJob(t, c, etq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	eventually(t, "the first gate to be escalated", 60*time.Second, func() bool {
+		s := status(t, c, run.GetID())
+		return len(s.Gates) > 0 && s.Gates[0].EscalatedAt != nil
+	})
+	_, err = finish(t, c, run, "recorder")
+	require.NoError(t, err)
+	save(run.GetID(), run.GetRunID(), "escalated.json", "manage mode, the first gate escalated by its 2 s deadline, then resumed", "")
+
+	// Approvers: a resume signal from someone else is dropped, an
+	// approver resumes.
+	atq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-approvers", Approval: overseer.Approval{Approvers: []string{"carol", "dave"}}})
+	run = startJob(t, c, atq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	paused(c, run.GetID())
+	require.NoError(t, c.SignalWorkflow(context.Background(), run.GetID(), "", overseer.ResumeName, overseer.ResumeRequest{By: "mallory"}))
+	eventually(t, "mallory's signal to be dropped", 60*time.Second, func() bool { return status(t, c, run.GetID()).Counters.IgnoredResumes == 1 })
+	_, err = finish(t, c, run, "carol")
+	require.NoError(t, err)
+	save(run.GetID(), run.GetRunID(), "approvers.json", "manage mode, approvers carol and dave: mallory's signal dropped, carol resumes every gate", "")
+
+	// Notifications handed to a notifier.
+	var notified atomic.Int32
+	ntq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-notify",
+		Notifier: overseer.NotifierFunc(func(context.Context, overseer.GateEvent) error { notified.Add(1); return nil })})
+	run = startJob(t, c, ntq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	paused(c, run.GetID())
+	eventually(t, "the gate's notification", 60*time.Second, func() bool { return notified.Load() > 0 })
+	_, err = finish(t, c, run, "recorder")
+	require.NoError(t, err)
+	save(run.GetID(), run.GetRunID(), "notified.json", "manage mode, each gate's events handed to a notifier", "")
+
+	// In-phase supervision in shadow mode on the code phase.
+	sup := supervision.Config{Mode: supervision.ModeShadow, Version: "recorder", Budget: 3 * time.Second,
+		Thresholds: supervision.Thresholds{No: 0.2, Yes: 0.8}, Limits: supervision.DefaultLimits(),
+		Schedule: supervision.Schedule{MinInterval: 50 * time.Millisecond, Period: 200 * time.Millisecond, MaxAssessments: 60, MaxConsecutiveFailures: 3}}
+	stq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-supervision", Mode: overseer.ModeObserve, AgentWork: 800 * time.Millisecond,
+		Supervision: worker.SupervisionConfig{Config: &sup}})
+	run = startJob(t, c, stq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack})
+	require.NoError(t, run.Get(context.Background(), nil))
+	require.NotEmpty(t, status(t, c, run.GetID()).InPhase, "in-phase advice recorded")
+	save(run.GetID(), run.GetRunID(), "in_phase_supervision.json", "observe mode, in-phase supervision (shadow) of the code phase", "")
+
+	// A recorded agent run replayed as a job, in manage mode.
+	rec, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "e2e-release-recorded-" + time.Now().Format("150405.000"), TaskQueue: tq},
+		workflows.RecordedJobWorkflowName, workflows.RecordedJobInput{
+			Run: "django__django-11099", Agent: "mini-swe-agent/gemini-3-pro", Family: "django__django",
+			Objective: "Fix the username validator", Outcome: "succeeded", Speed: 1000,
+			Phases: []activities.RecordedPhase{
+				{Phase: "read", Steps: 3, Duration: 90 * time.Second, Report: overseer.PhaseReport{Turns: 3, InputTokens: 9000, OutputTokens: 300, CostUSD: 0.03}},
+				{Phase: "edit", Steps: 1, Report: overseer.PhaseReport{Turns: 1, InputTokens: 4000, OutputTokens: 500, CostUSD: 0.02, FailedToolCategories: []string{"edit"}}},
+				{Phase: "test", Steps: 2, Duration: 20 * time.Second, Report: overseer.PhaseReport{Turns: 2, InputTokens: 8000, OutputTokens: 100, CostUSD: 0.02}},
+			},
+		})
+	require.NoError(t, err)
+	resumeUntilClosed(t, c, rec, "recorder")
+	save(rec.GetID(), rec.GetRunID(), "recorded_job.json", "a recorded agent run replayed as a job (CoroRecordedJob), manage mode", "")
+
 	b, err := json.MarshalIndent(m, "", "  ")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o644))
+}
+
+// chainRunIDs are the run ids of a job from runID on, following
+// continue-as-new.
+func chainRunIDs(t *testing.T, c client.Client, id, runID string) []string {
+	t.Helper()
+	var ids []string
+	for runID != "" {
+		ids = append(ids, runID)
+		next := ""
+		it := c.GetWorkflowHistory(context.Background(), id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			require.NoError(t, err)
+			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				next = a.GetNewExecutionRunId()
+			}
+		}
+		runID = next
+	}
+	return ids
 }
 
 // pausedBeforeContinuing says the run's history set OverseerPaused true.

@@ -58,6 +58,7 @@ func replayReleaseHistory(t *testing.T, path, key string) error {
 	r, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{Plugins: []sdkworker.Plugin{plugin}, DataConverter: dc})
 	require.NoError(t, err)
 	workflows.Register(r)
+	workflows.RegisterRecorded(r)
 	r.RegisterWorkflowWithOptions(unawaitedJob, workflowRegisterOptions(unawaitedJobName))
 	f, err := os.Open(path)
 	require.NoError(t, err)
