@@ -126,6 +126,24 @@ func failureStreakFact(t Trajectory) string {
 	}
 	streak := t.RecentPhases[max(0, len(t.RecentPhases)-t.FailureStreak):]
 	var b strings.Builder
+	if n := FailureRepeats(t); n > t.FailureStreak {
+		// Other phases ran between its failures (an agent's model calls
+		// between the calls of a tool that keeps failing).
+		var runs []PhaseRun
+		for _, r := range t.RecentPhases {
+			if r.Phase == run.Phase {
+				runs = append(runs, r)
+			}
+		}
+		streak = runs[len(runs)-n:]
+		fmt.Fprintf(&b, "%s failed its last %d runs, other phases running between them", run.Phase, n)
+		if run.Error != "" && sameError(streak) {
+			fmt.Fprintf(&b, ", each time with the same error: %s", run.Error)
+		} else if run.Error != "" {
+			fmt.Fprintf(&b, "; the last error: %s", run.Error)
+		}
+		return b.String()
+	}
 	if samePhase(streak, run.Phase) && len(streak) == t.FailureStreak {
 		if t.FailureStreak == 1 {
 			fmt.Fprintf(&b, "%s failed", run.Phase)

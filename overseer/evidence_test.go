@@ -102,9 +102,17 @@ func TestEvidenceSaysWhatEachBreachRuleSaw(t *testing.T) {
 	}, {
 		name:   "different phases failing in a row",
 		judge:  learned,
-		steps:  []evidenceStep{ran("spec"), failed("code", "build broke"), failed("test", "pytest: 2 failed")},
+		steps:  []evidenceStep{ran("spec"), failed("code", "build broke"), failed("test", "pytest: 2 failed"), failed("review", "no reviewer")},
 		breach: "obligation[0]",
-		want:   []string{"the last 2 phase runs failed (code, test); the last error: pytest: 2 failed"},
+		want:   []string{"the last 3 phase runs failed (code, test, review); the last error: no reviewer"},
+	}, {
+		name:  "a tool failing on every call of an agent loop",
+		judge: learned,
+		steps: []evidenceStep{ran("model"), failed("run_tests", "exit status 2"), ran("model"), failed("run_tests", "exit status 2"),
+			ran("model"), failed("run_tests", "exit status 2")},
+		breach: "obligation[0]",
+		want: []string{"run_tests failed its last 3 runs, other phases running between them, each time with the same error: exit status 2",
+			"run_tests ran 3 times in the job's 6 phase runs, each time failing with the same error: exit status 2"},
 	}, {
 		name:  "a failure streak longer than the window",
 		judge: learned,

@@ -111,8 +111,11 @@ func ExampleLearnedJudge() {
 	obligations := []string{"The phase produced its output.", "The work still serves the objective."}
 	var rec overseer.TrajectoryRecorder
 	rec.RecordPhase(overseer.PhaseRun{Phase: "code"}, &overseer.PhaseReport{InputTokens: 30000, OutputTokens: 2000})
-	rec.RecordPhase(overseer.PhaseRun{Phase: "test", Failed: true, Error: "build failed"}, nil)
-	rec.RecordPhase(overseer.PhaseRun{Phase: "test", Failed: true, Error: "build failed"}, nil)
+	// One failure is shown, not a breach worth a review; the third of the
+	// same phase without a success in between is.
+	for range 3 {
+		rec.RecordPhase(overseer.PhaseRun{Phase: "test", Failed: true, Error: "build failed"}, nil)
+	}
 
 	req, err := overseer.NewRequest("", obligations, rec.Trajectory())
 	if err != nil {
@@ -130,7 +133,7 @@ func ExampleLearnedJudge() {
 	fmt.Printf("breach %s %q (confidence %.2f), severity %.2f, blocked %.2f\n",
 		a.Breach, a.BreachText, a.BreachConfidence, a.Severity, a.Blocked)
 	// Output:
-	// breach obligation[0] "The phase produced its output." (confidence 0.75), severity 2.25, blocked 0.55
+	// breach obligation[0] "The phase produced its output." (confidence 0.60), severity 1.80, blocked 0.80
 }
 
 // A policy file, as `overseer calibrate` writes it or by hand: every

@@ -336,14 +336,21 @@ func (m *LearnedModel) pick(t Trajectory) (*SubModel, []float64) {
 //
 //   - P(on objective) is the calibrated probability that the run will
 //     succeed, clamped to [0.01, 0.99], from the richest sub-model whose
-//     inputs the trajectory carries ([LearnedModel.SubModelFor]); the
+//     inputs the trajectory carries ([LearnedModel.SubModelFor]); from the
+//     third failure of the latest phase without a success in between
+//     ([FailureRepeats]) its odds are halved for each failure after the
+//     first: a phase that keeps failing is going wrong whatever the token
+//     rates say; the
 //     assessment's model version names that sub-model and its basis lists
 //     the inputs. With no sub-model applicable the judge abstains: the
 //     verdict is "Not assessed" and P cannot pause.
 //   - breach follows fixed rules, strongest first, and only for
 //     obligations the workflow type has: obligation[0] (output) when the
-//     last phase failed as an activity (confidence 0.6, +0.15 per further
-//     failure in a row, at most 0.95) or reported a missing output (0.8);
+//     last phase failed as an activity (confidence 0.30 for one failure,
+//     +0.15 for each further failure of the phase without a success in
+//     between, at most 0.95: [FailureRepeats]; one or two failures are
+//     shown, the third pauses under the default floor of 0.5) or reported
+//     a missing output (0.8);
 //     obligation[1] (objective) on lane ping-pong, two or more returns to an
 //     earlier lane in the recent window (0.25 per return, at most 0.95);
 //     obligation[2] (progress) when a work item was reopened twice or more
@@ -391,7 +398,7 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 		resp.Basis = "not assessed: the trajectory lacks the inputs of every sub-model (" + m.inputsSummary() + ")"
 		return resp, nil
 	}
-	onObjective := clamp(sm.predictSuccess(vals), 0.01, 0.99)
+	onObjective := clamp(failureAdjusted(sm.predictSuccess(vals), FailureRepeats(t)), 0.01, 0.99)
 	severity := 1.5 * (1 - onObjective)
 	if breach != BreachNone {
 		severity = 3 * confidence
@@ -420,6 +427,56 @@ func (m *LearnedModel) inputsSummary() string {
 
 var defaultModel = DefaultLearnedModel()
 
+// FailureRepeats is how many times the latest phase run's phase has failed
+// without succeeding in between: its consecutive failures, or the phase
+// runs failed in a row (Trajectory.FailureStreak) when that is more (no
+// progress between failures). Runs of other phases between two failures
+// of the phase do not break its count: an agent's model call between two
+// calls of a tool that keeps failing is no progress on the tool. Zero
+// when the latest run succeeded. Counted in the recent window.
+func FailureRepeats(t Trajectory) int {
+	n := len(t.RecentPhases)
+	if n == 0 || !t.RecentPhases[n-1].Failed {
+		return 0
+	}
+	phase, same := t.RecentPhases[n-1].Phase, 0
+	for i := n - 1; i >= 0; i-- {
+		r := t.RecentPhases[i]
+		if r.Phase != phase {
+			continue
+		}
+		if !r.Failed {
+			break
+		}
+		same++
+	}
+	return max(t.FailureStreak, same)
+}
+
+// failureConfidence is the confidence of the output breach after a phase
+// failed n times without succeeding in between: 0.30 for one, 0.45 for
+// two, below the default breach floor (0.5), so a failure the workflow
+// goes on to handle is recorded and shown but does not pause; 0.60 at the
+// third, which pauses a managed job; at most 0.95.
+func failureConfidence(n int) float64 {
+	return math.Min(0.15+0.15*float64(n), 0.95)
+}
+
+// failureAdjusted is P(on objective) after a phase failed n times without
+// succeeding in between. One or two failures leave P as the model says:
+// workflows handle them (a retry loop, a saga), and a calibrated policy's
+// pause threshold can sit close below a typical P (0.655 under the shipped
+// model's), so any lowering there would pause them. From the third, when
+// the breach rule pauses too, the model's odds are halved for every failure
+// after the first: 0.81 reads 0.52 after three, 0.35 after four.
+func failureAdjusted(p float64, n int) float64 {
+	if n < 3 {
+		return p
+	}
+	odds := p / (1 - p) * math.Pow(0.5, float64(n-1))
+	return odds / (1 + odds)
+}
+
 // learnedBreach applies the learned judge's breach rules. With no breach it
 // returns BreachNone and the confidence that none applies.
 func learnedBreach(t Trajectory, obligations int) (string, float64) {
@@ -427,7 +484,7 @@ func learnedBreach(t Trajectory, obligations int) (string, float64) {
 	if n := len(t.RecentPhases); n > 0 {
 		last := t.RecentPhases[n-1]
 		if last.Failed {
-			signal[0] = math.Min(0.6+0.15*float64(max(0, t.FailureStreak-1)), 0.95)
+			signal[0] = failureConfidence(FailureRepeats(t))
 		} else if last.NoOutput {
 			signal[0] = 0.8
 		}

@@ -144,14 +144,24 @@ func TestLearnedJudgeAnswers(t *testing.T) {
 	assert.Equal(t, overseer.BreachNone, costly.Breach, "the model's fears are P, not a breach")
 	assert.Less(t, costly.Severity, 1.5, "without a breach the severity stays below Review")
 
+	// A failure is shown; it escalates when the phase keeps failing.
 	var failed overseer.TrajectoryRecorder
-	failed.RecordPhase(overseer.PhaseRun{Phase: "code", Failed: true}, nil)
-	failed.RecordPhase(overseer.PhaseRun{Phase: "code", Failed: true}, nil)
+	for i, want := range []struct {
+		confidence, blocked float64
+		flagged             bool
+	}{{0.30, 0.30, false}, {0.45, 0.55, false}, {0.60, 0.80, true}, {0.75, 0.97, true}} {
+		failed.RecordPhase(overseer.PhaseRun{Phase: "code", Failed: true}, nil)
+		a := ask(t, j, overseer.DefaultObligations(), failed.Trajectory())
+		assert.Equal(t, "obligation[0]", a.Breach, "failure %d", i+1)
+		assert.InDelta(t, want.confidence, a.BreachConfidence, 1e-9, "failure %d", i+1)
+		assert.InDelta(t, want.blocked, a.Blocked, 1e-9, "failure %d", i+1)
+		assert.Equal(t, want.flagged, overseer.DefaultPolicy().Evaluate(a).Flagged, "failure %d: the third in a row pauses", i+1)
+	}
+	// A failure the workflow handles (a saga's compensations run and
+	// succeed) leaves no breach.
+	failed.RecordPhase(overseer.PhaseRun{Phase: "refund"}, nil)
 	a := ask(t, j, overseer.DefaultObligations(), failed.Trajectory())
-	assert.Equal(t, "obligation[0]", a.Breach)
-	assert.InDelta(t, 0.75, a.BreachConfidence, 1e-9)
-	assert.InDelta(t, 0.55, a.Blocked, 1e-9)
-	assert.True(t, overseer.DefaultPolicy().Evaluate(a).Flagged, "two failed phases in a row pause")
+	assert.Equal(t, overseer.BreachNone, a.Breach)
 
 	var pingPong overseer.TrajectoryRecorder
 	for i, lane := range []string{"feature", "refactor", "feature", "refactor", "feature"} {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -149,4 +150,63 @@ func TestAWorkflowsUpsertMemoMockSeesOnlyItsOwnMemo(t *testing.T) {
 		require.NoError(t, env.GetWorkflowResult(&result))
 		assert.Equal(t, "memo: owner,stage", result, "GetInfo does not show the summary")
 	})
+}
+
+// Manage mode with the default judge and policy pauses where a person is
+// needed: on the patterns, which handle their failures (a saga that
+// compensates, a retry loop in workflow code, a lost session) and
+// complete, it opens no gate and changes nothing; on a phase that keeps
+// failing the same way it opens one, at the third failure.
+func TestManageModeWithTheDefaultJudgeAndPolicy(t *testing.T) {
+	managed := conformance.Mode{Name: "manage with the default judge", Plugin: true, Options: overseer.Options{Mode: overseer.ModeManage}}
+	for _, p := range conformance.Patterns() {
+		t.Run(p.Name, func(t *testing.T) {
+			want, _ := runInTestEnv(t, p, conformance.Modes()[0], overseer.Options{})
+			got, env := runInTestEnv(t, p, managed, managed.Options)
+			assert.Equal(t, want, got)
+			if got.Err != "" {
+				return
+			}
+			v, err := env.QueryWorkflow(overseer.StatusQueryName)
+			require.NoError(t, err)
+			var st overseer.Status
+			require.NoError(t, v.Get(&st))
+			assert.Zero(t, st.Counters.Pauses, "no gate")
+		})
+	}
+
+	t.Run("a phase that keeps failing", func(t *testing.T) {
+		p := conformance.Pattern{Name: "KeepsFailing", Workflow: keepsFailing}
+		env := testEnv(t, p, managed, managed.Options)
+		conformance.NewActivities().Register(env)
+		var st overseer.Status
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(overseer.StatusQueryName)
+			require.NoError(t, err)
+			require.NoError(t, v.Get(&st))
+			env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "reviewer", Action: overseer.ActionAbort})
+		}, time.Hour)
+		env.ExecuteWorkflow(p.Name, 0)
+		require.True(t, env.IsWorkflowCompleted())
+		require.True(t, st.Paused, "a gate opened")
+		require.Len(t, st.Gates, 1)
+		assert.Equal(t, 3, st.Counters.Phases, "at the third failure of the phase")
+		assert.Contains(t, st.Gates[0].Evidence, "Fail failed 3 times in a row, each time with the same error: charge is unavailable")
+	})
+}
+
+// keepsFailing calls a phase that fails the same way every time, five
+// times at most, a second apart.
+func keepsFailing(ctx workflow.Context, _ int) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	for range 5 {
+		if err := workflow.ExecuteActivity(ctx, conformance.ActivityFail, "charge").Get(ctx, nil); err == nil {
+			return "charged", nil
+		}
+		if err := workflow.Sleep(ctx, time.Second); err != nil {
+			return "", err
+		}
+	}
+	return "", errors.New("gave up")
 }
