@@ -19,6 +19,19 @@ func SetObjective(ctx workflow.Context, objective string) {
 	}
 }
 
+// SetShape declares what a phase is in this workflow: [ShapeAgentLoop]
+// when each activity is one model or tool call of an agent loop, so that
+// the shipped judges judge the loop by rules that fit it (repeated
+// failures of a tool, identical calls repeated) instead of a model fit on
+// phases of work; [ShapePhases] when each activity is a phase of work
+// although its name looks like a model call. Call it before the first
+// activity.
+func SetShape(ctx workflow.Context, shape Shape) {
+	if r := runOf(ctx); r != nil {
+		r.traj.Shape = shape
+	}
+}
+
 // SetLane records the workflow lane the job is in; a change counts as a
 // lane switch.
 func SetLane(ctx workflow.Context, lane string) {

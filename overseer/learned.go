@@ -382,6 +382,18 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 		m = defaultModel
 	}
 	t := st.Trajectory
+	if ShapeOf(t) == ShapeAgentLoop {
+		// The model was fit on phases of work: one per model or tool call,
+		// it would read every turn as a repeat. The agent-loop rules judge.
+		breach, confidence, onObjective, blocked := agentLoopAnswers(t, len(st.PhaseObligations))
+		severity := 1.5 * (1 - onObjective)
+		if breach != BreachNone {
+			severity = 3 * confidence
+		}
+		resp := answersResponse(req, m.Version+"/agent-loop", breach, confidence, onObjective, severity, blocked)
+		resp.Basis = agentLoopBasis
+		return resp, nil
+	}
 	breach, confidence := learnedBreach(t, len(st.PhaseObligations))
 	blocked := blockedAfter(t.FailureStreak)
 	sm, vals := m.pick(t)

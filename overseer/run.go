@@ -81,6 +81,9 @@ type run struct {
 	// once unpinnedSettled (settleUnpinnedRedos); -1 until then.
 	unpinnedRedos   int
 	unpinnedSettled bool
+	// lastCall is each phase's latest input (callKeyOf), for
+	// PhaseRun.SameCall; in memory only.
+	lastCall map[string]uint64
 	// carriedPaused: the run continued from one paused at a gate.
 	carriedPaused bool
 	// published is the summary last written to the memo (publish).
@@ -171,7 +174,7 @@ func (r *run) takeNote() *Note {
 // lets the workflow go on. settle hands the phase's own result, untouched,
 // to the workflow; a finished phase is never re-run.
 func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, settle func()) {
-	r.recordBoundary(ctx, phase, started, f)
+	r.recordBoundary(ctx, phase, started, f, 0)
 	if ctx.Err() != nil {
 		settle() // cancelled: no assessment, no gate
 		return
@@ -188,7 +191,9 @@ func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f 
 }
 
 // recordBoundary adds the phase f ran to the trajectory; it waits for f.
-func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future) {
+// callKey identifies the phase's input (callKeyOf; 0: unknown), for
+// PhaseRun.SameCall.
+func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, callKey uint64) {
 	var raw converter.RawValue
 	var phaseErr error
 	if r.invisible() {
@@ -205,6 +210,13 @@ func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Ti
 		report = reportOf(ctx, raw, f)
 	}
 	pr := PhaseRun{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Failed: phaseErr != nil}
+	if callKey != 0 {
+		if r.lastCall == nil {
+			r.lastCall = map[string]uint64{}
+		}
+		pr.SameCall = r.lastCall[phase] == callKey
+		r.lastCall[phase] = callKey
+	}
 	if phaseErr != nil {
 		pr.Error = describeError(phaseErr)
 	}

@@ -36,6 +36,10 @@ type Trajectory struct {
 	Objective string `json:"objective"`
 	Phase     string `json:"phase"`
 	Lane      string `json:"lane,omitempty"`
+	// Shape is what a phase is in this workflow, as the workflow declared
+	// it (SetShape): ShapeAgentLoop when each phase is one model or tool
+	// call of an agent loop. Empty: not declared (ShapeOf guesses).
+	Shape Shape `json:"shape,omitempty"`
 
 	// Totals over the whole job.
 	PhaseRuns    int     `json:"phase_runs"`
@@ -95,6 +99,11 @@ type PhaseRun struct {
 	FailedToolCategories []string `json:"failed_tool_categories,omitempty"`
 	// Repeat is true when this phase had already completed earlier.
 	Repeat bool `json:"repeat,omitempty"`
+	// SameCall is true when the phase ran with the same input as its
+	// previous run: an agent calling the same tool with the same arguments
+	// again. Set by the interceptor for inputs the default data converter
+	// encodes.
+	SameCall bool `json:"same_call,omitempty"`
 	// NoOutput is true when the phase reported it produced no required
 	// output; MissingOutputs names the outputs, when it said which
 	// (PhaseReport.MissingOutputs).
