@@ -65,7 +65,8 @@ func callKeyOf(args []any) uint64 {
 // between them, and the longest run of calls of one phase with the same
 // input with no progress between them. Progress is a successful call of
 // another tool (a model call is not: it is what asks for the next call),
-// or, for a failing tool, a success of it; turn count is not evidence.
+// or, for a failing tool, a success of it; so is a person resuming the job
+// (PhaseRun.Reviewed). Turn count is not evidence.
 type loopEvidence struct {
 	failedPhase  string
 	failures     int
@@ -97,6 +98,12 @@ func loopEvidenceOf(t Trajectory) loopEvidence {
 			same[r.Phase]++
 		} else {
 			same[r.Phase] = 1
+		}
+		if r.Reviewed {
+			// A person resumed the job after this call: it takes as many
+			// new failures or repeats to pause it again.
+			clear(failures)
+			clear(same)
 		}
 	}
 	// What still stands at the latest run; ties go to the phase that ran

@@ -86,7 +86,7 @@ func breachFacts(t Trajectory, a Answers) []string {
 		case 1: // the objective: lane ping-pong
 			facts = []string{laneReturnsFact(t)}
 		case 2: // progress: re-runs of the phase, work items reopened
-			facts = []string{rerunFact(t), reopenedFact(t)}
+			facts = []string{sameCallFact(t), rerunFact(t), reopenedFact(t)}
 		case 3: // failures surfaced: failed tool calls in a phase that succeeded
 			facts = []string{hiddenFailuresFact(t)}
 		}
@@ -105,7 +105,7 @@ func breachFacts(t Trajectory, a Answers) []string {
 // trajectorySignals are the trajectory's signals in plain words, strongest
 // first; an empty string is a signal that is absent.
 func trajectorySignals(t Trajectory) []string {
-	return []string{failureStreakFact(t), missingOutputFact(t), rerunFact(t), laneReturnsFact(t),
+	return []string{failureStreakFact(t), missingOutputFact(t), sameCallFact(t), rerunFact(t), laneReturnsFact(t),
 		reopenedFact(t), hiddenFailuresFact(t), reworkFact(t)}
 }
 
@@ -115,6 +115,21 @@ func last(t Trajectory) (PhaseRun, bool) {
 		return t.RecentPhases[n-1], true
 	}
 	return PhaseRun{}, false
+}
+
+// sameCallFact says, in an agent loop, that a call was made again and
+// again with the same input, no progress between (loopEvidenceOf):
+// "read_file was called 3 times in a row with the same input". (Phases of
+// work say it with rerunFact.)
+func sameCallFact(t Trajectory) string {
+	if ShapeOf(t) != ShapeAgentLoop {
+		return ""
+	}
+	e := loopEvidenceOf(t)
+	if e.repeatedCall < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%s was called %d times in a row with the same input", e.repeatPhase, e.repeatedCall)
 }
 
 // failureStreakFact says the phase runs that failed in a row up to now:

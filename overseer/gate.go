@@ -341,8 +341,11 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 		r.aborted = g
 	} else {
 		// A human looked: judge failures count afresh, so a judge that stays
-		// down pauses again only after MaxConsecutiveFailures more.
+		// down pauses again only after MaxConsecutiveFailures more; and the
+		// trajectory says so, so that what the reviewer saw does not pause
+		// the job again at its next call (PhaseRun.Reviewed).
 		r.st.Counters.ConsecutiveFailures = 0
+		r.traj.markReviewed()
 		if g.Action == ActionRedo {
 			// The gate's coroutine runs the phase again, with the note.
 			r.st.Counters.Redos++

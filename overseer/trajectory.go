@@ -99,6 +99,9 @@ type PhaseRun struct {
 	FailedToolCategories []string `json:"failed_tool_categories,omitempty"`
 	// Repeat is true when this phase had already completed earlier.
 	Repeat bool `json:"repeat,omitempty"`
+	// Reviewed is true when a person resumed a gate after this run: what
+	// came before it has been seen.
+	Reviewed bool `json:"reviewed,omitempty"`
 	// SameCall is true when the phase ran with the same input as its
 	// previous run: an agent calling the same tool with the same arguments
 	// again. Set by the interceptor for inputs the default data converter
@@ -310,6 +313,14 @@ func distinctNames(names []string, limit int) []string {
 		}
 	}
 	return out
+}
+
+// markReviewed marks the latest phase run as seen by a person who resumed
+// the job after it.
+func (t *Trajectory) markReviewed() {
+	if n := len(t.RecentPhases); n > 0 {
+		t.RecentPhases[n-1].Reviewed = true
+	}
 }
 
 func (t *Trajectory) setPullRequests(prs []string) {

@@ -244,7 +244,7 @@ func (cfg Config) PluginOptions() overseer.Options {
 	}
 	if mode == "" {
 		mode = overseer.ModeObserve
-		for _, t := range []string{workflows.JobWorkflowName, workflows.RecordedJobWorkflowName} {
+		for _, t := range []string{workflows.JobWorkflowName, workflows.RecordedJobWorkflowName, workflows.AgentLoopWorkflowName} {
 			if _, ok := modes[t]; !ok {
 				modes[t] = overseer.ModeManage
 			}
@@ -337,6 +337,8 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
 	workflows.RegisterRecorded(w)
 	(&activities.Recorded{}).Register(w)
+	workflows.RegisterAgentLoop(w)
+	(&activities.LoopAgent{Work: cfg.AgentWork}).Register(w)
 	if cfg.ModelRegistry {
 		return withRegistry{Worker: w, registry: registry.NewWorker(c, sdkworker.Options{})}, nil
 	}

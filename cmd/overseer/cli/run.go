@@ -61,7 +61,7 @@ const (
 )
 
 func (w *workerFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&w.mode, "mode", "", "overseer mode for workflow types not in --modes: off, observe, manage (default: manage for CoroJob and CoroRecordedJob, observe otherwise)")
+	fs.StringVar(&w.mode, "mode", "", "overseer mode for workflow types not in --modes: off, observe, manage (default: manage for CoroJob, CoroRecordedJob and CoroAgentLoop, observe otherwise)")
 	fs.StringVar(&w.modes, "modes", "", "modes per workflow type, e.g. CoroJob=manage,Other=observe")
 	fs.DurationVar(&w.agentWork, "agent-work", 500*time.Millisecond, "how long each simulated phase agent works")
 	fs.BoolVar(&w.noSA, "no-search-attributes", false, "do not upsert the overseer search attributes")
