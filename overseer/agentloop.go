@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/converter"
+
+	"github.com/corohq/temporal-overseer/overseer/jev"
 )
 
 // Shape says what one phase is in a workflow.
@@ -151,10 +153,23 @@ func agentLoopP(e loopEvidence) float64 {
 }
 
 // agentLoopBasis is the basis of an agent loop's assessment.
-const agentLoopBasis = "agent-loop rules (each model or tool call is a phase; no model was fit on this shape): " +
-	"a tool failing again and again, the same call repeated; turn count is not evidence. Declare phases of work to be judged by the model: docs/agent-loops.md"
+const agentLoopBasis = "agent-loop rules: each model or tool call is a phase, and no model was fit on this shape; " +
+	"they read a tool failing again and again and the same call repeated, never the turn count (docs/agent-loops.md)"
 
-// agentLoopAnswers are the learned judge's answers on an agent loop:
+// agentLoopResponse is a shipped judge's response on an agent loop
+// (agentLoopAnswers), its model version model + "/agent-loop".
+func agentLoopResponse(req jev.Request, model string, st State) *jev.Response {
+	breach, confidence, onObjective, blocked := agentLoopAnswers(st.Trajectory, len(st.PhaseObligations))
+	severity := 1.5 * (1 - onObjective)
+	if breach != BreachNone {
+		severity = 3 * confidence
+	}
+	resp := answersResponse(req, model+"/agent-loop", breach, confidence, onObjective, severity, blocked)
+	resp.Basis = agentLoopBasis
+	return resp
+}
+
+// agentLoopAnswers are the shipped judges' answers on an agent loop:
 // P from agentLoopP; the output breach (obligation[0]) when one tool keeps
 // failing, the progress breach (obligation[2]) when the same call
 // repeats, with the confidence failureConfidence gives the count (the

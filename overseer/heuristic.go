@@ -41,6 +41,11 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 	if err := jev.DecodeState(ctx, "heuristic judge", req, &st); err != nil {
 		return nil, err
 	}
+	if ShapeOf(st.Trajectory) == ShapeAgentLoop {
+		// Its rules read phases of work; an agent loop gets the rules
+		// that fit it, as from the learned judge.
+		return agentLoopResponse(req, heuristicModelVersion, st), nil
+	}
 	s := signalsOf(st.Trajectory)
 	onObjective := clamp(0.92-s.penalty(), 0.02, 0.98)
 

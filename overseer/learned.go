@@ -385,14 +385,7 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 	if ShapeOf(t) == ShapeAgentLoop {
 		// The model was fit on phases of work: one per model or tool call,
 		// it would read every turn as a repeat. The agent-loop rules judge.
-		breach, confidence, onObjective, blocked := agentLoopAnswers(t, len(st.PhaseObligations))
-		severity := 1.5 * (1 - onObjective)
-		if breach != BreachNone {
-			severity = 3 * confidence
-		}
-		resp := answersResponse(req, m.Version+"/agent-loop", breach, confidence, onObjective, severity, blocked)
-		resp.Basis = agentLoopBasis
-		return resp, nil
+		return agentLoopResponse(req, m.Version, st), nil
 	}
 	breach, confidence := learnedBreach(t, len(st.PhaseObligations))
 	blocked := blockedAfter(t.FailureStreak)

@@ -20,7 +20,8 @@ import (
 	"github.com/corohq/temporal-overseer/workflows"
 )
 
-// Demo runs the four scenario jobs in manage mode on an embedded dev server,
+// Demo runs the four scenario jobs and the four agent-loop jobs in manage
+// mode on an embedded dev server,
 // shows them as they go, resumes the paused ones as a human would, and ends
 // with a summary table. With --traces it runs recorded real agent runs
 // instead (the shipped ones: examples/traces/mini-swe-agent).
@@ -28,7 +29,7 @@ type Demo struct{}
 
 // Synopsis implements Command.
 func (*Demo) Synopsis() string {
-	return "run the four scenario jobs (or, with --traces DIR, recorded real agent runs) on an embedded dev server and show the overseer at work"
+	return "run the four scenario jobs and four agent loops (or, with --traces DIR, recorded real agent runs) on an embedded dev server and show the overseer at work"
 }
 
 // reviewerNotes are what the demo's human reviewer writes per scenario.
@@ -39,17 +40,39 @@ var reviewerNotes = map[activities.Scenario]string{
 	activities.OnTrack:  "Looks fine, carry on.",
 }
 
+// loopReviewerNotes are what the demo's reviewer writes to the agent
+// loops (CoroAgentLoop); the simulated agent heeds only the blocked one's.
+var loopReviewerNotes = map[activities.LoopScenario]string{
+	activities.LoopToolFailing: "The export test needs its fixture; fix that before running it again.",
+	activities.LoopRepeating:   "You have read export.go; edit it.",
+	activities.LoopBlocked:     "DEPLOY_TOKEN is in the staging vault.",
+	activities.LoopHealthy:     "Looks fine, carry on.",
+}
+
+// loopOutcomes are how the demo's agent loops end: the simulated agent
+// ignores a note unless it gives it credentials, so the failing and the
+// looping one give up at their last turn, paused wherever a person was
+// needed on the way.
+var loopOutcomes = map[activities.LoopScenario]string{
+	activities.LoopHealthy: "done", activities.LoopBlocked: "done",
+	activities.LoopToolFailing: "gave up", activities.LoopRepeating: "gave up",
+}
+
 type demoJob struct {
 	scenario activities.Scenario
-	id       string
-	run      client.WorkflowRun
-	seen     int // highest assessment seq printed
-	resumed  int // pauses the reviewer has resumed
-	done     bool
-	outcome  string
-	status   overseer.Status
-	latency  time.Duration
-	latN     int
+	// loop is the agent-loop scenario of a CoroAgentLoop job ("" for a
+	// CoroJob); label names the job in the output.
+	loop    activities.LoopScenario
+	label   string
+	id      string
+	run     client.WorkflowRun
+	seen    int // highest assessment seq printed
+	resumed int // pauses the reviewer has resumed
+	done    bool
+	outcome string
+	status  overseer.Status
+	latency time.Duration
+	latN    int
 }
 
 // Run implements Command.
@@ -75,7 +98,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 		return runTraceDemo(ctx, out, traceDemoOptions{traces: *traces, format: *format, speed: *speed, reviewDelay: *reviewDelay})
 	}
 
-	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs in manage mode, judged by the %s.\n", worker.JudgeConfig{})
+	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs and four agent loops in manage mode, judged by the %s.\n", worker.JudgeConfig{})
 	printDemoPolicy(out)
 	c, taskQueue, stop, err := startDemoServer(ctx, out, worker.Config{AgentWork: *agentWork})
 	if err != nil {
@@ -86,7 +109,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	stamp := time.Now().Format("150405")
 	var jobs []*demoJob
 	for _, sc := range activities.Scenarios {
-		j := &demoJob{scenario: sc, id: fmt.Sprintf("demo-%s-%s", sc, stamp)}
+		j := &demoJob{scenario: sc, label: string(sc), id: fmt.Sprintf("demo-%s-%s", sc, stamp)}
 		j.run, err = startJob(ctx, c, taskQueue, JobSpec{
 			ID: j.id, Objective: "Add CSV export to the reports page", Scenario: string(sc),
 			Mode: string(overseer.ModeManage), RetryDelay: Duration(*retryDelay),
@@ -95,6 +118,17 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(out, "started  %-22s scenario %s\n", j.id, sc)
+		jobs = append(jobs, j)
+	}
+	for _, sc := range activities.LoopScenarios {
+		j := &demoJob{loop: sc, label: "loop/" + string(sc), id: fmt.Sprintf("demo-agent-loop-%s-%s", sc, stamp)}
+		j.run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: j.id, TaskQueue: taskQueue,
+			Memo: map[string]any{overseer.ModeMemoKey: string(overseer.ModeManage)}},
+			workflows.AgentLoopWorkflowName, workflows.AgentLoopInput{Objective: "Add CSV export to the reports page", Scenario: sc})
+		if err != nil {
+			return fmt.Errorf("start job %q: %w", j.id, err)
+		}
+		fmt.Fprintf(out, "started  %-22s agent loop (%s), scenario %s\n", j.id, workflows.AgentLoopWorkflowName, sc)
 		jobs = append(jobs, j)
 	}
 	fmt.Fprintln(out)
@@ -117,12 +151,21 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	writeSummary(out, jobs)
 	fmt.Fprintln(out, falsePausesLine(jobs))
 	for _, j := range jobs {
-		if j.outcome != "delivered" {
-			return fmt.Errorf("job %s ended %s", j.id, j.outcome)
+		if want := j.expectedOutcome(); j.outcome != want {
+			return fmt.Errorf("job %s ended %s, not %s", j.id, j.outcome, want)
 		}
 	}
-	fmt.Fprintln(out, "\nAll jobs delivered. The dev server keeps no data; run `overseer dev` for one that stays up.")
+	fmt.Fprintln(out, "\nAll Coro jobs delivered; the healthy and the blocked agent loops are done, the failing and the looping one gave up "+
+		"(their simulated agent ignores a note). The dev server keeps no data; run `overseer dev` for one that stays up.")
 	return nil
+}
+
+// expectedOutcome is how the job should end.
+func (j *demoJob) expectedOutcome() string {
+	if j.loop != "" {
+		return loopOutcomes[j.loop]
+	}
+	return "delivered"
 }
 
 func allDone(jobs []*demoJob) bool {
@@ -154,7 +197,7 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 		j.seen = a.Seq
 		j.latency += a.Latency
 		j.latN++
-		fmt.Fprintf(out, "%-10s %s\n", j.scenario, describeAssessment(a))
+		fmt.Fprintf(out, "%-10s %s\n", j.label, describeAssessment(a))
 	}
 	if s.Paused && s.Counters.Pauses > j.resumed {
 		j.resumed = s.Counters.Pauses
@@ -162,9 +205,9 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 		if g := openGate(s); g != nil {
 			evidence = g.Evidence
 		}
-		writePause(out, string(j.scenario), 10, s.Phase, evidence, s.PauseReason)
+		writePause(out, j.label, 10, s.Phase, evidence, s.PauseReason)
 		if s.PendingNote != "" {
-			fmt.Fprintf(out, "%-10s    note for the next phase: %s\n", j.scenario, s.PendingNote)
+			fmt.Fprintf(out, "%-10s    note for the next phase: %s\n", j.label, s.PendingNote)
 		}
 		select {
 		case <-time.After(reviewDelay): // the reviewer reads the reason
@@ -172,8 +215,11 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 			return ctx.Err()
 		}
 		note := reviewerNotes[j.scenario]
+		if j.loop != "" {
+			note = loopReviewerNotes[j.loop]
+		}
 		req := overseer.ResumeRequest{By: "demo-reviewer", Note: note, Gate: s.GateID}
-		if j.scenario == activities.OnTrack {
+		if j.scenario == activities.OnTrack || j.loop == activities.LoopHealthy {
 			// "Looks fine": the reviewer calls the pause a false alarm. The
 			// other notes redirect their jobs: needed, by the rule.
 			req.Needed = new(false)
@@ -182,9 +228,9 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%-10s ▶  resumed by demo-reviewer: %q\n", j.scenario, note)
+		fmt.Fprintf(out, "%-10s ▶  resumed by demo-reviewer: %q\n", j.label, note)
 		if jm := g.Judgement(); jm != "" {
-			fmt.Fprintf(out, "%-10s    %s\n", j.scenario, jm)
+			fmt.Fprintf(out, "%-10s    %s\n", j.label, jm)
 		}
 	}
 	desc, err := c.DescribeWorkflow(qctx, j.id, "")
@@ -194,11 +240,20 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 	if desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return nil
 	}
-	var res workflows.JobResult
-	if err := j.run.Get(qctx, &res); err != nil {
-		j.outcome = "failed (" + err.Error() + ")"
+	if j.loop != "" {
+		var res workflows.AgentLoopResult
+		if err := j.run.Get(qctx, &res); err != nil {
+			j.outcome = "failed (" + err.Error() + ")"
+		} else {
+			j.outcome = res.Outcome
+		}
 	} else {
-		j.outcome = res.Outcome
+		var res workflows.JobResult
+		if err := j.run.Get(qctx, &res); err != nil {
+			j.outcome = "failed (" + err.Error() + ")"
+		} else {
+			j.outcome = res.Outcome
+		}
 	}
 	// One last status read: the final assessment is recorded before the
 	// run completes.
@@ -209,12 +264,12 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 				j.seen = a.Seq
 				j.latency += a.Latency
 				j.latN++
-				fmt.Fprintf(out, "%-10s %s\n", j.scenario, describeAssessment(a))
+				fmt.Fprintf(out, "%-10s %s\n", j.label, describeAssessment(a))
 			}
 		}
 	}
 	j.done = true
-	fmt.Fprintf(out, "%-10s ■  finished: %s — %s\n", j.scenario, j.outcome, j.status.Label())
+	fmt.Fprintf(out, "%-10s ■  finished: %s — %s\n", j.label, j.outcome, j.status.Label())
 	return nil
 }
 
@@ -265,7 +320,7 @@ func falsePausesLine(jobs []*demoJob) string {
 	pauses, falses := 0, 0
 	for _, j := range jobs {
 		rec := eval.Record{Outcome: eval.OutcomeFailed}
-		if j.outcome == "delivered" {
+		if j.outcome == "delivered" || (j.loop != "" && j.outcome == "done") {
 			rec.Outcome = eval.OutcomeSucceeded
 		}
 		for _, g := range j.status.Gates {

@@ -547,6 +547,7 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 		address += " --codec-endpoint " + codecEndpoint
 	}
 	fmt.Fprintf(out, "Start a job:         overseer start%s --scenario looping --objective \"Add CSV export\"\n", address)
+	fmt.Fprintf(out, "Or an agent loop:    overseer start%s --loop tool_failing --objective \"Add CSV export\"\n", address)
 	if len(recorded) > 0 {
 		jobs, err := startRecordedJobs(ctx, c, *taskQueue, recorded, *speed, time.Now().Format("150405"))
 		if err != nil {

@@ -44,6 +44,10 @@ type JobSpec struct {
 	StartedBy string `json:"started_by,omitempty" yaml:"started_by"`
 	// RetryDelay is the wait before re-running a failed phase ("10s").
 	RetryDelay Duration `json:"retry_delay,omitempty" yaml:"retry_delay"`
+	// Loop starts the reference agent loop (CoroAgentLoop) with this
+	// scenario instead of a CoroJob: healthy, tool_failing, looping,
+	// blocked. Scenario, Phases, MaxLoops and RetryDelay do not apply.
+	Loop string `json:"loop,omitempty" yaml:"loop"`
 }
 
 // Duration reads "10s"-style durations from JSON and YAML.
@@ -193,7 +197,14 @@ func (s JobSpec) Validate() error {
 	if strings.TrimSpace(s.Objective) == "" {
 		return fmt.Errorf("job spec: objective is required")
 	}
-	if _, err := activities.ParseScenario(s.Scenario); err != nil {
+	if s.Loop != "" {
+		if s.Scenario != "" {
+			return fmt.Errorf("job spec: give a scenario (a CoroJob) or a loop (an agent loop), not both")
+		}
+		if _, err := activities.ParseLoopScenario(s.Loop); err != nil {
+			return fmt.Errorf("job spec: %w", err)
+		}
+	} else if _, err := activities.ParseScenario(s.Scenario); err != nil {
 		return fmt.Errorf("job spec: %w", err)
 	}
 	if s.Mode != "" {
@@ -231,6 +242,9 @@ func (e errAlreadyRunning) Error() string {
 // id is an errAlreadyRunning: the SDK would otherwise return that job and
 // silently drop the new spec.
 func startJob(ctx context.Context, c client.Client, taskQueue string, spec JobSpec) (client.WorkflowRun, error) {
+	if spec.ID == "" && spec.Loop != "" {
+		spec.ID = fmt.Sprintf("agent-loop-%s-%d", spec.Loop, time.Now().UnixNano())
+	}
 	if spec.ID == "" {
 		spec.ID = fmt.Sprintf("job-%s-%d", spec.Scenario, time.Now().UnixNano())
 	}
@@ -247,8 +261,15 @@ func startJob(ctx context.Context, c client.Client, taskQueue string, spec JobSp
 	if spec.GateDeadline != "" {
 		opts.Memo[overseer.GateDeadlineMemoKey] = spec.GateDeadline
 	}
-	in := workflows.JobInput{Objective: spec.Objective, Scenario: activities.Scenario(spec.Scenario), Phases: spec.Phases, MaxLoops: spec.MaxLoops, RetryDelay: time.Duration(spec.RetryDelay)}
-	run, err := c.ExecuteWorkflow(ctx, opts, workflows.JobWorkflowName, in)
+	var run client.WorkflowRun
+	var err error
+	if spec.Loop != "" {
+		run, err = c.ExecuteWorkflow(ctx, opts, workflows.AgentLoopWorkflowName,
+			workflows.AgentLoopInput{Objective: spec.Objective, Scenario: activities.LoopScenario(spec.Loop)})
+	} else {
+		in := workflows.JobInput{Objective: spec.Objective, Scenario: activities.Scenario(spec.Scenario), Phases: spec.Phases, MaxLoops: spec.MaxLoops, RetryDelay: time.Duration(spec.RetryDelay)}
+		run, err = c.ExecuteWorkflow(ctx, opts, workflows.JobWorkflowName, in)
+	}
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return nil, errAlreadyRunning{id: spec.ID, runID: started.RunId}
@@ -277,6 +298,7 @@ func (*Start) Run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&spec.ID, "id", "", "workflow id (default: generated)")
 	fs.StringVar(&spec.Objective, "objective", "", "the job's objective")
 	fs.StringVar(&spec.Scenario, "scenario", "", "simulated scenario: on_track, drifting, looping, blocked")
+	fs.StringVar(&spec.Loop, "loop", "", "start the reference agent loop (CoroAgentLoop) instead, with this scenario: healthy, tool_failing, looping, blocked")
 	fs.StringVar(&spec.Mode, "mode", "", "overseer mode for this job: off, observe, manage")
 	fs.StringVar(&spec.StartedBy, "by", "", "who starts the job, recorded for the four-eyes rule (the starter may not resume its own gates)")
 	fs.StringVar(&spec.GateDeadline, "gate-deadline", "", "this job's gate deadline, e.g. 24h:escalate,72h:abort or none (default: the worker's)")
@@ -334,6 +356,9 @@ func mergeSpec(file, flags JobSpec) JobSpec {
 	}
 	if flags.StartedBy != "" {
 		file.StartedBy = flags.StartedBy
+	}
+	if flags.Loop != "" {
+		file.Loop = flags.Loop
 	}
 	return file
 }
