@@ -23,6 +23,10 @@ const (
 	// or a tool call it asked for, repeated for as many turns as the agent
 	// takes.
 	ShapeAgentLoop Shape = "agent_loop"
+	// ShapeDeclared: the workflow declares its phases with [Boundary]; an
+	// activity is one call within a phase, not a phase. Judged as phases
+	// of work.
+	ShapeDeclared Shape = "declared"
 )
 
 // modelCallWords mark an activity type as a model call: an LLM, chat or

@@ -32,6 +32,28 @@ func SetShape(ctx workflow.Context, shape Shape) {
 	}
 }
 
+// Boundary ends a phase the workflow declares itself, in a run whose
+// shape is [ShapeDeclared] (SetShape, before the first activity): the
+// activities completed since the previous boundary (or the run's start)
+// are one phase named phase — a turn of an agent is not a phase of work,
+// its plan or its edits are. The phase failed when every one of them
+// failed; each failed one counts as a failed tool call of its activity's
+// name. The phase is assessed as any other; in manage mode a flagged one
+// pauses here, and Boundary returns when a person resumes the job (with
+// the error that ends the run if they abort it). Outside a declared run it
+// does nothing.
+func Boundary(ctx workflow.Context, phase string) error {
+	r := runOf(ctx)
+	if r == nil || r.traj.Shape != ShapeDeclared {
+		return nil
+	}
+	r.declaredBoundary(ctx, phase)
+	if r.aborted != nil {
+		return abortError(*r.aborted)
+	}
+	return nil
+}
+
 // SetLane records the workflow lane the job is in; a change counts as a
 // lane switch.
 func SetLane(ctx workflow.Context, lane string) {

@@ -360,6 +360,11 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	}
 	started := workflow.Now(ctx)
 	phase := o.Next.ExecuteActivity(ctx, activityType, args...)
+	if r.traj.Shape == ShapeDeclared {
+		// One call of a phase the workflow ends with Boundary.
+		r.calls = append(r.calls, declaredCall{name: phaseName(activityType), f: phase})
+		return phase
+	}
 	if r.loop {
 		t := &boundaryTask{ctx: ctx, phase: phaseName(activityType), started: started, f: phase,
 			activityType: activityType, args: args, attempt: 1, asIs: r.invisible()}

@@ -81,6 +81,10 @@ type run struct {
 	// once unpinnedSettled (settleUnpinnedRedos); -1 until then.
 	unpinnedRedos   int
 	unpinnedSettled bool
+	// calls are the activities of a declared phase not yet ended by a
+	// Boundary, and callsSince when the phase began (ShapeDeclared).
+	calls      []declaredCall
+	callsSince time.Time
 	// lastCall is each phase's latest input (callKeyOf), for
 	// PhaseRun.SameCall; in memory only.
 	lastCall map[string]uint64
@@ -223,6 +227,43 @@ func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Ti
 	r.traj.recordPhase(pr, report)
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
+}
+
+// declaredCall is an activity of a declared phase (ShapeDeclared).
+type declaredCall struct {
+	name string
+	f    workflow.Future
+}
+
+// declaredBoundary records the declared phase that the completed calls
+// since the last boundary make (Boundary), and assesses it, pausing here
+// when its verdict is flagged in manage mode.
+func (r *run) declaredBoundary(ctx workflow.Context, phase string) {
+	now := workflow.Now(ctx)
+	if r.callsSince.IsZero() {
+		r.callsSince = workflow.GetInfo(ctx).WorkflowStartTime
+	}
+	var report PhaseReport
+	ran, failed := 0, 0
+	kept := r.calls[:0]
+	for _, c := range r.calls {
+		if !c.f.IsReady() {
+			kept = append(kept, c) // still running: it belongs to the next phase
+			continue
+		}
+		ran++
+		if c.f.Get(ctx, nil) != nil {
+			failed++
+			report.FailedToolCategories = append(report.FailedToolCategories, c.name)
+		}
+	}
+	clear(r.calls[len(kept):])
+	r.calls = kept
+	r.traj.recordPhase(PhaseRun{Phase: phase, Duration: now.Sub(r.callsSince), Failed: ran > 0 && failed == ran}, &report)
+	r.callsSince = now
+	r.st.Phase = r.traj.Phase
+	r.st.Counters.Phases++
+	r.assess(ctx, phase)
 }
 
 // assess assesses the boundary just recorded, waiting for the answer and,

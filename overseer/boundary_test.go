@@ -1,0 +1,138 @@
+package overseer_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// declaredWorkflow is an agent that declares its phases: two turns of
+// planning (a model call and a read each), then three turns of coding
+// whose test tool fails every time, each phase ended with Boundary.
+func declaredWorkflow(ctx workflow.Context) (string, error) {
+	overseer.SetShape(ctx, overseer.ShapeDeclared)
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	call := func(name string) { _ = workflow.ExecuteActivity(ctx, name).Get(ctx, nil) }
+	for range 2 {
+		call("agent.model")
+		call("agent.read")
+	}
+	if err := overseer.Boundary(ctx, "plan"); err != nil {
+		return "", err
+	}
+	for range 3 {
+		call("agent.model")
+		call("agent.test")
+	}
+	if err := overseer.Boundary(ctx, "code"); err != nil {
+		return "", err
+	}
+	call("agent.model")
+	return "shipped", overseer.Boundary(ctx, "ship")
+}
+
+func declaredEnv(t *testing.T, opts overseer.Options, steps ...jev.Step) (*testsuite.TestWorkflowEnvironment, *jev.Scripted) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	judge := jev.NewScripted(steps...)
+	opts.Judge, opts.Placement = judge, overseer.PlacementLocalActivity
+	plugin, err := overseer.NewPlugin(opts)
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.RegisterWorkflow(declaredWorkflow)
+	ok := func(context.Context) error { return nil }
+	env.RegisterActivityWithOptions(ok, activity.RegisterOptions{Name: "agent.model"})
+	env.RegisterActivityWithOptions(ok, activity.RegisterOptions{Name: "agent.read"})
+	env.RegisterActivityWithOptions(func(context.Context) error { return errors.New("exit status 1") }, activity.RegisterOptions{Name: "agent.test"})
+	return env, judge
+}
+
+// Declared phases are what is judged: three boundaries, three phases, each
+// with its calls' failures as failed tool calls; no activity is a phase.
+func TestBoundaryDeclaresThePhases(t *testing.T) {
+	env, judge := declaredEnv(t, overseer.Options{Mode: overseer.ModeObserve}, onTrack(), onTrack(), onTrack())
+	env.ExecuteWorkflow(declaredWorkflow)
+	require.NoError(t, env.GetWorkflowError())
+	v, err := env.QueryWorkflow(overseer.StatusQueryName)
+	require.NoError(t, err)
+	var st overseer.Status
+	require.NoError(t, v.Get(&st))
+	assert.Equal(t, 3, st.Counters.Phases)
+	assert.Equal(t, 3, st.Counters.Assessments)
+	var phases []string
+	for _, a := range st.Assessments {
+		phases = append(phases, a.Phase)
+	}
+	assert.Equal(t, []string{"plan", "code", "ship"}, phases)
+	calls := judge.Requests()
+	require.Len(t, calls, 3)
+	var code overseer.State
+	require.NoError(t, jev.DecodeState(context.Background(), "test", calls[1], &code))
+	last := code.Trajectory.RecentPhases[len(code.Trajectory.RecentPhases)-1]
+	assert.Equal(t, "code", last.Phase)
+	assert.False(t, last.Failed, "its model calls succeeded")
+	assert.Equal(t, 3, last.FailedTools)
+	assert.Equal(t, []string{"test"}, last.FailedToolCategories)
+}
+
+// In manage mode a flagged declared phase pauses the workflow at its
+// Boundary until a person resumes it; the note goes to the next call.
+func TestBoundaryPausesAtAFlaggedPhase(t *testing.T) {
+	env, _ := declaredEnv(t, overseer.Options{Mode: overseer.ModeManage}, onTrack(), answer(0.1, overseer.BreachNone, 0.9, 3), onTrack())
+	var paused overseer.Status
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(overseer.StatusQueryName)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&paused))
+		env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "reviewer", Note: "fix the fixture first"})
+	}, time.Hour)
+	env.ExecuteWorkflow(declaredWorkflow)
+	require.NoError(t, env.GetWorkflowError())
+	assert.True(t, paused.Paused)
+	assert.Equal(t, "code", paused.Phase)
+	assert.Equal(t, 2, paused.Counters.Phases, "paused at the code boundary, before ship")
+	var out string
+	require.NoError(t, env.GetWorkflowResult(&out))
+	assert.Equal(t, "shipped", out)
+}
+
+// Without the declared shape Boundary does nothing and every activity is
+// a phase.
+func TestBoundaryOutsideADeclaredRunDoesNothing(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, Judge: overseer.HeuristicJudge{}})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	wf := func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		if err := workflow.ExecuteActivity(ctx, "step").Get(ctx, nil); err != nil {
+			return err
+		}
+		return overseer.Boundary(ctx, "plan")
+	}
+	env.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: "undeclared"})
+	env.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "step"})
+	env.ExecuteWorkflow("undeclared")
+	require.NoError(t, env.GetWorkflowError())
+	v, err := env.QueryWorkflow(overseer.StatusQueryName)
+	require.NoError(t, err)
+	var st overseer.Status
+	require.NoError(t, v.Get(&st))
+	assert.Equal(t, 1, st.Counters.Phases)
+	assert.Equal(t, "step", st.Phase)
+}
