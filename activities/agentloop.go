@@ -37,12 +37,7 @@ var LoopScenarios = []LoopScenario{LoopHealthy, LoopToolFailing, LoopRepeating, 
 
 // ParseLoopScenario parses an agent-loop scenario name.
 func ParseLoopScenario(s string) (LoopScenario, error) {
-	for _, sc := range LoopScenarios {
-		if string(sc) == s {
-			return sc, nil
-		}
-	}
-	return "", fmt.Errorf("unknown agent-loop scenario %q: use one of healthy, tool_failing, looping, blocked", s)
+	return parseName("agent-loop scenario", LoopScenarios, s)
 }
 
 // The reference agent loop's activities: one model call, and one activity

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,13 +38,18 @@ const (
 var Scenarios = []Scenario{OnTrack, Drifting, Looping, Blocked}
 
 // ParseScenario parses a scenario name.
-func ParseScenario(s string) (Scenario, error) {
-	for _, sc := range Scenarios {
-		if string(sc) == s {
-			return sc, nil
+func ParseScenario(s string) (Scenario, error) { return parseName("scenario", Scenarios, s) }
+
+// parseName is the one of names that s names, or an error that lists them.
+func parseName[T ~string](what string, names []T, s string) (T, error) {
+	list := make([]string, len(names))
+	for i, n := range names {
+		if string(n) == s {
+			return n, nil
 		}
+		list[i] = string(n)
 	}
-	return "", fmt.Errorf("unknown scenario %q: use one of on_track, drifting, looping, blocked", s)
+	return "", fmt.Errorf("unknown %s %q: use one of %s", what, s, strings.Join(list, ", "))
 }
 
 // Phase names of the reference job and their activity names.

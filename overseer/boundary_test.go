@@ -67,10 +67,7 @@ func TestBoundaryDeclaresThePhases(t *testing.T) {
 	env, judge := declaredEnv(t, overseer.Options{Mode: overseer.ModeObserve}, onTrack(), onTrack(), onTrack())
 	env.ExecuteWorkflow(declaredWorkflow)
 	require.NoError(t, env.GetWorkflowError())
-	v, err := env.QueryWorkflow(overseer.StatusQueryName)
-	require.NoError(t, err)
-	var st overseer.Status
-	require.NoError(t, v.Get(&st))
+	st := envStatus(t, env)
 	assert.Equal(t, 3, st.Counters.Phases)
 	assert.Equal(t, 3, st.Counters.Assessments)
 	var phases []string
@@ -95,9 +92,7 @@ func TestBoundaryPausesAtAFlaggedPhase(t *testing.T) {
 	env, _ := declaredEnv(t, overseer.Options{Mode: overseer.ModeManage}, onTrack(), answer(0.1, overseer.BreachNone, 0.9, 3), onTrack())
 	var paused overseer.Status
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(overseer.StatusQueryName)
-		require.NoError(t, err)
-		require.NoError(t, v.Get(&paused))
+		paused = envStatus(t, env)
 		env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "reviewer", Note: "fix the fixture first"})
 	}, time.Hour)
 	env.ExecuteWorkflow(declaredWorkflow)
@@ -129,10 +124,8 @@ func TestBoundaryOutsideADeclaredRunDoesNothing(t *testing.T) {
 	env.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "step"})
 	env.ExecuteWorkflow("undeclared")
 	require.NoError(t, env.GetWorkflowError())
-	v, err := env.QueryWorkflow(overseer.StatusQueryName)
-	require.NoError(t, err)
-	var st overseer.Status
-	require.NoError(t, v.Get(&st))
+	st := envStatus(t, env)
 	assert.Equal(t, 1, st.Counters.Phases)
 	assert.Equal(t, "step", st.Phase)
 }
+

@@ -141,11 +141,17 @@ func newAutoHarness(t *testing.T, opts overseer.Options, steps ...jev.Step) *har
 
 func (h *harness) status(t *testing.T) overseer.Status {
 	t.Helper()
-	v, err := h.env.QueryWorkflow(overseer.StatusQueryName)
+	return envStatus(t, h.env)
+}
+
+// envStatus queries the run's overseer status in the test environment.
+func envStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) overseer.Status {
+	t.Helper()
+	v, err := env.QueryWorkflow(overseer.StatusQueryName)
 	require.NoError(t, err)
-	var s overseer.Status
-	require.NoError(t, v.Get(&s))
-	return s
+	var st overseer.Status
+	require.NoError(t, v.Get(&st))
+	return st
 }
 
 // updateResult captures an update's outcome in the test environment.

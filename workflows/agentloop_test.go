@@ -32,13 +32,7 @@ func runLoop(t *testing.T, scenario activities.LoopScenario) loopRun {
 	workflows.RegisterAgentLoop(env)
 	(&activities.LoopAgent{}).Register(env)
 	var r loopRun
-	query := func() overseer.Status {
-		v, err := env.QueryWorkflow(overseer.StatusQueryName)
-		require.NoError(t, err)
-		var st overseer.Status
-		require.NoError(t, v.Get(&st))
-		return st
-	}
+	query := func() overseer.Status { return statusOf(t, env) }
 	var tick func()
 	tick = func() {
 		if st := query(); st.Paused {

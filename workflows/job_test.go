@@ -42,6 +42,16 @@ func overseenEnv(t *testing.T, opts overseer.Options) *testsuite.TestWorkflowEnv
 	return env
 }
 
+// statusOf queries the run's overseer status.
+func statusOf(t *testing.T, env *testsuite.TestWorkflowEnvironment) overseer.Status {
+	t.Helper()
+	v, err := env.QueryWorkflow(overseer.StatusQueryName)
+	require.NoError(t, err)
+	var st overseer.Status
+	require.NoError(t, v.Get(&st))
+	return st
+}
+
 // runJob runs a scenario under the heuristic judge; a reviewer resumes any
 // pause an hour after it opens, with a note.
 func runJob(t *testing.T, scenario activities.Scenario, mode overseer.Mode) run {
@@ -51,13 +61,7 @@ func runJob(t *testing.T, scenario activities.Scenario, mode overseer.Mode) run 
 	(&activities.Agents{}).Register(env)
 
 	r := run{lowest: 1}
-	query := func() overseer.Status {
-		v, err := env.QueryWorkflow(overseer.StatusQueryName)
-		require.NoError(t, err)
-		var st overseer.Status
-		require.NoError(t, v.Get(&st))
-		return st
-	}
+	query := func() overseer.Status { return statusOf(t, env) }
 	var tick func()
 	tick = func() {
 		st := query()

@@ -99,10 +99,7 @@ func TestPatternsInTheTestEnvironment(t *testing.T) {
 				if m.Options.Mode == overseer.ModeOff || got.Err != "" {
 					continue
 				}
-				v, err := env.QueryWorkflow(overseer.StatusQueryName)
-				require.NoError(t, err)
-				var st overseer.Status
-				require.NoError(t, v.Get(&st))
+				st := envStatus(t, env)
 				assert.Zero(t, st.Counters.Pauses, "no gate")
 				if p.Phases > 0 {
 					assert.Equal(t, p.Phases, st.Counters.Phases, "the workflow's own phases, none of the SDK's")
@@ -167,10 +164,7 @@ func TestManageModeWithTheDefaultJudgeAndPolicy(t *testing.T) {
 			if got.Err != "" {
 				return
 			}
-			v, err := env.QueryWorkflow(overseer.StatusQueryName)
-			require.NoError(t, err)
-			var st overseer.Status
-			require.NoError(t, v.Get(&st))
+			st := envStatus(t, env)
 			assert.Zero(t, st.Counters.Pauses, "no gate")
 		})
 	}
@@ -181,9 +175,7 @@ func TestManageModeWithTheDefaultJudgeAndPolicy(t *testing.T) {
 		conformance.NewActivities().Register(env)
 		var st overseer.Status
 		env.RegisterDelayedCallback(func() {
-			v, err := env.QueryWorkflow(overseer.StatusQueryName)
-			require.NoError(t, err)
-			require.NoError(t, v.Get(&st))
+			st = envStatus(t, env)
 			env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "reviewer", Action: overseer.ActionAbort})
 		}, time.Hour)
 		env.ExecuteWorkflow(p.Name, 0)
@@ -209,4 +201,14 @@ func keepsFailing(ctx workflow.Context, _ int) (string, error) {
 		}
 	}
 	return "", errors.New("gave up")
+}
+
+// envStatus queries the run's overseer status in the test environment.
+func envStatus(t *testing.T, env *sdktestsuite.TestWorkflowEnvironment) overseer.Status {
+	t.Helper()
+	v, err := env.QueryWorkflow(overseer.StatusQueryName)
+	require.NoError(t, err)
+	var st overseer.Status
+	require.NoError(t, v.Get(&st))
+	return st
 }

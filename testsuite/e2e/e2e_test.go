@@ -269,10 +269,16 @@ func finish(t *testing.T, c client.Client, run client.WorkflowRun, reviewer stri
 }
 
 // resumeUntilClosed resumes every pause of the job as reviewer until it
-// closes.
+// closes, within a minute.
 func resumeUntilClosed(t *testing.T, c client.Client, run client.WorkflowRun, reviewer string) {
 	t.Helper()
-	eventually(t, "the job to finish", 60*time.Second, func() bool {
+	resumeUntilClosedWithin(t, c, run, reviewer, time.Minute)
+}
+
+// resumeUntilClosedWithin is resumeUntilClosed with its own deadline.
+func resumeUntilClosedWithin(t *testing.T, c client.Client, run client.WorkflowRun, reviewer string, within time.Duration) {
+	t.Helper()
+	eventually(t, run.GetID()+" to finish", within, func() bool {
 		if s := status(t, c, run.GetID()); s.Paused {
 			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
 				Args: []any{overseer.ResumeRequest{By: reviewer}}, WaitForStage: client.WorkflowUpdateStageCompleted})

@@ -239,21 +239,6 @@ func phaseRunning(t *testing.T, c client.Client, id string) bool {
 	return false
 }
 
-// resumeUntilClosedWithin is resumeUntilClosed with its own deadline.
-func resumeUntilClosedWithin(t *testing.T, c client.Client, run client.WorkflowRun, reviewer string, within time.Duration) {
-	t.Helper()
-	eventually(t, run.GetID()+" to finish", within, func() bool {
-		if s := status(t, c, run.GetID()); s.Paused {
-			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: overseer.ResumeName,
-				Args: []any{overseer.ResumeRequest{By: reviewer}}, WaitForStage: client.WorkflowUpdateStageCompleted})
-			require.NoError(t, err)
-		}
-		d, err := c.DescribeWorkflow(context.Background(), run.GetID(), "")
-		require.NoError(t, err)
-		return d.RawResponse.GetWorkflowExecutionInfo().GetCloseTime() != nil
-	})
-}
-
 // runChain reads every run of a job from its first, following
 // continue-as-new.
 func runChain(t *testing.T, c client.Client, id, runID string) [][]*historypb.HistoryEvent {
