@@ -128,4 +128,3 @@ func TestBoundaryOutsideADeclaredRunDoesNothing(t *testing.T) {
 	assert.Equal(t, 1, st.Counters.Phases)
 	assert.Equal(t, "step", st.Phase)
 }
-
