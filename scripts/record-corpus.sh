@@ -17,13 +17,9 @@ fi
 release=$1 commit=$2
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$root/testsuite/conformance/testdata/corpus/$release"
-cli="${OVERSEER_TEMPORAL_CLI:-$root/.tools/bin/temporal}"
-[[ -x "$cli" ]] || { echo "record-corpus: no Temporal CLI at $cli: run make tools, or set OVERSEER_TEMPORAL_CLI" >&2; exit 1; }
-
-tree=$(mktemp -d)
-cleanup() { git -C "$root" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"; }
-trap cleanup EXIT
-git -C "$root" worktree add --detach "$tree" "$commit" >/dev/null
+name=record-corpus
+# shellcheck source=release-worktree.sh
+source "$root/scripts/release-worktree.sh"
 
 mkdir -p "$tree/testsuite/conformance"
 for f in "$root"/testsuite/conformance/*.go; do

@@ -16,13 +16,9 @@ fi
 release=$1 commit=$2
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$root/testsuite/e2e/testdata/releases/$release"
-cli="${OVERSEER_TEMPORAL_CLI:-$root/.tools/bin/temporal}"
-[[ -x "$cli" ]] || { echo "record-release: no Temporal CLI at $cli: run make tools, or set OVERSEER_TEMPORAL_CLI" >&2; exit 1; }
-
-tree=$(mktemp -d)
-cleanup() { git -C "$root" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"; }
-trap cleanup EXIT
-git -C "$root" worktree add --detach "$tree" "$commit" >/dev/null
+name=record-release
+# shellcheck source=release-worktree.sh
+source "$root/scripts/release-worktree.sh"
 cp "$root/testsuite/e2e/release_record_test.go" "$tree/testsuite/e2e/"
 
 rm -rf "$out"

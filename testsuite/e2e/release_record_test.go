@@ -184,43 +184,32 @@ func TestRecordReleaseHistories(t *testing.T) {
 	require.NoError(t, run.Get(context.Background(), nil))
 	save(run.GetID(), run.GetRunID(), "observed.json", "observe mode, a looping job", "")
 
-	// Four-eyes under a payload codec: the memo (mode, starter) encrypted;
-	// someone other than the starter resumes with the plain signal.
-	d := newEncryptedDeployment(t, srv, worker.Config{TaskQueue: "e2e-release-four-eyes", Mode: overseer.ModeObserve,
-		Approval: overseer.Approval{FourEyes: true}})
-	run = d.start(t, map[string]any{overseer.ModeMemoKey: "manage", overseer.StartedByMemoKey: "alice"},
-		workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
-	paused(d.client, run.GetID())
-	require.NoError(t, d.client.SignalWorkflow(context.Background(), run.GetID(), "", overseer.ResumeName,
-		overseer.ResumeRequest{By: "bob", Note: "Reviewed."}))
-	eventually(t, "bob's signal to open the gate", 60*time.Second, func() bool {
-		s := status(t, d.client, run.GetID())
-		return len(s.Gates) > 0 && s.Gates[0].ResumedAt != nil
-	})
-	_, err = finish(t, d.client, run, "bob")
-	require.NoError(t, err)
-	save(run.GetID(), run.GetRunID(), "four_eyes_signal_codec.json",
-		"four-eyes job, memo encrypted by a codec, the first gate resumed by the plain signal from another approver",
-		base64.StdEncoding.EncodeToString(d.key))
-
-	// The same with the worker in manage mode and only the starter in the
-	// memo: nothing but the signal reads the encrypted memo.
-	d = newEncryptedDeployment(t, srv, worker.Config{TaskQueue: "e2e-release-four-eyes-manage", Mode: overseer.ModeManage,
-		Approval: overseer.Approval{FourEyes: true}})
-	run = d.start(t, map[string]any{overseer.StartedByMemoKey: "alice"},
-		workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
-	paused(d.client, run.GetID())
-	require.NoError(t, d.client.SignalWorkflow(context.Background(), run.GetID(), "", overseer.ResumeName,
-		overseer.ResumeRequest{By: "bob", Note: "Reviewed."}))
-	eventually(t, "bob's signal to open the gate", 60*time.Second, func() bool {
-		s := status(t, d.client, run.GetID())
-		return len(s.Gates) > 0 && s.Gates[0].ResumedAt != nil
-	})
-	_, err = finish(t, d.client, run, "bob")
-	require.NoError(t, err)
-	save(run.GetID(), run.GetRunID(), "four_eyes_signal_codec_starter_only.json",
-		"four-eyes job in manage mode, only its starter in the memo, encrypted by a codec; the first gate resumed by the plain signal from another approver",
-		base64.StdEncoding.EncodeToString(d.key))
+	// Four-eyes under a payload codec, resumed with the plain signal by
+	// someone other than the starter.
+	fourEyes := func(cfg worker.Config, memo map[string]any, file, scenario string) {
+		cfg.Approval = overseer.Approval{FourEyes: true}
+		d := newEncryptedDeployment(t, srv, cfg)
+		run := d.start(t, memo, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+		paused(d.client, run.GetID())
+		require.NoError(t, d.client.SignalWorkflow(context.Background(), run.GetID(), "", overseer.ResumeName,
+			overseer.ResumeRequest{By: "bob", Note: "Reviewed."}))
+		eventually(t, "bob's signal to open the gate", 60*time.Second, func() bool {
+			s := status(t, d.client, run.GetID())
+			return len(s.Gates) > 0 && s.Gates[0].ResumedAt != nil
+		})
+		_, err := finish(t, d.client, run, "bob")
+		require.NoError(t, err)
+		save(run.GetID(), run.GetRunID(), file, scenario, base64.StdEncoding.EncodeToString(d.key))
+	}
+	// The memo (mode, starter) encrypted.
+	fourEyes(worker.Config{TaskQueue: "e2e-release-four-eyes", Mode: overseer.ModeObserve},
+		map[string]any{overseer.ModeMemoKey: "manage", overseer.StartedByMemoKey: "alice"}, "four_eyes_signal_codec.json",
+		"four-eyes job, memo encrypted by a codec, the first gate resumed by the plain signal from another approver")
+	// The worker in manage mode and only the starter in the memo: nothing
+	// but the signal reads the encrypted memo.
+	fourEyes(worker.Config{TaskQueue: "e2e-release-four-eyes-manage", Mode: overseer.ModeManage},
+		map[string]any{overseer.StartedByMemoKey: "alice"}, "four_eyes_signal_codec_starter_only.json",
+		"four-eyes job in manage mode, only its starter in the memo, encrypted by a codec; the first gate resumed by the plain signal from another approver")
 
 	// Continued as new while a gate holds a phase the workflow never
 	// awaited: both runs.
