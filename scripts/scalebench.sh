@@ -29,6 +29,20 @@ mkdir -p "$OUT"
 
 say() { echo "scalebench: $*"; }
 
+# Every process this script starts is stopped when it exits, however it
+# exits (set -e, a failed wait, Ctrl-C): stop_all on EXIT.
+pids=()
+stop_all() {
+	local pid
+	for pid in "${pids[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -INT "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		fi
+	done
+}
+trap stop_all EXIT
+
 build() {
 	(cd "$ROOT" && go build -o "$OUT/overseer" ./cmd/overseer)
 	(cd "$ROOT/cmd" && go build -o "$OUT/scalebench" ./scalebench)
@@ -38,6 +52,7 @@ build() {
 start_worker() {
 	"$OUT/overseer" worker --address "$ADDRESS" --agent-work "${1:-1ms}" >"$OUT/worker.log" 2>&1 &
 	echo $! >"$OUT/worker.pid"
+	pids+=("$!")
 	until grep -q "Worker polling" "$OUT/worker.log"; do
 		kill -0 "$(cat "$OUT/worker.pid")" || { cat "$OUT/worker.log"; exit 1; }
 		sleep 0.2
@@ -83,6 +98,7 @@ measure)
 	say "the dashboard (its own process), / and /waiting"
 	"$OUT/overseer" dashboard --address "$ADDRESS" --listen "127.0.0.1:$DASH_PORT" >"$OUT/dashboard.log" 2>&1 &
 	dash=$!
+	pids+=("$dash")
 	until curl -fsS -o /dev/null "http://127.0.0.1:$DASH_PORT/healthz" 2>/dev/null || curl -fsS -o /dev/null "http://127.0.0.1:$DASH_PORT/" 2>/dev/null; do
 		kill -0 "$dash" || { cat "$OUT/dashboard.log"; exit 1; }
 		sleep 0.2
@@ -115,7 +131,11 @@ learn)
 	"$OUT/overseer" worker --address "$ADDRESS" --task-queue scale-learn --learn-records "$OUT/records" --model-registry \
 		--agent-work 1ms >"$OUT/learnworker.log" 2>&1 &
 	lw=$!
-	until grep -q "Worker polling" "$OUT/learnworker.log"; do sleep 0.2; done
+	pids+=("$lw")
+	until grep -q "Worker polling" "$OUT/learnworker.log"; do
+		kill -0 "$lw" || { cat "$OUT/learnworker.log"; exit 1; }
+		sleep 0.2
+	done
 	round() {
 		/usr/bin/time -v -o "$OUT/learn$1.time" "$OUT/overseer" learn run --address "$ADDRESS" --task-queue scale-learn --type CoroJob \
 			--where "TaskQueue = '$QUEUE'" --wait 30m >"$OUT/learn$1.txt" 2>&1 || true
@@ -125,7 +145,21 @@ learn)
 	round 1
 	start_worker
 	"$OUT/scalebench" populate -address "$ADDRESS" -closed 1000 -open 0 -closed-phases "$CLOSED_PHASES" -prefix new >/dev/null
-	until [[ "$("$ROOT/.tools/bin/temporal" workflow count --address "$ADDRESS" --query "WorkflowId STARTS_WITH 'new-' AND ExecutionStatus = 'Completed'")" == "Total: 1000" ]]; do sleep 5; done
+	# Settled: completed, or paused at a gate (a phase lost under load).
+	settled() {
+		local done paused
+		done=$("$ROOT/.tools/bin/temporal" workflow count --address "$ADDRESS" --query "WorkflowId STARTS_WITH 'new-' AND ExecutionStatus = 'Completed'" | awk '{print $2}')
+		paused=$("$ROOT/.tools/bin/temporal" workflow count --address "$ADDRESS" --query "WorkflowId STARTS_WITH 'new-' AND ExecutionStatus = 'Running' AND OverseerPaused = true" | awk '{print $2}')
+		echo $((done + paused))
+	}
+	deadline=$((SECONDS + 1800))
+	until [[ "$(settled)" -ge 1000 ]]; do
+		if ((SECONDS > deadline)); then
+			say "the 1,000 new jobs did not settle within 30 minutes ($(settled) did): round 2 reads those that closed"
+			break
+		fi
+		sleep 5 # a count every 5 s; the loop ends on the count or the deadline
+	done
 	stop_worker
 	round 2
 	kill -INT "$lw"

@@ -60,6 +60,7 @@ func TestResumeQueryReportsAListThatStoppedEarly(t *testing.T) {
 	require.Error(t, err, "not a success")
 	assert.Contains(t, err.Error(), "the list of paused jobs stopped early")
 	assert.Contains(t, out.String(), "1 applied, 0 refused, 0 unknown")
+	assert.Contains(t, out.String(), "can pause again at a later gate", "a resumed job may be back in the queue soon")
 	assert.Contains(t, out.String(), "Not every paused job was read: ")
 	assert.Contains(t, out.String(), "still paused")
 }
