@@ -3,8 +3,11 @@
 # one-shot temporal-admin service) and scripts/cluster.sh (make cluster, CI):
 # waits for the Temporal frontend, creates the namespace when it is missing,
 # then registers the overseer's search attributes on it through the operator
-# API. It is idempotent: a namespace or an attribute that exists already (with
-# the same type) is fine.
+# API, and waits until a visibility query can use each (the server caches its
+# search attributes for up to a minute: the shipped dynamic configuration
+# does not force a refresh on every read, a setting meant for tests). It is
+# idempotent: a namespace or an attribute that exists already (with the same
+# type) is fine.
 #
 # Environment:
 #   TEMPORAL_ADDRESS             frontend host:port, e.g. temporal:7233
@@ -63,3 +66,22 @@ for pair in $OVERSEER_SEARCH_ATTRIBUTES; do
 		tick "search attribute $name ($type)"
 	done
 done
+
+# Ready when a visibility query that names each attribute is accepted: a
+# worker's first upsert of it is then accepted too.
+for pair in $OVERSEER_SEARCH_ATTRIBUTES; do
+	name=${pair%%=*}
+	type=${pair#*=}
+	case "$type" in
+	Bool) value=true ;;
+	Double | Int) value=0 ;;
+	Datetime) value="'2000-01-01T00:00:00Z'" ;;
+	*) value="''" ;;
+	esac
+	waited=0
+	until "$TEMPORAL" workflow count --address "$TEMPORAL_ADDRESS" --namespace "$TEMPORAL_NAMESPACE" \
+		--query "$name = $value" >/dev/null 2>&1; do
+		tick "search attribute $name in visibility queries"
+	done
+done
+echo "register-search-attributes: every search attribute is usable"
