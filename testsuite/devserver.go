@@ -232,6 +232,20 @@ func StartDevServer(ctx context.Context, opts DevServerOptions) (*DevServer, err
 	if err != nil {
 		return nil, err
 	}
+	// Ports this process picks are free when picked, not when the server
+	// binds them: another process (a parallel test package starting its
+	// own server) can take one in between, or one the server derives from
+	// them. Such a start is tried again on other ports, three times in all.
+	for attempt := 1; ; attempt++ {
+		s, err := startDevServerOnce(ctx, exe, opts, namespace, logLevel, saArgs)
+		if err == nil || attempt == 3 || opts.Port != 0 || !strings.Contains(err.Error(), "address already in use") {
+			return s, err
+		}
+	}
+}
+
+// startDevServerOnce is one try of StartDevServer.
+func startDevServerOnce(ctx context.Context, exe string, opts DevServerOptions, namespace, logLevel string, saArgs []string) (*DevServer, error) {
 	port, err := pickPort(opts.Port, "the Temporal frontend", "--port")
 	if err != nil {
 		return nil, err
