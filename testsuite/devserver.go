@@ -282,6 +282,13 @@ func startDevServerOnce(ctx context.Context, exe string, opts DevServerOptions, 
 		exited: make(chan struct{})}
 	s.cmd = exec.Command(exe, args...)
 	s.cmd.Stdout, s.cmd.Stderr = io.MultiWriter(stdout, tail), io.MultiWriter(stderr, tail)
+	if opts.Output != nil {
+		// One writer for both streams: exec then copies them in one
+		// goroutine, so that an Output that is not safe for concurrent
+		// writes (a bytes.Buffer) is not written from two.
+		w := io.MultiWriter(opts.Output, tail)
+		s.cmd.Stdout, s.cmd.Stderr = w, w
+	}
 	if f, ok := opts.Output.(*os.File); ok {
 		// Straight to the file: no pipe through this process (and no tail
 		// for the error message; the output is in the file).

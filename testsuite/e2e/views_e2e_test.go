@@ -147,7 +147,9 @@ func TestE2EADeploymentWithoutTheGateAttribute(t *testing.T) {
 	var out bytes.Buffer
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: &out, Logger: worker.SDKLogger(zap.NewNop()),
 		OmitSearchAttributes: []string{overseer.SearchAttributeGateSince.GetName()}})
-	require.NoError(t, err, out.String())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String()) // the server has exited: out is no longer written
+	}
 	t.Cleanup(func() { _ = srv.Stop() })
 	core, logs := observer.New(zapcore.WarnLevel)
 	tq := startWorker(t, srv, worker.Config{Logger: zap.New(core)})
