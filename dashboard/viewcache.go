@@ -99,16 +99,14 @@ func (c *viewCache[T]) startLocked(key string, e *viewEntry[T]) chan struct{} {
 	return done
 }
 
-// forget drops every kept read: the next request reads afresh.
+// forget drops every kept read, those in flight too: the next request
+// reads afresh. A read in flight ends into its own entry, which only the
+// requests already waiting for it see.
 func (c *viewCache[T]) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	for k, e := range c.entries {
-		if e.loading == nil {
-			delete(c.entries, k)
-		}
-	}
+	clear(c.entries)
 }
 
 // forgetViews clears the views' shared reads after the dashboard changed
