@@ -62,6 +62,16 @@
 //		OverseerReport: &overseer.PhaseReport{Turns: 12, InputTokens: 48000, OutputTokens: 3100},
 //	}}, nil
 //
+// One activity is not always a phase of work. An agent loop — a model
+// call, then the tool calls it asked for, turn after turn — has a
+// [Shape] of its own ([ShapeOf]: declared with [SetShape], or recognised
+// by an activity named as a model call); the shipped judges judge it by
+// rules that fit it (a tool failing again and again, the same call
+// repeated), never by the turn count. A workflow that knows its phases of
+// work declares them: [SetShape] with [ShapeDeclared], then [Boundary] at
+// the end of each; the calls in between are one phase. docs/agent-loops.md
+// has the rules and their figures.
+//
 // # Questions, answers and the verdict
 //
 // At each boundary the judge answers four questions ([NewRequest] builds
