@@ -367,3 +367,46 @@ func writeHistory(t *testing.T, c client.Client, id, runID, path string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
 }
+
+// TestRecordReleaseWorkflowPause records, on a Temporal server with
+// Workflow Pause (scripts/record-release-pause.sh runs it on a 1.32.0
+// cluster, in a worktree of the release's commit), a job an operator paused
+// with Temporal's Workflow Pause while it waited at a gate, then unpaused,
+// and a reviewer resumed; it adds the history to the release's folder
+// (-record-release DIR) and its manifest.
+func TestRecordReleaseWorkflowPause(t *testing.T) {
+	if *recordRelease == "" {
+		t.Skip("records histories only with -record-release DIR")
+	}
+	requireWorkflowPause(t)
+	dir := *recordRelease
+	path := filepath.Join(dir, "manifest.json")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err, "record the release's folder first (scripts/record-release.sh)")
+	var m releaseManifest
+	require.NoError(t, json.Unmarshal(b, &m))
+	srv := e2eServer(t)
+	c := srv.Client()
+
+	tq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-workflow-pause"})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	eventually(t, "the job to pause at its gate", 60*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
+	pauseWorkflow(t, srv, run.GetID(), "held by an operator while it waits at its gate")
+	unpauseWorkflow(t, srv, run.GetID())
+	_, err = finish(t, c, run, "recorder")
+	require.NoError(t, err)
+
+	const file = "workflow_pause_at_gate.json"
+	writeHistory(t, c, run.GetID(), run.GetRunID(), filepath.Join(dir, file))
+	kept := m.Histories[:0]
+	for _, h := range m.Histories {
+		if h.File != file {
+			kept = append(kept, h)
+		}
+	}
+	m.Histories = append(kept, releaseHistory{File: file,
+		Scenario: "manage mode, paused by an operator with Temporal's Workflow Pause while at its first gate, unpaused, then every gate resumed (Temporal 1.32.0 cluster)"})
+	b, err = json.MarshalIndent(m, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+}
