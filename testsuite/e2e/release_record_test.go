@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -31,6 +32,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/corohq/temporal-overseer/activities"
+	"github.com/corohq/temporal-overseer/learn"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/supervision"
@@ -369,7 +371,7 @@ func writeHistory(t *testing.T, c client.Client, id, runID, path string) {
 }
 
 // TestRecordReleaseWorkflowPause records, on a Temporal server with
-// Workflow Pause (scripts/record-release-pause.sh runs it on a 1.32.0
+// Workflow Pause (scripts/record-release-cluster.sh runs it on a 1.32.0
 // cluster, in a worktree of the release's commit), a job an operator paused
 // with Temporal's Workflow Pause while it waited at a gate, then unpaused,
 // and a reviewer resumed; it adds the history to the release's folder
@@ -380,11 +382,6 @@ func TestRecordReleaseWorkflowPause(t *testing.T) {
 	}
 	requireWorkflowPause(t)
 	dir := *recordRelease
-	path := filepath.Join(dir, "manifest.json")
-	b, err := os.ReadFile(path)
-	require.NoError(t, err, "record the release's folder first (scripts/record-release.sh)")
-	var m releaseManifest
-	require.NoError(t, json.Unmarshal(b, &m))
 	srv := e2eServer(t)
 	c := srv.Client()
 
@@ -393,19 +390,84 @@ func TestRecordReleaseWorkflowPause(t *testing.T) {
 	eventually(t, "the job to pause at its gate", 60*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
 	pauseWorkflow(t, srv, run.GetID(), "held by an operator while it waits at its gate")
 	unpauseWorkflow(t, srv, run.GetID())
-	_, err = finish(t, c, run, "recorder")
+	_, err := finish(t, c, run, "recorder")
 	require.NoError(t, err)
 
-	const file = "workflow_pause_at_gate.json"
-	writeHistory(t, c, run.GetID(), run.GetRunID(), filepath.Join(dir, file))
+	appendReleaseHistory(t, c, dir, run.GetID(), run.GetRunID(), "workflow_pause_at_gate.json",
+		"manage mode, paused by an operator with Temporal's Workflow Pause while at its first gate, unpaused, then every gate resumed (Temporal 1.32.0 cluster)")
+}
+
+// TestRecordReleaseLearnRound records a learn round (the overseer.Learn
+// workflow, on a worker of its own queue as `overseer worker` hosts it)
+// over four closed jobs of the reference job, one aborted at its gate,
+// into the release's folder (-record-release DIR) and its manifest.
+func TestRecordReleaseLearnRound(t *testing.T) {
+	if *recordRelease == "" {
+		t.Skip("records histories only with -record-release DIR")
+	}
+	dir := *recordRelease
+	srv := e2eServer(t)
+	c := srv.Client()
+	ctx := context.Background()
+
+	// Queues of this recording's own: one cluster records several releases.
+	suffix := time.Now().Format("150405.000")
+	tq := startWorker(t, srv, worker.Config{TaskQueue: "e2e-release-learn-jobs-" + suffix})
+	for range 3 {
+		require.NoError(t, startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack}).Get(ctx, nil))
+	}
+	aborted := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	eventually(t, "the looping job to pause", 60*time.Second, func() bool { return status(t, c, aborted.GetID()).Paused })
+	_, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: aborted.GetID(), UpdateName: overseer.ResumeName,
+		Args: []any{overseer.ResumeRequest{By: "recorder", Action: overseer.ActionAbort, Note: "going nowhere"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	require.Error(t, aborted.Get(ctx, nil))
+
+	where := "TaskQueue = '" + tq + "'"
+	eventually(t, "the four jobs to be visible as closed", 60*time.Second, func() bool {
+		resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: where + " AND ExecutionStatus != 'Running'"})
+		return err == nil && resp.GetCount() == 4
+	})
+	ltq := "e2e-release-learn-" + suffix
+	lw := sdkworker.New(c, ltq, sdkworker.Options{})
+	learn.Register(lw, c)
+	require.NoError(t, lw.Start())
+	t.Cleanup(lw.Stop)
+	code, _, errOut := overseerCLI(srv, "learn", "run", "--type", workflows.JobWorkflowName, "--where", where, "--task-queue", ltq)
+	require.Equal(t, 0, code, errOut)
+
+	var id, runID string
+	eventually(t, "the learn round to be visible", 60*time.Second, func() bool {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType = '" + learn.WorkflowName + "' AND TaskQueue = '" + ltq + "' AND ExecutionStatus = 'Completed'"})
+		if err != nil || len(resp.GetExecutions()) == 0 {
+			return false
+		}
+		e := resp.GetExecutions()[0].GetExecution()
+		id, runID = e.GetWorkflowId(), e.GetRunId()
+		return true
+	})
+	appendReleaseHistory(t, c, dir, id, runID, "learn_round.json",
+		"a learn round (overseer.Learn) over four closed CoroJobs, one aborted at its gate, on a worker of its own queue")
+}
+
+// appendReleaseHistory writes the run's history into the release folder
+// dir as file and lists it in dir's manifest (replacing an entry of the
+// same file).
+func appendReleaseHistory(t *testing.T, c client.Client, dir, id, runID, file, scenario string) {
+	t.Helper()
+	path := filepath.Join(dir, "manifest.json")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err, "record the release's folder first (scripts/record-release.sh)")
+	var m releaseManifest
+	require.NoError(t, json.Unmarshal(b, &m))
+	writeHistory(t, c, id, runID, filepath.Join(dir, file))
 	kept := m.Histories[:0]
 	for _, h := range m.Histories {
 		if h.File != file {
 			kept = append(kept, h)
 		}
 	}
-	m.Histories = append(kept, releaseHistory{File: file,
-		Scenario: "manage mode, paused by an operator with Temporal's Workflow Pause while at its first gate, unpaused, then every gate resumed (Temporal 1.32.0 cluster)"})
+	m.Histories = append(kept, releaseHistory{File: file, Scenario: scenario})
 	b, err = json.MarshalIndent(m, "", "  ")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))

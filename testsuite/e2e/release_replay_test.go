@@ -11,8 +11,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/codec"
+	"github.com/corohq/temporal-overseer/learn"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -59,6 +61,7 @@ func replayReleaseHistory(t *testing.T, path, key string) error {
 	require.NoError(t, err)
 	workflows.Register(r)
 	workflows.RegisterRecorded(r)
+	r.RegisterWorkflowWithOptions(learn.Workflow, workflow.RegisterOptions{Name: learn.WorkflowName})
 	r.RegisterWorkflowWithOptions(unawaitedJob, workflowRegisterOptions(unawaitedJobName))
 	f, err := os.Open(path)
 	require.NoError(t, err)
