@@ -74,7 +74,6 @@ func callKeyOf(args []any) uint64 {
 // or, for a failing tool, a success of it; so is a person resuming the job
 // (PhaseRun.Reviewed). Turn count is not evidence.
 type loopEvidence struct {
-	failedPhase  string
 	failures     int
 	repeatPhase  string
 	repeatedCall int
@@ -115,9 +114,7 @@ func loopEvidenceOf(t Trajectory) loopEvidence {
 	// What still stands at the latest run; ties go to the phase that ran
 	// first in the window, so the answer does not depend on map order.
 	for _, r := range t.RecentPhases {
-		if n := failures[r.Phase]; n > e.failures {
-			e.failedPhase, e.failures = r.Phase, n
-		}
+		e.failures = max(e.failures, failures[r.Phase])
 		if n := same[r.Phase]; n > 1 && n > e.repeatedCall {
 			e.repeatPhase, e.repeatedCall = r.Phase, n
 		}

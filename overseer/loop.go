@@ -114,7 +114,7 @@ func (r *run) step(t *boundaryTask) {
 		r.afterVerdict(t, why)
 		return
 	}
-	r.recordBoundary(ctx, t.phase, t.started, t.f, callKeyOf(t.args))
+	r.recordBoundary(ctx, t.phase, t.started, t.f, t.args)
 	if ctx.Err() != nil {
 		t.settle() // cancelled: no assessment, no gate
 		t.done = true

@@ -178,7 +178,7 @@ func (r *run) takeNote() *Note {
 // lets the workflow go on. settle hands the phase's own result, untouched,
 // to the workflow; a finished phase is never re-run.
 func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, settle func()) {
-	r.recordBoundary(ctx, phase, started, f, 0)
+	r.recordBoundary(ctx, phase, started, f, nil)
 	if ctx.Err() != nil {
 		settle() // cancelled: no assessment, no gate
 		return
@@ -195,9 +195,9 @@ func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f 
 }
 
 // recordBoundary adds the phase f ran to the trajectory; it waits for f.
-// callKey identifies the phase's input (callKeyOf; 0: unknown), for
-// PhaseRun.SameCall.
-func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, callKey uint64) {
+// args are the phase's arguments, nil where unknown: in an agent loop,
+// PhaseRun.SameCall compares them with the phase's previous call.
+func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, args []any) {
 	var raw converter.RawValue
 	var phaseErr error
 	if r.invisible() {
@@ -214,19 +214,34 @@ func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Ti
 		report = reportOf(ctx, raw, f)
 	}
 	pr := PhaseRun{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Failed: phaseErr != nil}
-	if callKey != 0 {
-		if r.lastCall == nil {
-			r.lastCall = map[string]uint64{}
-		}
-		pr.SameCall = r.lastCall[phase] == callKey
-		r.lastCall[phase] = callKey
-	}
+	pr.SameCall = r.sameCall(phase, args)
 	if phaseErr != nil {
 		pr.Error = describeError(phaseErr)
 	}
 	r.traj.recordPhase(pr, report)
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
+}
+
+// sameCall says the phase runs with the same arguments as its previous
+// call, and remembers them. Only the agent-loop rules read it, so the
+// arguments are encoded and hashed (callKeyOf) only in a run that is, or
+// with this phase becomes, an agent loop: no other run pays for it at its
+// boundaries.
+func (r *run) sameCall(phase string, args []any) bool {
+	if args == nil || (ShapeOf(r.traj) != ShapeAgentLoop && (r.traj.Shape != "" || !isModelCall(phase))) {
+		return false
+	}
+	key := callKeyOf(args)
+	if key == 0 {
+		return false
+	}
+	if r.lastCall == nil {
+		r.lastCall = map[string]uint64{}
+	}
+	same := r.lastCall[phase] == key
+	r.lastCall[phase] = key
+	return same
 }
 
 // declaredCall is an activity of a declared phase (ShapeDeclared).

@@ -122,11 +122,11 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	for _, sc := range activities.LoopScenarios {
 		j := &demoJob{loop: sc, label: "loop/" + string(sc), id: fmt.Sprintf("demo-agent-loop-%s-%s", sc, stamp)}
-		j.run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: j.id, TaskQueue: taskQueue,
-			Memo: map[string]any{overseer.ModeMemoKey: string(overseer.ModeManage)}},
-			workflows.AgentLoopWorkflowName, workflows.AgentLoopInput{Objective: "Add CSV export to the reports page", Scenario: sc})
+		j.run, err = startJob(ctx, c, taskQueue, JobSpec{
+			ID: j.id, Objective: "Add CSV export to the reports page", Loop: string(sc), Mode: string(overseer.ModeManage),
+		})
 		if err != nil {
-			return fmt.Errorf("start job %q: %w", j.id, err)
+			return err
 		}
 		fmt.Fprintf(out, "started  %-22s agent loop (%s), scenario %s\n", j.id, workflows.AgentLoopWorkflowName, sc)
 		jobs = append(jobs, j)
@@ -240,20 +240,15 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 	if desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return nil
 	}
-	if j.loop != "" {
-		var res workflows.AgentLoopResult
-		if err := j.run.Get(qctx, &res); err != nil {
-			j.outcome = "failed (" + err.Error() + ")"
-		} else {
-			j.outcome = res.Outcome
-		}
+	// The outcome of either result (workflows.JobResult,
+	// workflows.AgentLoopResult).
+	var res struct {
+		Outcome string `json:"outcome"`
+	}
+	if err := j.run.Get(qctx, &res); err != nil {
+		j.outcome = "failed (" + err.Error() + ")"
 	} else {
-		var res workflows.JobResult
-		if err := j.run.Get(qctx, &res); err != nil {
-			j.outcome = "failed (" + err.Error() + ")"
-		} else {
-			j.outcome = res.Outcome
-		}
+		j.outcome = res.Outcome
 	}
 	// One last status read: the final assessment is recorded before the
 	// run completes.
@@ -320,7 +315,7 @@ func falsePausesLine(jobs []*demoJob) string {
 	pauses, falses := 0, 0
 	for _, j := range jobs {
 		rec := eval.Record{Outcome: eval.OutcomeFailed}
-		if j.outcome == "delivered" || (j.loop != "" && j.outcome == "done") {
+		if j.outcome == "delivered" || j.outcome == "done" {
 			rec.Outcome = eval.OutcomeSucceeded
 		}
 		for _, g := range j.status.Gates {

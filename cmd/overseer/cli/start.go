@@ -242,11 +242,12 @@ func (e errAlreadyRunning) Error() string {
 // id is an errAlreadyRunning: the SDK would otherwise return that job and
 // silently drop the new spec.
 func startJob(ctx context.Context, c client.Client, taskQueue string, spec JobSpec) (client.WorkflowRun, error) {
-	if spec.ID == "" && spec.Loop != "" {
-		spec.ID = fmt.Sprintf("agent-loop-%s-%d", spec.Loop, time.Now().UnixNano())
-	}
 	if spec.ID == "" {
-		spec.ID = fmt.Sprintf("job-%s-%d", spec.Scenario, time.Now().UnixNano())
+		kind := "job-" + spec.Scenario
+		if spec.Loop != "" {
+			kind = "agent-loop-" + spec.Loop
+		}
+		spec.ID = fmt.Sprintf("%s-%d", kind, time.Now().UnixNano())
 	}
 	opts := client.StartWorkflowOptions{ID: spec.ID, TaskQueue: taskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true}
 	if spec.Mode != "" || spec.GateDeadline != "" || spec.StartedBy != "" {
