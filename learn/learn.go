@@ -117,6 +117,10 @@ type Result struct {
 	// Stored how many records of the series the store holds after it.
 	Read   int `json:"read"`
 	Stored int `json:"stored,omitempty"`
+	// StoreNote says what the export found wrong with its record store and
+	// did about it (an earlier attempt's records it could not see, read
+	// again), also at the end of Sentence; "" when nothing was.
+	StoreNote string `json:"store_note,omitempty"`
 	// Series names the round's records in the store: the rounds of a type
 	// that learn from the same jobs (the same Where) share one, from the
 	// first round on.
@@ -163,6 +167,8 @@ type ExportOutput struct {
 	Readiness Readiness       `json:"readiness"`
 	Labels    eval.GateLabels `json:"gate_labels"`
 	Rates     Rates           `json:"rates"`
+	// StoreNote: see Result.
+	StoreNote string `json:"store_note,omitempty"`
 }
 
 // RefitInput is the refit activity's argument.
@@ -232,7 +238,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		RateWindow: in.RateWindow, Series: res.Series, MaxRuns: in.MaxRuns, Overlap: in.Overlap}).Get(ctx, &ex); err != nil {
 		return Result{}, err
 	}
-	res.NewRuns, res.Readiness, res.Read, res.Stored = ex.NewRuns, ex.Readiness, ex.Read, ex.Stored
+	res.NewRuns, res.Readiness, res.Read, res.Stored, res.StoreNote = ex.NewRuns, ex.Readiness, ex.Read, ex.Stored, ex.StoreNote
 	if ex.Labels.Any() {
 		res.Labels = &ex.Labels
 	}
@@ -245,6 +251,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		if ex.Readiness.Next != "" {
 			res.Sentence = fmt.Sprintf("round %d for %s: no candidate: %s", res.Rounds, in.Type, ex.Readiness.Next)
 		}
+		res.Sentence += storeNote(res)
 		return res, finish(ctx, res, nil)
 	}
 	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -272,7 +279,17 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	if rf.RefusalNotRecorded != "" {
 		res.Sentence += "; the refusal could not be recorded in the model registry: " + rf.RefusalNotRecorded
 	}
+	res.Sentence += storeNote(res)
 	return res, finish(ctx, res, &rf)
+}
+
+// storeNote is the end of a round's sentence that says what its export
+// found wrong with the record store.
+func storeNote(res Result) string {
+	if res.StoreNote == "" {
+		return ""
+	}
+	return "; record store: " + res.StoreNote
 }
 
 // memoVersion is the GetVersion change of the round's memo: rounds
@@ -355,7 +372,7 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 			return ExportOutput{}, err
 		}
 		name := seriesOf(ctx, in.Series, in.Where)
-		sr, read, err := a.syncRecords(ctx, st, in.Type, in.Where, name, in.Before, in.Overlap)
+		sr, read, note, err := a.syncRecords(ctx, st, in.Type, in.Where, name, in.Before, in.Overlap)
 		if err != nil {
 			return ExportOutput{}, err
 		}
@@ -367,7 +384,7 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 		if recs, err = st.newest(ctx, sr, max); err != nil {
 			return ExportOutput{}, err
 		}
-		out.Read, out.Stored = read, sr.records()
+		out.Read, out.Stored, out.StoreNote = read, sr.records(), note
 		out.NewRuns = out.Stored
 	}
 	if !in.Since.IsZero() && a.Records == nil {

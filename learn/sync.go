@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -115,16 +116,20 @@ func (sr series) until(before time.Time) series {
 // retained one when none did. It reads at most a.Parallel histories at
 // once and writes a shard per listing page; it heartbeats its progress,
 // and a retry resumes where it was (the listing page after its last
-// shard, and no job read again that a shard holds). It returns the
-// series as it is now and how many histories this round has read, its
-// earlier attempts included.
-func (a *Activities) syncRecords(ctx context.Context, st *Store, typ, where, name string, before time.Time, overlap time.Duration) (series, int, error) {
+// shard, and no job read again that a shard holds). A retry on a worker
+// whose store does not hold the shards its heartbeat says were written (a
+// replica with a store of its own) lists from the start instead, so that
+// the jobs of those shards are read into this store rather than lost, and
+// says so in its note. It returns the series as it is now, how many
+// histories this round has read (its earlier attempts included, unless
+// it started over) and the note ("" when nothing was wrong).
+func (a *Activities) syncRecords(ctx context.Context, st *Store, typ, where, name string, before time.Time, overlap time.Duration) (series, int, string, error) {
 	if a.Client == nil {
-		return series{}, 0, fmt.Errorf("%w: no Temporal client to read the jobs with", ErrStore)
+		return series{}, 0, "", fmt.Errorf("%w: no Temporal client to read the jobs with", ErrStore)
 	}
 	sr, err := st.list(ctx, typ, name)
 	if err != nil {
-		return series{}, 0, err
+		return series{}, 0, "", err
 	}
 	var mine, earlier []shard
 	for _, sh := range sr.shards {
@@ -138,12 +143,12 @@ func (a *Activities) syncRecords(ctx context.Context, st *Store, typ, where, nam
 	// An earlier attempt of this round wrote these: not read again.
 	readBefore, err := st.seen(ctx, mine, func(shard) bool { return true }, seen)
 	if err != nil {
-		return series{}, 0, err
+		return series{}, 0, "", err
 	}
 	var hw time.Time
 	for _, r := range sr.rounds {
 		if r.Equal(before) { // this round finished reading in an earlier attempt
-			return sr.until(before), readBefore, nil
+			return sr.until(before), readBefore, "", nil
 		}
 		if r.After(hw) && r.Before(before) {
 			hw = r
@@ -158,15 +163,27 @@ func (a *Activities) syncRecords(ctx context.Context, st *Store, typ, where, nam
 	}
 	// The jobs listed again (closed since from) that earlier rounds read.
 	if _, err := st.seen(ctx, earlier, func(sh shard) bool { return !sh.newest.Before(from) }, seen); err != nil {
-		return series{}, 0, err
+		return series{}, 0, "", err
 	}
 
 	p := exportProgress{Before: before, Shards: len(mine), Read: readBefore}
 	var resume []byte
+	var note string
 	var last exportProgress
 	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &last) == nil && last.Before.Equal(before) {
-		resume = last.Token
-		p.Skipped = last.Skipped
+		if len(mine) >= last.Shards {
+			resume = last.Token
+			p.Skipped = last.Skipped
+		} else {
+			// Resuming from the token would skip the pages of shards this
+			// store does not hold: their jobs would be in no store the
+			// round reads. Fail-safe: read them again.
+			note = fmt.Sprintf("an earlier attempt of this round wrote %d shards of records that the record store %s does not hold "+
+				"(another worker with a store of its own?): this attempt listed the jobs from the start; give every worker that runs learn rounds one shared store (a bucket URL), "+
+				"or run the rounds on a single worker (--learn-task-queue)", last.Shards, st.Location)
+			activity.GetLogger(ctx).Warn("learn: the record store does not hold an earlier attempt's shards; listing from the start",
+				"store", st.Location, "shards_written", last.Shards, "shards_held", len(mine))
+		}
 	}
 	var mu sync.Mutex
 	progress := func() any { mu.Lock(); defer mu.Unlock(); return p }
@@ -226,17 +243,17 @@ func (a *Activities) syncRecords(ctx context.Context, st *Store, typ, where, nam
 		res, err = ops.Export(ctx, a.Client, opts)
 	}
 	if err != nil {
-		return series{}, 0, err
+		return series{}, 0, "", err
 	}
 	mu.Lock()
 	p.Skipped += res.Skipped
 	done := roundDone{At: before, From: from, Read: p.Read, Skipped: p.Skipped, Shards: p.Shards}
 	mu.Unlock()
 	if err := st.writeRound(ctx, typ, name, done); err != nil {
-		return series{}, 0, err
+		return series{}, 0, "", err
 	}
 	sr.rounds = append(sr.rounds, before)
-	return sr.until(before), done.Read, nil
+	return sr.until(before), done.Read, note, nil
 }
 
 // load is the newest max records of the type (DefaultMaxRuns when 0)
@@ -257,8 +274,12 @@ func (a *Activities) load(ctx context.Context, typ, where, name string, before t
 		return nil, 0, err
 	}
 	sr = sr.until(before)
-	if len(sr.rounds) == 0 {
-		if sr, _, err = a.syncRecords(ctx, st, typ, where, name, before, 0); err != nil {
+	if !slices.ContainsFunc(sr.rounds, before.Equal) {
+		// This store has not read this round's jobs (a round begun before
+		// the store, or a worker other than the export's with a store of
+		// its own): read what it lacks first, rather than refit on stale
+		// records.
+		if sr, _, _, err = a.syncRecords(ctx, st, typ, where, name, before, 0); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -37,6 +37,8 @@ type historyCounter struct {
 	// failCall is the read (counted from 1) that fails, once; 0: none.
 	failCall int
 	failed   bool
+	// onFail, if set, runs (in a goroutine) when the read fails.
+	onFail func()
 }
 
 func newHistoryCounter(c client.Client) *historyCounter {
@@ -49,6 +51,9 @@ func (h *historyCounter) GetWorkflowHistory(ctx context.Context, id, runID strin
 	h.calls++
 	if h.calls == h.failCall {
 		h.failed = true
+		if h.onFail != nil {
+			go h.onFail()
+		}
 		return failingHistory{}
 	}
 	h.reads[id]++
@@ -255,4 +260,129 @@ func roundID(t *testing.T, c client.Client, typ string) string {
 		return false
 	})
 	return id
+}
+
+// Two worker replicas poll the rounds' queue; replica A's export fails
+// after its first page of 10 jobs (a history read fails) and A stops, as
+// a pod that goes away does, so that the retry runs on replica B. With one
+// store both replicas share (a shared volume here; a bucket URL in a
+// deployment), every job is read once, by one replica or the other. With a
+// store of each replica's own (the emptyDir the manifests shipped), B's
+// store does not hold A's shard: B lists from the start and its store ends
+// with every job (10 read twice, and the round says why) instead of
+// resuming from A's page token and losing A's 10 (the bug: "read 20,
+// stored 20" of 30).
+func TestE2ELearnRoundRetriedOnTheOtherReplica(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	for _, shared := range []bool{true, false} {
+		name := map[bool]string{true: "one shared store", false: "a store of each replica's own"}[shared]
+		t.Run(name, func(t *testing.T) {
+			suffix := fmt.Sprint(time.Now().UnixNano())
+			typ := "E2ELearnReplicas" + suffix
+			jobsTQ := storeWorkers(t, srv, typ, suffix)
+			where := fmt.Sprintf("TaskQueue = '%s'", jobsTQ)
+			ids := storeJobs(t, c, jobsTQ, typ, "e2e-learn-replicas-"+suffix, 30)
+
+			storeA := openStore(t)
+			storeB := storeA
+			if !shared {
+				storeB = openStore(t)
+			}
+			ltq := "e2e-learn-replicas-" + suffix
+			readsA, readsB := newHistoryCounter(c), newHistoryCounter(c)
+			readsA.failCall = 11 // the first read of the second page
+			replica := func(identity string, reads *historyCounter, st *learn.Store) sdkworker.Worker {
+				w := sdkworker.New(c, ltq, sdkworker.Options{Identity: identity})
+				learn.RegisterActivities(w, &learn.Activities{Client: reads, Store: st, PageSize: 10, Parallel: 1})
+				return w
+			}
+			wA := replica("replica-a", readsA, storeA)
+			var stopA sync.Once
+			readsA.onFail = func() { stopA.Do(wA.Stop) }
+			require.NoError(t, wA.Start())
+			t.Cleanup(func() { stopA.Do(wA.Stop) })
+			res := runLearnRoundStartingB(t, srv, c, typ, where, ltq, 30, readsA, func() sdkworker.Worker {
+				wB := replica("replica-b", readsB, storeB)
+				require.NoError(t, wB.Start())
+				t.Cleanup(wB.Stop)
+				return wB
+			})
+
+			require.True(t, readsA.failed, "replica A's export failed midway")
+			byA, totalA := readsA.counts()
+			byB, totalB := readsB.counts()
+			assert.Equal(t, 10, totalA, "replica A read its first page")
+			assert.Equal(t, "replica-b", exportAttemptIdentity(t, c, typ, 2), "the retry ran on replica B")
+			assert.Equal(t, 30, res.Stored, "the store the round reads holds every job")
+			assert.Equal(t, 30, res.Readiness.Runs)
+			if shared {
+				for _, id := range ids {
+					assert.Equal(t, 1, byA[id]+byB[id], "%s: read once, by one replica or the other", id)
+				}
+				assert.Equal(t, 20, totalB)
+				assert.Equal(t, 30, res.Read)
+				assert.Empty(t, res.StoreNote)
+			} else {
+				for _, id := range ids {
+					assert.Equal(t, 1, byB[id], "%s: in replica B's store", id)
+				}
+				assert.Equal(t, 30, totalB, "replica B lists from the start")
+				assert.Equal(t, 30, res.Read)
+				assert.Contains(t, res.StoreNote, "does not hold")
+				assert.Contains(t, res.Sentence, "record store: an earlier attempt of this round wrote 1 shards")
+			}
+		})
+	}
+}
+
+// runLearnRoundStartingB is runLearnRound with replica B started once
+// replica A has begun reading (so that A runs the export's first attempt).
+func runLearnRoundStartingB(t *testing.T, srv server, c client.Client, typ, where, tq string, count int, readsA *historyCounter, startB func() sdkworker.Worker) learn.Result {
+	t.Helper()
+	eventually(t, fmt.Sprintf("the %d jobs to be visible as closed", count), 30*time.Second, func() bool {
+		r, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: learn.Query(typ, where, time.Time{})})
+		require.NoError(t, err)
+		return r.GetCount() == int64(count)
+	})
+	type outcome struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		code, out, errOut := overseerCLI(srv, "learn", "run", "--type", typ, "--where", where, "--task-queue", tq, "--json")
+		done <- outcome{code, out, errOut}
+	}()
+	eventually(t, "replica A to start reading", time.Minute, func() bool {
+		_, n := readsA.counts()
+		return n > 0
+	})
+	startB()
+	o := <-done
+	require.Equal(t, 0, o.code, o.errs)
+	var res learn.Result
+	require.NoError(t, json.Unmarshal([]byte(o.out), &res))
+	return res
+}
+
+// exportAttemptIdentity is the identity of the worker that started the
+// given attempt of the latest round's export, "" when the history has no
+// such attempt (it records only an activity's last attempt, once closed).
+func exportAttemptIdentity(t *testing.T, c client.Client, typ string, attempt int32) string {
+	t.Helper()
+	id := roundID(t, c, typ)
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var scheduled int64
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(t, err)
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == learn.ExportActivityName {
+			scheduled = e.GetEventId()
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetScheduledEventId() == scheduled && a.GetAttempt() == attempt {
+			return a.GetIdentity()
+		}
+	}
+	return ""
 }
