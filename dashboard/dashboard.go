@@ -163,12 +163,19 @@ type Server struct {
 	// lists and queue share the views' reads among tabs (viewCache).
 	lists *viewCache[listView]
 	queue *viewCache[[]ops.WaitingGate]
+	// goodLists and goodQueue keep the views' last good reads, shown when
+	// the server refuses a read as over the namespace's rate limit.
+	goodLists lastGood[[]row]
+	goodQueue lastGood[[]ops.WaitingGate]
 }
 
 // listView is what the list page read: its rows, or why it could not.
+// keptAt is set when the rows are the last good read's, kept because the
+// server refused this one as over the namespace's rate limit.
 type listView struct {
-	rows []row
-	err  error
+	rows   []row
+	err    error
+	keptAt time.Time
 }
 
 //go:embed templates/*.html
@@ -257,7 +264,12 @@ func New(opts Options) (*Server, error) {
 	// page has; a request that gives up does not cancel the others' read.
 	s.lists = newViewCache(fresh, stale, 3*opts.Timeout, time.Now, s.readList)
 	s.queue = newViewCache(fresh, stale, 3*opts.Timeout, time.Now, func(ctx context.Context, _ string) ([]ops.WaitingGate, error) {
-		return s.waiting(ctx)
+		gen, at := s.goodQueue.generation(), s.opts.Now()
+		gates, err := s.waiting(ctx)
+		if err == nil {
+			s.goodQueue.keep("", gen, gates, at)
+		}
+		return gates, err
 	})
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("dashboard: refused a cross-origin request", zap.String("path", r.URL.Path),

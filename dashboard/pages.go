@@ -166,6 +166,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.Warn("dashboard: list jobs", zap.Error(err))
 		p.Error = "Temporal did not list the jobs: " + err.Error()
+		if !v.keptAt.IsZero() {
+			p.Error += asOf(v.keptAt, s.opts.Refresh)
+		}
 	}
 	p.Rows = v.rows
 	name := "list.html"
@@ -178,8 +181,18 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 // readList reads the list page's rows for a visibility query: the List
 // call, then the rows (viewCache shares it among tabs).
 func (s *Server) readList(ctx context.Context, query string) (listView, error) {
+	gen, at := s.goodLists.generation(), s.opts.Now()
 	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: query, Limit: s.opts.Limit, CallTimeout: s.opts.Timeout})
-	return listView{rows: s.rows(ctx, jobs), err: err}, nil
+	v := listView{rows: s.rows(ctx, jobs), err: err}
+	switch {
+	case err == nil:
+		s.goodLists.keep(query, gen, v.rows, at)
+	case errors.Is(err, ops.ErrRateLimited) && len(jobs) == 0:
+		if k, ok := s.goodLists.get(query); ok {
+			v.rows, v.keptAt = k.val, k.at
+		}
+	}
+	return v, nil
 }
 
 // Bounds of the status queries the list falls back on for jobs without a

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -114,4 +115,63 @@ func (c *viewCache[T]) forget() {
 func (s *Server) forgetViews() {
 	s.lists.forget()
 	s.queue.forget()
+	s.goodLists.forget()
+	s.goodQueue.forget()
+}
+
+// lastGood keeps each view's last read that succeeded, for a view the
+// server refused as over the namespace's rate limit (ops.ErrRateLimited):
+// the page shows what it read then, says when and why, and tries again at
+// its next refresh, rather than showing an empty table. A resume forgets
+// it as it forgets the shared reads. Keys are the views' queries: a few.
+type lastGood[T any] struct {
+	mu   sync.Mutex
+	gen  int
+	vals map[string]kept[T]
+}
+
+type kept[T any] struct {
+	val T
+	at  time.Time
+}
+
+// keep records key's read made at at, unless a forget came after the
+// read began (gen is the generation it began in).
+func (l *lastGood[T]) keep(key string, gen int, val T, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gen != l.gen {
+		return
+	}
+	if l.vals == nil {
+		l.vals = map[string]kept[T]{}
+	}
+	l.vals[key] = kept[T]{val, at}
+}
+
+// get is key's last read that succeeded, if any since the last forget.
+func (l *lastGood[T]) get(key string) (kept[T], bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k, ok := l.vals[key]
+	return k, ok
+}
+
+// generation is the current one, for keep.
+func (l *lastGood[T]) generation() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gen
+}
+
+func (l *lastGood[T]) forget() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gen++
+	clear(l.vals)
+}
+
+// asOf is the sentence a page adds when it shows a kept read.
+func asOf(at time.Time, refresh time.Duration) string {
+	return fmt.Sprintf("; showing what was read at %s UTC; this page tries again every %s", at.UTC().Format("15:04:05"), refresh)
 }

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -173,6 +174,10 @@ func (s *Server) waitingPage(r *http.Request) waitingPage {
 	if err != nil {
 		s.log.Warn("dashboard: list open gates", zap.Error(err))
 		p.Error = "Temporal did not list the open gates: " + err.Error()
+		if k, ok := s.goodQueue.get(""); ok && errors.Is(err, ops.ErrRateLimited) && len(gates) == 0 {
+			gates = k.val
+			p.Error += asOf(k.at, s.opts.Refresh)
+		}
 	}
 	var from, to int
 	p.Pager, from, to = pageOf(n, len(gates), s.opts.WaitingPage)

@@ -328,14 +328,16 @@ func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error)
 	var jobs []Job
 	var token []byte
 	for len(jobs) < limit {
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		resp, err := c.ListWorkflow(pctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: opts.Query, PageSize: int32(min(limit, cmp.Or(opts.PageSize, listPageSize))), NextPageToken: token,
+		var resp *workflowservice.ListWorkflowExecutionsResponse
+		err := Call(ctx, timeout, "a List call", func(ctx context.Context) (err error) {
+			resp, err = c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+				Query: opts.Query, PageSize: int32(min(limit, cmp.Or(opts.PageSize, listPageSize))), NextPageToken: token,
+			})
+			return err
 		})
-		cancel()
 		if err != nil {
-			if TimedOut(err) && ctx.Err() == nil {
-				return jobs, fmt.Errorf("list jobs: the server did not answer a List call within %s (%d jobs listed before it)", timeout, len(jobs))
+			if ctx.Err() == nil && (TimedOut(err) || errors.Is(err, ErrRateLimited)) {
+				return jobs, fmt.Errorf("list jobs: %w (%d jobs listed before it)", err, len(jobs))
 			}
 			return jobs, fmt.Errorf("list jobs: %w", err)
 		}

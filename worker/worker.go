@@ -17,9 +17,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/codec"
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer/registry"
@@ -171,6 +173,9 @@ func (cfg Config) ClientOptions() (client.Options, error) {
 	if cfg.MetricsHandler != nil {
 		opts.MetricsHandler = cfg.MetricsHandler
 	}
+	// So that a view the server refused as over the namespace's rate limit
+	// says so (ops.ErrRateLimited), not that the server did not answer.
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(ops.RateLimitInterceptor))
 	return opts, nil
 }
 
