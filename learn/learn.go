@@ -47,6 +47,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/registry"
 )
@@ -389,7 +390,7 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	}
 	if !in.Since.IsZero() && a.Records == nil {
 		q := Query(in.Type, in.Where, in.Before) + fmt.Sprintf(" AND CloseTime > '%s'", in.Since.UTC().Format(time.RFC3339Nano))
-		n, err := a.Client.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+		n, err := ops.Count(ctx, a.Client, ops.ExportCallTimeout, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
 		if err != nil {
 			return ExportOutput{}, fmt.Errorf("count the jobs closed since the last round: %w", err)
 		}

@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/corohq/temporal-overseer/ops"
 )
 
 // MaxRoundsListed bounds how many of the newest completed rounds
@@ -27,7 +29,7 @@ func LatestRounds(ctx context.Context, c client.Client) ([]Result, error) {
 	latest := map[string]Result{}
 	var token []byte
 	for listed := 0; listed < MaxRoundsListed; {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: RoundsQuery, PageSize: 100, NextPageToken: token})
+		resp, err := ops.ListPage(ctx, c, ops.DefaultCallTimeout, &workflowservice.ListWorkflowExecutionsRequest{Query: RoundsQuery, PageSize: 100, NextPageToken: token})
 		if err != nil {
 			return nil, fmt.Errorf("list the learn rounds: %w", err)
 		}

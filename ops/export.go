@@ -269,7 +269,7 @@ func listPages(ctx context.Context, c client.Client, query string, limit, pageSi
 	}
 	listed := 0
 	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(pageSize), NextPageToken: token})
+		resp, err := ListPage(ctx, c, ExportCallTimeout, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: int32(pageSize), NextPageToken: token})
 		if err != nil {
 			return fmt.Errorf("list workflows matching %q: %w", query, err)
 		}
@@ -303,7 +303,7 @@ func listJobs(ctx context.Context, c client.Client, query string, limit int, eac
 	var token []byte
 	listed := 0
 	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 100, NextPageToken: token})
+		resp, err := ListPage(ctx, c, ExportCallTimeout, &workflowservice.ListWorkflowExecutionsRequest{Query: query, PageSize: 100, NextPageToken: token})
 		if err != nil {
 			return fmt.Errorf("list workflows matching %q: %w", query, err)
 		}

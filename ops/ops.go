@@ -328,12 +328,8 @@ func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error)
 	var jobs []Job
 	var token []byte
 	for len(jobs) < limit {
-		var resp *workflowservice.ListWorkflowExecutionsResponse
-		err := Call(ctx, timeout, "a List call", func(ctx context.Context) (err error) {
-			resp, err = c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-				Query: opts.Query, PageSize: int32(min(limit, cmp.Or(opts.PageSize, listPageSize))), NextPageToken: token,
-			})
-			return err
+		resp, err := ListPage(ctx, c, timeout, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: opts.Query, PageSize: int32(min(limit, cmp.Or(opts.PageSize, listPageSize))), NextPageToken: token,
 		})
 		if err != nil {
 			if ctx.Err() == nil && (TimedOut(err) || errors.Is(err, ErrRateLimited)) {

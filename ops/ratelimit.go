@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -107,3 +110,65 @@ func rateLimited(what string, n int, timeout time.Duration, msg string) error {
 		"other views, batches or learn rounds are using the namespace's calls (Temporal Cloud allows 30 visibility calls a second); "+
 		"nothing was read or changed by it, try again in a few seconds", what, tries, timeout, msg)}
 }
+
+// The process's budget of visibility calls (List, Count), shared by every
+// view, batch, export and learn round the process runs, so that one
+// process stays well inside a namespace's limit (Temporal Cloud's 30 a
+// second) and leaves room for the others (dashboards, workers, people's
+// own tools). A call over it waits for its turn, within its context.
+const (
+	// DefaultVisibilityRate is the budget's calls a second.
+	DefaultVisibilityRate = 10
+	// DefaultVisibilityBurst is how many calls it lets go at once.
+	DefaultVisibilityBurst = 5
+)
+
+var visibilityBudget = rate.NewLimiter(DefaultVisibilityRate, DefaultVisibilityBurst)
+
+// SetVisibilityRate sets the process's budget of visibility calls a second
+// (and its burst to half of it, at least 1); 0 or less: no budget. For a
+// namespace whose limit is not Temporal Cloud's (a self-hosted server's
+// frontend.namespaceRPS.visibility, 10 a frontend by default).
+func SetVisibilityRate(perSecond float64) {
+	if perSecond <= 0 {
+		visibilityBudget.SetLimit(rate.Inf)
+		return
+	}
+	visibilityBudget.SetBurst(max(1, int(perSecond/2)))
+	visibilityBudget.SetLimit(rate.Limit(perSecond))
+}
+
+// VisibilityCall is Call for a visibility call (a List page, a Count):
+// it waits for its turn in the process's budget first (the wait counts in
+// ctx, not in timeout).
+func VisibilityCall(ctx context.Context, timeout time.Duration, what string, call func(ctx context.Context) error) error {
+	if err := visibilityBudget.Wait(ctx); err != nil {
+		return fmt.Errorf("waiting for a turn in the process's budget of visibility calls for %s: %w", what, err)
+	}
+	return Call(ctx, timeout, what, call)
+}
+
+// ListPage is one List call within timeout, as VisibilityCall makes it.
+func ListPage(ctx context.Context, c client.Client, timeout time.Duration, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	var resp *workflowservice.ListWorkflowExecutionsResponse
+	err := VisibilityCall(ctx, timeout, "a List call", func(ctx context.Context) (err error) {
+		resp, err = c.ListWorkflow(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// Count is one Count call within timeout, as VisibilityCall makes it.
+func Count(ctx context.Context, c client.Client, timeout time.Duration, req *workflowservice.CountWorkflowExecutionsRequest) (*workflowservice.CountWorkflowExecutionsResponse, error) {
+	var resp *workflowservice.CountWorkflowExecutionsResponse
+	err := VisibilityCall(ctx, timeout, "a Count call", func(ctx context.Context) (err error) {
+		resp, err = c.CountWorkflow(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// ExportCallTimeout bounds each visibility call of an export or a learn
+// round (a List page, a Count): they run in the background, and a page
+// the server is slow to list is better waited for than failed.
+const ExportCallTimeout = time.Minute

@@ -29,9 +29,7 @@ func NeedsPlugin(ctx context.Context, c client.Client, workflowType string, opts
 		return NeedingPlugin{}, fmt.Errorf("%w: a workflow type with a quote in it cannot be put in a visibility query", ErrInvalidFilter)
 	}
 	query := overseer.NeedsPluginQuery(workflowType)
-	cctx, cancel := context.WithTimeout(ctx, cmp.Or(opts.CallTimeout, DefaultCallTimeout))
-	resp, err := c.CountWorkflow(cctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
-	cancel()
+	resp, err := Count(ctx, c, cmp.Or(opts.CallTimeout, DefaultCallTimeout), &workflowservice.CountWorkflowExecutionsRequest{Query: query})
 	if err != nil {
 		return NeedingPlugin{}, fmt.Errorf("count the runs that need the plugin: %w", err)
 	}

@@ -274,7 +274,7 @@ func lastRounds(ctx context.Context, c client.Client, types []string) (map[strin
 	wanted := func(t string) bool { _, done := found[t]; return !done && slices.Contains(types, t) }
 	var token []byte
 	for page := 0; page < 10 && len(found) < len(types); page++ {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: learn.RoundsQuery, PageSize: 50, NextPageToken: token})
+		resp, err := ops.ListPage(ctx, c, ops.DefaultCallTimeout, &workflowservice.ListWorkflowExecutionsRequest{Query: learn.RoundsQuery, PageSize: 50, NextPageToken: token})
 		if err != nil {
 			return nil, fmt.Errorf("list the learn rounds: %w", err)
 		}
