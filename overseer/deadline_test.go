@@ -185,7 +185,7 @@ func TestGateEscalatesAtItsDeadlineThenExpiresWithAbort(t *testing.T) {
 
 	assert.Equal(t, []overseer.GateEventKind{overseer.GateOpened, overseer.GateEscalated, overseer.GateExpired}, n.kinds())
 	ev := n.event(overseer.GateExpired)
-	assert.Equal(t, "default-test-workflow-id/default-test-run-id/code-1/expired", ev.IdempotencyKey)
+	assert.Equal(t, fmt.Sprintf("default-test-workflow-id/default-test-run-id/code-1/%d/expired", ev.OpenedAt.UnixMilli()), ev.IdempotencyKey)
 	assert.Equal(t, "code-1", ev.Gate)
 	assert.Equal(t, "code", ev.Phase)
 	assert.Equal(t, "phasesWorkflow", ev.WorkflowType)

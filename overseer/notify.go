@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,7 +84,9 @@ type GateEvent struct {
 	Kind GateEventKind `json:"kind"`
 	// IdempotencyKey is the same for every attempt to deliver this event,
 	// on any worker, and differs between events:
-	// WORKFLOW_ID/RUN_ID/GATE_ID/KIND. Receivers drop a key they have seen.
+	// WORKFLOW_ID/RUN_ID/GATE_ID/OPENED_AT/KIND, where RUN_ID is the run a
+	// reset started from and OPENED_AT the gate's opening (Unix
+	// milliseconds, workflow time). Receivers drop a key they have seen.
 	IdempotencyKey string `json:"idempotency_key"`
 	// At is when it happened (workflow time).
 	At time.Time `json:"at"`
@@ -218,7 +221,7 @@ func (r *run) event(ctx workflow.Context, kind GateEventKind, g Gate) GateEvent 
 	now := workflow.Now(ctx)
 	ev := GateEvent{
 		Kind:           kind,
-		IdempotencyKey: idempotencyKey(info, g.ID, kind),
+		IdempotencyKey: idempotencyKey(info, g, kind),
 		At:             now,
 		WorkflowID:     info.WorkflowExecution.ID,
 		RunID:          info.WorkflowExecution.RunID,
@@ -586,11 +589,15 @@ func (c runConfig) notifyTimeout() time.Duration {
 }
 
 // idempotencyKey names one notification of a gate: the same across a
-// replay and a reset (OriginalRunID is the run a reset started from), so a
-// receiver that keeps one event per key keeps a notice sent again after a
-// reset once.
-func idempotencyKey(info *workflow.Info, gate string, kind GateEventKind) string {
-	return strings.Join([]string{info.WorkflowExecution.ID, cmp.Or(info.OriginalRunID, info.WorkflowExecution.RunID), gate, string(kind)}, "/")
+// replay and a reset that keeps the gate (OriginalRunID is the run a reset
+// started from, and the gate's opening time is read back from history), so
+// a receiver that keeps one event per key keeps a notice sent again after
+// such a reset once; and different for a gate that opened anew after a
+// reset, whose id (phase and count of pauses) may be an earlier gate's
+// but whose opening time is not, so that the receiver does not drop it.
+func idempotencyKey(info *workflow.Info, g Gate, kind GateEventKind) string {
+	return strings.Join([]string{info.WorkflowExecution.ID, cmp.Or(info.OriginalRunID, info.WorkflowExecution.RunID), g.ID,
+		strconv.FormatInt(g.PausedAt.UnixMilli(), 10), string(kind)}, "/")
 }
 
 // ownTaskQueue is the task queue of the run's workflow. Every activity the

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/corohq/temporal-overseer/activities"
@@ -145,7 +149,7 @@ func TestE2EGateEscalatesThenExpiresAndNotifiesAcrossAWorkerRestart(t *testing.T
 	for _, kind := range []overseer.GateEventKind{overseer.GateOpened, overseer.GateEscalated, overseer.GateExpired} {
 		require.Len(t, got[kind], 1, "%s once", kind)
 		ev := got[kind][0]
-		assert.Equal(t, id+"/"+run.GetRunID()+"/"+g.ID+"/"+string(kind), ev.IdempotencyKey)
+		assert.Equal(t, fmt.Sprintf("%s/%s/%s/%d/%s", id, run.GetRunID(), g.ID, g.PausedAt.UnixMilli(), kind), ev.IdempotencyKey)
 		assert.Equal(t, "http://127.0.0.1:8080/job?id="+id, ev.DashboardURL)
 	}
 	assert.Len(t, got, 3, "nothing else: %v", got)
@@ -182,4 +186,52 @@ func TestE2EGateEscalatesThenExpiresAndNotifiesAcrossAWorkerRestart(t *testing.T
 	assert.Equal(t, "alice", got[overseer.GateResumed][0].By)
 	assert.Empty(t, got[overseer.GateExpired])
 	assert.Zero(t, final.Counters.Expired)
+}
+
+// A job reset to before its gate opened pauses anew at a gate of the same
+// id (the phase and the count of pauses are the same): the receiver, which
+// keeps one event per idempotency key, keeps both announcements, because
+// the key names the gate's opening too. Before, the key was the same
+// (WORKFLOW_ID/RUN_ID/GATE_ID/KIND, the run being the one the reset started
+// from) and the second announcement was dropped as a retry of the first.
+func TestE2EAGateOpenedAnewAfterAResetIsAnnounced(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	hook := newHookReceiver(t)
+	tq, _ := startWorkers(t, srv, worker.Config{Notifier: hook.notifier(t)})
+	run := startJob(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.Looping})
+	id := run.GetID()
+	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), id, "", "e2e: done") })
+	eventually(t, "the job to pause and its gate to be announced", 30*time.Second, func() bool {
+		return len(hook.of(id)[overseer.GateOpened]) == 1
+	})
+	first := status(t, c, id)
+	require.True(t, first.Paused)
+
+	var reset int64
+	for _, e := range historyOfRun(t, c, id, run.GetRunID()) {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			reset = e.GetEventId()
+			break
+		}
+	}
+	require.NotZero(t, reset)
+	resp, err := c.ResetWorkflowExecution(context.Background(), &workflowservice.ResetWorkflowExecutionRequest{
+		Namespace:                 srv.Namespace(),
+		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
+		Reason:                    "e2e: reset to before the gate",
+		WorkflowTaskFinishEventId: reset,
+		RequestId:                 fmt.Sprintf("reset-%s-%d", id, time.Now().UnixNano()),
+	})
+	require.NoError(t, err)
+	eventually(t, "the reset run to pause and its gate to be announced", time.Minute, func() bool {
+		return len(hook.of(id)[overseer.GateOpened]) == 2
+	})
+	second := status(t, c, id)
+	require.True(t, second.Paused)
+	assert.Equal(t, first.GateID, second.GateID, "the reset run's gate has the first run's gate id")
+	opened := hook.of(id)[overseer.GateOpened]
+	assert.NotEqual(t, opened[0].IdempotencyKey, opened[1].IdempotencyKey)
+	runs := []string{opened[0].RunID, opened[1].RunID}
+	assert.ElementsMatch(t, []string{run.GetRunID(), resp.GetRunId()}, runs, "one announcement by each run")
 }
