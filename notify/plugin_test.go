@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -78,7 +79,13 @@ func TestPluginNotifiesAWebhookThatFailsItsFirstAttempts(t *testing.T) {
 		assert.Equal(t, 3, n, "%s: two failed attempts, then the retry", key)
 	}
 	rcv.mu.Lock()
-	exp := rcv.events["default-test-workflow-id/default-test-run-id/code-1/expired"]
+	var exp overseer.GateEvent
+	for key, ev := range rcv.events {
+		if ev.Kind == overseer.GateExpired {
+			exp = ev
+			assert.Equal(t, fmt.Sprintf("default-test-workflow-id/default-test-run-id/code-1/%d/expired", ev.OpenedAt.UnixMilli()), key)
+		}
+	}
 	rcv.mu.Unlock()
 	assert.Equal(t, "deadline 72h: abort", exp.Rule)
 	assert.Equal(t, "http://127.0.0.1:8080/job?id=default-test-workflow-id", exp.DashboardURL, "the worker adds the dashboard link")
