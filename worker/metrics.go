@@ -26,7 +26,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
-	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/internal/visibility"
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
@@ -364,7 +364,7 @@ func (p *metricsPlugin) countOpenGates(ctx context.Context, taskQueue string, ga
 		// Pause still waits at its gate.
 		q := fmt.Sprintf("WorkflowType = %s AND TaskQueue = %s AND %s AND OverseerPaused = true",
 			quoteQuery(wt), quoteQuery(taskQueue), overseer.OpenJobsQuery)
-		resp, err := ops.Count(ctx, p.o.Client, 10*time.Second, &workflowservice.CountWorkflowExecutionsRequest{Namespace: p.o.Namespace, Query: q})
+		resp, err := visibility.Count(ctx, p.o.Client, 10*time.Second, &workflowservice.CountWorkflowExecutionsRequest{Namespace: p.o.Namespace, Query: q})
 		if err != nil {
 			if ctx.Err() == nil {
 				p.o.Logger.Warn("metrics: cannot count the jobs paused at a gate", zap.String("workflow_type", wt), zap.Error(err))

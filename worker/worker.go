@@ -21,7 +21,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/codec"
-	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/internal/visibility"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer/registry"
@@ -175,7 +175,7 @@ func (cfg Config) ClientOptions() (client.Options, error) {
 	}
 	// So that a view the server refused as over the namespace's rate limit
 	// says so (ops.ErrRateLimited), not that the server did not answer.
-	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(ops.RateLimitInterceptor))
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(visibility.Interceptor))
 	return opts, nil
 }
 
