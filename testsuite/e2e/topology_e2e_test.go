@@ -350,7 +350,7 @@ func TestE2EPhasesOnTheirOwnFleetStoppedAtAnOpenGate(t *testing.T) {
 
 	calls := f.inbox.of(id)
 	for _, kind := range []overseer.GateEventKind{overseer.GateOpened, overseer.GateEscalated, overseer.GateExpired} {
-		key := id + "/" + run.GetRunID() + "/" + g.ID + "/" + string(kind)
+		key := fmt.Sprintf("%s/%s/%s/%d/%s", id, run.GetRunID(), g.ID, g.PausedAt.UnixMilli(), kind)
 		assert.Equal(t, 1, calls[key], "%s sent exactly once: %v", kind, calls)
 	}
 	assert.Len(t, calls, 3, "nothing else: %v", calls)
