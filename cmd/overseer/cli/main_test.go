@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -80,4 +81,14 @@ func TestMainErrorsHaveOnePrefix(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Equal(t, 1, strings.Count(errOut, "overseer"), errOut)
 	assert.NotContains(t, errOut, "usage:")
+}
+
+// A worker's memory limit that is not a size is refused in one sentence
+// that says what to give, before the worker connects.
+func TestWorkerRefusesAMemoryLimitThatIsNotASize(t *testing.T) {
+	for _, bad := range []string{"lots", "200MB", "-1", "1.5GiB"} {
+		code, _, errOut := runMain("worker", "--memory-limit", bad)
+		assert.Equal(t, 2, code, bad)
+		assert.Contains(t, errOut, fmt.Sprintf("--memory-limit %q: give a size such as 200MiB or 1GiB, or 0 for none", bad))
+	}
 }

@@ -227,10 +227,16 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	metrics := fs.String("metrics", "", "serve Prometheus metrics on this host:port at /metrics, e.g. 127.0.0.1:9090 (default: none)")
 	types := fs.String("type", "", "serve the recorded job ("+workflows.RecordedJobWorkflowName+") under these workflow types too, comma-separated, "+
 		"managed unless --mode or --modes say otherwise: the jobs of overseer replay --type NAME")
+	memLimit := fs.String("memory-limit", "", "the process's soft memory limit, e.g. 200MiB or 1GiB; 0: none (default: $GOMEMLIMIT when set, else 200MiB)")
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	restoreLimit, err := setMemoryLimit(*memLimit)
+	if err != nil {
+		return err
+	}
+	defer restoreLimit()
 	recordedTypes, err := parseRecordedTypes(*types)
 	if err != nil {
 		return err
