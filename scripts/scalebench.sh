@@ -16,14 +16,15 @@
 # page and mode, default 40), DASH_PORT (default 28090), RESUME_AGENT_WORK (how long
 # each phase of a resumed job works while resume --query runs, default 1ms: every
 # resumed job finishes its remaining phases during the batch; 2m: each starts one
-# phase and waits, as with real agents).
+# phase and waits, as with real agents), LEARN_PREFIX (the id prefix of the learn
+# mode's 1,000 new jobs, default new; give another to run it again on the same data).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ADDRESS="${ADDRESS:-127.0.0.1:28233}"
 OUT="${OUT:-/tmp/scale}"
 CLOSED="${CLOSED:-10000}" OPEN="${OPEN:-1000}" CLOSED_PHASES="${CLOSED_PHASES:-spec,plan}"
-N="${N:-40}" DASH_PORT="${DASH_PORT:-28090}" RESUME_AGENT_WORK="${RESUME_AGENT_WORK:-1ms}"
+LEARN_PREFIX="${LEARN_PREFIX:-new}" N="${N:-40}" DASH_PORT="${DASH_PORT:-28090}" RESUME_AGENT_WORK="${RESUME_AGENT_WORK:-1ms}"
 QUEUE="overseer-jobs"
 mkdir -p "$OUT"
 
@@ -144,12 +145,12 @@ learn)
 	}
 	round 1
 	start_worker
-	"$OUT/scalebench" populate -address "$ADDRESS" -closed 1000 -open 0 -closed-phases "$CLOSED_PHASES" -prefix new >/dev/null
+	"$OUT/scalebench" populate -address "$ADDRESS" -closed 1000 -open 0 -closed-phases "$CLOSED_PHASES" -prefix "$LEARN_PREFIX" >/dev/null
 	# Settled: completed, or paused at a gate (a phase lost under load).
 	settled() {
 		local done paused
-		done=$("$ROOT/.tools/bin/temporal" workflow count --address "$ADDRESS" --query "WorkflowId STARTS_WITH 'new-' AND ExecutionStatus = 'Completed'" | awk '{print $2}')
-		paused=$("$ROOT/.tools/bin/temporal" workflow count --address "$ADDRESS" --query "WorkflowId STARTS_WITH 'new-' AND ExecutionStatus = 'Running' AND OverseerPaused = true" | awk '{print $2}')
+		done=$("$ROOT/.tools/bin/temporal" workflow count --address "$ADDRESS" --query "WorkflowId STARTS_WITH '$LEARN_PREFIX-' AND ExecutionStatus = 'Completed'" | awk '{print $2}')
+		paused=$("$ROOT/.tools/bin/temporal" workflow count --address "$ADDRESS" --query "WorkflowId STARTS_WITH '$LEARN_PREFIX-' AND ExecutionStatus = 'Running' AND OverseerPaused = true" | awk '{print $2}')
 		echo $((done + paused))
 	}
 	deadline=$((SECONDS + 1800))

@@ -161,8 +161,11 @@ func populate(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "started %d jobs in %s (%.1f/s)\n", started.Load(), time.Since(t0).Round(time.Millisecond), float64(started.Load())/time.Since(t0).Seconds())
 	deadline := time.Now().Add(*wait)
-	qClosed := fmt.Sprintf("TaskQueue = '%s' AND ExecutionStatus = 'Completed'", *queue)
-	qPaused := fmt.Sprintf("TaskQueue = '%s' AND ExecutionStatus = 'Running' AND OverseerPaused = true", *queue)
+	// This run's jobs only: a namespace that holds earlier runs' jobs
+	// (another prefix) must not count them.
+	mine := fmt.Sprintf("TaskQueue = '%s' AND WorkflowId STARTS_WITH '%s-'", *queue, *prefix)
+	qClosed := mine + " AND ExecutionStatus = 'Completed'"
+	qPaused := mine + " AND ExecutionStatus = 'Running' AND OverseerPaused = true"
 	for {
 		nc, err := count(ctx, c, qClosed)
 		if err != nil {
