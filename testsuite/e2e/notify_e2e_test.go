@@ -11,9 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/corohq/temporal-overseer/activities"
@@ -216,14 +214,7 @@ func TestE2EAGateOpenedAnewAfterAResetIsAnnounced(t *testing.T) {
 		}
 	}
 	require.NotZero(t, reset)
-	resp, err := c.ResetWorkflowExecution(context.Background(), &workflowservice.ResetWorkflowExecutionRequest{
-		Namespace:                 srv.Namespace(),
-		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
-		Reason:                    "e2e: reset to before the gate",
-		WorkflowTaskFinishEventId: reset,
-		RequestId:                 fmt.Sprintf("reset-%s-%d", id, time.Now().UnixNano()),
-	})
-	require.NoError(t, err)
+	newRun := resetTo(t, c, srv.Namespace(), id, run.GetRunID(), reset, "e2e: reset to before the gate")
 	eventually(t, "the reset run to pause and its gate to be announced", time.Minute, func() bool {
 		return len(hook.of(id)[overseer.GateOpened]) == 2
 	})
@@ -233,5 +224,5 @@ func TestE2EAGateOpenedAnewAfterAResetIsAnnounced(t *testing.T) {
 	opened := hook.of(id)[overseer.GateOpened]
 	assert.NotEqual(t, opened[0].IdempotencyKey, opened[1].IdempotencyKey)
 	runs := []string{opened[0].RunID, opened[1].RunID}
-	assert.ElementsMatch(t, []string{run.GetRunID(), resp.GetRunId()}, runs, "one announcement by each run")
+	assert.ElementsMatch(t, []string{run.GetRunID(), newRun}, runs, "one announcement by each run")
 }

@@ -489,15 +489,7 @@ func TestE2EReplayAndResetPastAHandOff(t *testing.T) {
 				}
 			}
 			require.NotZero(t, reset, "a completed workflow task after the hand-off")
-			resp, err := f.client.ResetWorkflowExecution(context.Background(), &workflowservice.ResetWorkflowExecutionRequest{
-				Namespace:                 srv.Namespace(),
-				WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
-				Reason:                    "e2e: reset past the hand-off",
-				WorkflowTaskFinishEventId: reset,
-				RequestId:                 fmt.Sprintf("reset-%s-%d", id, time.Now().UnixNano()),
-			})
-			require.NoError(t, err)
-			newRun := resp.GetRunId()
+			newRun := resetTo(t, f.client, srv.Namespace(), id, run.GetRunID(), reset, "e2e: reset past the hand-off")
 			eventually(t, "the reset run to finish", 30*time.Second, func() bool {
 				d, err := f.client.DescribeWorkflow(context.Background(), id, newRun)
 				require.NoError(t, err)
@@ -526,6 +518,21 @@ func TestE2EReplayAndResetPastAHandOff(t *testing.T) {
 			assert.Len(t, f.inbox.of(id), len(keys), "no notification of another key after the reset")
 		})
 	}
+}
+
+// resetTo resets the run to the end of the workflow task that completed
+// at event, and returns the new run's id.
+func resetTo(t *testing.T, c client.Client, namespace, id, runID string, event int64, reason string) string {
+	t.Helper()
+	resp, err := c.ResetWorkflowExecution(context.Background(), &workflowservice.ResetWorkflowExecutionRequest{
+		Namespace:                 namespace,
+		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID},
+		Reason:                    reason,
+		WorkflowTaskFinishEventId: event,
+		RequestId:                 fmt.Sprintf("reset-%s-%d", id, time.Now().UnixNano()),
+	})
+	require.NoError(t, err)
+	return resp.GetRunId()
 }
 
 // historyOfRun is the history of one run of job id.
