@@ -163,10 +163,6 @@ type Server struct {
 	// lists and queue share the views' reads among tabs (viewCache).
 	lists *viewCache[listView]
 	queue *viewCache[[]ops.WaitingGate]
-	// goodLists and goodQueue keep the views' last good reads, shown when
-	// the server refuses a read as over the namespace's rate limit.
-	goodLists lastGood[[]row]
-	goodQueue lastGood[[]ops.WaitingGate]
 }
 
 // listView is what the list page read: its rows, or why it could not.
@@ -263,13 +259,9 @@ func New(opts Options) (*Server, error) {
 	// A view's read has a context of its own: three call timeouts, as a
 	// page has; a request that gives up does not cancel the others' read.
 	s.lists = newViewCache(fresh, stale, 3*opts.Timeout, time.Now, s.readList)
+	s.lists.good = func(v listView, _ error) bool { return v.err == nil } // the list's read says its error in the view
 	s.queue = newViewCache(fresh, stale, 3*opts.Timeout, time.Now, func(ctx context.Context, _ string) ([]ops.WaitingGate, error) {
-		gen, at := s.goodQueue.generation(), s.opts.Now()
-		gates, err := s.waiting(ctx)
-		if err == nil {
-			s.goodQueue.keep("", gen, gates, at)
-		}
-		return gates, err
+		return s.waiting(ctx)
 	})
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("dashboard: refused a cross-origin request", zap.String("path", r.URL.Path),

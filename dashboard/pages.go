@@ -181,15 +181,11 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 // readList reads the list page's rows for a visibility query: the List
 // call, then the rows (viewCache shares it among tabs).
 func (s *Server) readList(ctx context.Context, query string) (listView, error) {
-	gen, at := s.goodLists.generation(), s.opts.Now()
 	jobs, err := s.backend.List(ctx, ops.ListOptions{Query: query, Limit: s.opts.Limit, CallTimeout: s.opts.Timeout})
 	v := listView{rows: s.rows(ctx, jobs), err: err}
-	switch {
-	case err == nil:
-		s.goodLists.keep(query, gen, v.rows, at)
-	case errors.Is(err, ops.ErrRateLimited) && len(jobs) == 0:
-		if k, ok := s.goodLists.get(query); ok {
-			v.rows, v.keptAt = k.val, k.at
+	if errors.Is(err, ops.ErrRateLimited) && len(jobs) == 0 {
+		if k, at, ok := s.lists.kept(query); ok {
+			v.rows, v.keptAt = k.rows, at
 		}
 	}
 	return v, nil

@@ -23,6 +23,9 @@ type viewCache[T any] struct {
 	// so that a request that gives up does not cancel the others' read.
 	load    func(ctx context.Context, key string) (T, error)
 	timeout time.Duration
+	// good says a read succeeded, so that kept returns it later; if not
+	// set, a read without an error.
+	good func(T, error) bool
 
 	mu      sync.Mutex
 	entries map[string]*viewEntry[T]
@@ -36,6 +39,10 @@ type viewEntry[T any] struct {
 	val     T
 	err     error
 	loading chan struct{} // closed when the read in flight ends; nil when none is
+	// good is the last read that succeeded, begun at goodAt (zero: none
+	// since the entry was made, that is since the last forget).
+	good   T
+	goodAt time.Time
 }
 
 func newViewCache[T any](fresh, stale, timeout time.Duration, now func() time.Time, load func(context.Context, string) (T, error)) *viewCache[T] {
@@ -88,9 +95,13 @@ func (c *viewCache[T]) startLocked(key string, e *viewEntry[T]) chan struct{} {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 		defer cancel()
+		began := c.now()
 		v, err := c.load(ctx, key)
 		c.mu.Lock()
 		e.at, e.val, e.err, e.loading = c.now(), v, err, nil
+		if good := c.good; (good == nil && err == nil) || (good != nil && good(v, err)) {
+			e.good, e.goodAt = v, began
+		}
 		if c.gen != gen {
 			e.at = time.Time{} // read before a resume: its waiters take it, nobody after
 		}
@@ -115,60 +126,21 @@ func (c *viewCache[T]) forget() {
 func (s *Server) forgetViews() {
 	s.lists.forget()
 	s.queue.forget()
-	s.goodLists.forget()
-	s.goodQueue.forget()
 }
 
-// lastGood keeps each view's last read that succeeded, for a view the
-// server refused as over the namespace's rate limit (ops.ErrRateLimited):
-// the page shows what it read then, says when and why, and tries again at
-// its next refresh, rather than showing an empty table. A resume forgets
-// it as it forgets the shared reads. Keys are the views' queries: a few.
-type lastGood[T any] struct {
-	mu   sync.Mutex
-	gen  int
-	vals map[string]kept[T]
-}
-
-type kept[T any] struct {
-	val T
-	at  time.Time
-}
-
-// keep records key's read made at at, unless a forget came after the
-// read began (gen is the generation it began in).
-func (l *lastGood[T]) keep(key string, gen int, val T, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if gen != l.gen {
-		return
+// kept is key's last read that succeeded and when it began, if one did
+// since the last forget: what a page shows, with asOf, when the server
+// refuses a read as over the namespace's rate limit (ops.ErrRateLimited),
+// rather than an empty table.
+func (c *viewCache[T]) kept(key string) (T, time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok || e.goodAt.IsZero() {
+		var zero T
+		return zero, time.Time{}, false
 	}
-	if l.vals == nil {
-		l.vals = map[string]kept[T]{}
-	}
-	l.vals[key] = kept[T]{val, at}
-}
-
-// get is key's last read that succeeded, if any since the last forget.
-func (l *lastGood[T]) get(key string) (kept[T], bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	k, ok := l.vals[key]
-	return k, ok
-}
-
-// generation is the current one, for keep.
-func (l *lastGood[T]) generation() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.gen
-}
-
-func (l *lastGood[T]) forget() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.gen++
-	clear(l.vals)
+	return e.good, e.goodAt, true
 }
 
 // asOf is the sentence a page adds when it shows a kept read.

@@ -174,9 +174,9 @@ func (s *Server) waitingPage(r *http.Request) waitingPage {
 	if err != nil {
 		s.log.Warn("dashboard: list open gates", zap.Error(err))
 		p.Error = "Temporal did not list the open gates: " + err.Error()
-		if k, ok := s.goodQueue.get(""); ok && errors.Is(err, ops.ErrRateLimited) && len(gates) == 0 {
-			gates = k.val
-			p.Error += asOf(k.at, s.opts.Refresh)
+		if k, at, ok := s.queue.kept(""); ok && errors.Is(err, ops.ErrRateLimited) && len(gates) == 0 {
+			gates = k
+			p.Error += asOf(at, s.opts.Refresh)
 		}
 	}
 	var from, to int

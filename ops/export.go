@@ -391,7 +391,7 @@ func runHistory(ctx context.Context, c client.Client, id, runID string, withoutC
 	if withoutCodec && len(events) > 0 {
 		for _, p := range events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads() {
 			if codec.Unreadable(p) {
-				return nil, wordedError{fmt.Sprintf("job %q: cannot read its history: %s", id, codec.Advice), ErrEncrypted}
+				return nil, wordedError{Msg: fmt.Sprintf("job %q: cannot read its history: %s", id, codec.Advice), Err: ErrEncrypted}
 			}
 		}
 	}

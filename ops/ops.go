@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/corohq/temporal-overseer/codec"
+	"github.com/corohq/temporal-overseer/internal/visibility"
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
@@ -43,10 +44,7 @@ var (
 // caller's own deadline (context.DeadlineExceeded) or the SDK's call
 // timeout, which reaches the caller as a *serviceerror.DeadlineExceeded
 // that errors.Is does not match to the context's.
-func TimedOut(err error) bool {
-	var deadline *serviceerror.DeadlineExceeded
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline)
-}
+func TimedOut(err error) bool { return visibility.TimedOut(err) }
 
 // JobError turns a server error about one job into one clear sentence that
 // names the job.
@@ -88,7 +86,7 @@ func RunStatus(ctx context.Context, c client.Client, id, runID string) (overseer
 	var s overseer.Status
 	if err := v.Get(&s); err != nil {
 		if encrypted(err) {
-			return overseer.Status{}, wordedError{fmt.Sprintf("job %q: cannot read its status: %s", id, codec.Advice), errors.Join(ErrEncrypted, err)}
+			return overseer.Status{}, wordedError{Msg: fmt.Sprintf("job %q: cannot read its status: %s", id, codec.Advice), Err: errors.Join(ErrEncrypted, err)}
 		}
 		return overseer.Status{}, fmt.Errorf("job %q: read status: %w", id, err)
 	}
@@ -133,7 +131,7 @@ const metadataQueryName = "__temporal_workflow_metadata"
 // is an *OperatorPausedError (ErrOperatorPaused) that says how to unpause it.
 func Resume(ctx context.Context, c client.Client, id string, req overseer.ResumeRequest) (overseer.Gate, error) {
 	if err := req.Validate(); err != nil {
-		return overseer.Gate{}, wordedError{fmt.Sprintf("resume job %q: %s", id, message(err)), err}
+		return overseer.Gate{}, wordedError{Msg: fmt.Sprintf("resume job %q: %s", id, message(err)), Err: err}
 	}
 	h, err := updateWhenReady(ctx, c, client.UpdateWorkflowOptions{
 		WorkflowID:   id,
@@ -151,7 +149,7 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	if encrypted(err) {
 		// The update completed (a refusal would have come back as one):
 		// only its answer, the gate, is unreadable here.
-		return g, wordedError{fmt.Sprintf("job %q took the resume, but its answer cannot be read: %s", id, codec.Advice), errors.Join(ErrEncrypted, err)}
+		return g, wordedError{Msg: fmt.Sprintf("job %q took the resume, but its answer cannot be read: %s", id, codec.Advice), Err: errors.Join(ErrEncrypted, err)}
 	}
 	if updateRefusedPaused(err) {
 		// Workflow Pause refuses every update: say who paused it and how
@@ -166,7 +164,7 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 	switch {
 	case errors.As(err, &notReady):
 		// updateWhenReady sent it again until the caller's time ran out.
-		return g, wordedError{fmt.Sprintf("job %q was not resumed: its workflow task kept failing or timing out, and Temporal takes no update until one completes; nothing was applied: retry, and if it persists, look for the failing task in the job's history", id), err}
+		return g, wordedError{Msg: fmt.Sprintf("job %q was not resumed: its workflow task kept failing or timing out, and Temporal takes no update until one completes; nothing was applied: retry, and if it persists, look for the failing task in the job's history", id), Err: err}
 	case errors.As(err, &timedOut) || TimedOut(err):
 		// The update was sent; the workflow may accept it after the caller
 		// gave up. Say so, and how to look, before anyone retries.
@@ -174,18 +172,18 @@ func Resume(ctx context.Context, c client.Client, id string, req overseer.Resume
 		if req.Gate != "" {
 			gate = "gate " + req.Gate
 		}
-		return g, wordedError{fmt.Sprintf("resume job %q: no answer in time; the resume of %s may still be applied: check with `overseer status %s` before you retry, and retry with --gate so it cannot close a later gate", id, gate, id),
-			errors.Join(ErrMayStillApply, err)}
+		return g, wordedError{Msg: fmt.Sprintf("resume job %q: no answer in time; the resume of %s may still be applied: check with `overseer status %s` before you retry, and retry with --gate so it cannot close a later gate", id, gate, id),
+			Err: errors.Join(ErrMayStillApply, err)}
 	case overseer.ErrorType(err) == overseer.NotPausedErrorType:
-		return g, wordedError{fmt.Sprintf("job %q is not paused; nothing to resume", id), err}
+		return g, wordedError{Msg: fmt.Sprintf("job %q is not paused; nothing to resume", id), Err: err}
 	case overseer.ErrorType(err) == overseer.WrongGateErrorType, overseer.ErrorType(err) == overseer.InvalidResumeErrorType,
 		overseer.ErrorType(err) == overseer.NotAuthorizedErrorType:
-		return g, wordedError{fmt.Sprintf("resume job %q: %s", id, message(err)), err}
+		return g, wordedError{Msg: fmt.Sprintf("resume job %q: %s", id, message(err)), Err: err}
 	case errors.As(err, &notFound):
 		// An update to a closed workflow is "not found" too: ask whether
 		// the job exists.
 		if d, derr := c.DescribeWorkflow(ctx, id, ""); derr == nil && d.RawResponse.GetWorkflowExecutionInfo().GetCloseTime() != nil {
-			return g, wordedError{fmt.Sprintf("job %q has already finished", id), errors.Join(ErrFinished, err)}
+			return g, wordedError{Msg: fmt.Sprintf("job %q has already finished", id), Err: errors.Join(ErrFinished, err)}
 		}
 	}
 	return g, JobError(id, err)
@@ -426,10 +424,4 @@ func StateName(s enumspb.WorkflowExecutionStatus) string {
 }
 
 // wordedError says err in other words and still wraps it.
-type wordedError struct {
-	msg string
-	err error
-}
-
-func (e wordedError) Error() string { return e.msg }
-func (e wordedError) Unwrap() error { return e.err }
+type wordedError = visibility.Worded

@@ -91,11 +91,11 @@ func Call(ctx context.Context, timeout time.Duration, what string, call func(ctx
 	if errors.As(err, &exhausted) && n == 0 {
 		n, msg = 1, exhausted.Message
 	}
-	if n > 0 && (timedOut(err) || errors.As(err, &exhausted)) {
+	if n > 0 && (TimedOut(err) || errors.As(err, &exhausted)) {
 		return rateLimited(what, n, timeout, msg)
 	}
-	if timedOut(err) {
-		return wordedError{msg: fmt.Sprintf("the server did not answer %s within %s", what, timeout), err: err}
+	if TimedOut(err) {
+		return Worded{Msg: fmt.Sprintf("the server did not answer %s within %s", what, timeout), Err: err}
 	}
 	return err
 }
@@ -109,7 +109,7 @@ func rateLimited(what string, n int, timeout time.Duration, msg string) error {
 	if msg != "" {
 		msg = ": " + msg
 	}
-	return wordedError{err: ErrRateLimited, msg: fmt.Sprintf("the server refused %s %s within %s as over the namespace's rate limit (RESOURCE_EXHAUSTED%s): "+
+	return Worded{Err: ErrRateLimited, Msg: fmt.Sprintf("the server refused %s %s within %s as over the namespace's rate limit (RESOURCE_EXHAUSTED%s): "+
 		"other views, batches or learn rounds are using the namespace's calls (Temporal Cloud allows 30 visibility calls a second); "+
 		"nothing was read or changed by it, try again in a few seconds", what, tries, timeout, msg)}
 }
@@ -176,18 +176,20 @@ func Count(ctx context.Context, c client.Client, timeout time.Duration, req *wor
 // the server is slow to list is better waited for than failed.
 const LongCallTimeout = time.Minute
 
-// timedOut is ops.TimedOut: the caller's deadline, or the SDK's call
-// timeout as a *serviceerror.DeadlineExceeded.
-func timedOut(err error) bool {
+// TimedOut says whether err is a call that got no answer in time: the
+// caller's own deadline (context.DeadlineExceeded) or the SDK's call
+// timeout, which reaches the caller as a *serviceerror.DeadlineExceeded
+// that errors.Is does not match to the context's (ops.TimedOut).
+func TimedOut(err error) bool {
 	var deadline *serviceerror.DeadlineExceeded
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline)
 }
 
-// wordedError says err in other words and still wraps it.
-type wordedError struct {
-	msg string
-	err error
+// Worded says Err in other words (Msg) and still wraps it.
+type Worded struct {
+	Msg string
+	Err error
 }
 
-func (e wordedError) Error() string { return e.msg }
-func (e wordedError) Unwrap() error { return e.err }
+func (e Worded) Error() string { return e.Msg }
+func (e Worded) Unwrap() error { return e.Err }
