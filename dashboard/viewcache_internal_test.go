@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -78,4 +79,40 @@ func TestAViewReadAfterAResumeIsNotTheReadFromBefore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kept is the last read that succeeded, with when it began, while later
+// reads fail; a forget (a resume) drops it.
+func TestViewCacheKeepsTheLastGoodRead(t *testing.T) {
+	now := time.Unix(100, 0)
+	clock := func() time.Time { return now }
+	results := []error{nil, errors.New("refused"), errors.New("refused")}
+	calls := 0
+	load := func(context.Context, string) (int, error) {
+		calls++
+		return calls, results[calls-1]
+	}
+	c := newViewCache(0, 0, time.Second, clock, load) // every get reads
+	ctx := context.Background()
+	_, _, ok := c.kept("list")
+	assert.False(t, ok, "nothing read yet")
+
+	v, err := c.get(ctx, "list")
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+	now = now.Add(time.Minute)
+	_, err = c.get(ctx, "list")
+	require.Error(t, err)
+	kept, at, ok := c.kept("list")
+	require.True(t, ok)
+	assert.Equal(t, 1, kept, "the last read that succeeded")
+	assert.Equal(t, time.Unix(100, 0), at, "when that read began")
+
+	c.forget()
+	_, _, ok = c.kept("list")
+	assert.False(t, ok, "a resume drops it")
+	_, err = c.get(ctx, "list")
+	require.Error(t, err)
+	_, _, ok = c.kept("list")
+	assert.False(t, ok, "a failed read after the forget keeps nothing")
 }
