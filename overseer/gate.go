@@ -394,12 +394,26 @@ func (g *Gate) judge(req ResumeRequest) {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// gateHold is what a gate holds until a person resumes the job.
+type gateHold int
+
+const (
+	// holdsResult: the phase's result, which the workflow waits for.
+	holdsResult gateHold = iota
+	// holdsNext: the workflow has the phase's result; the gate holds its
+	// next phase and the run's end (runStructureV3).
+	holdsNext
+	// holdsBoundary: the workflow's call of Boundary, which returns when
+	// the gate closes (runStructureV4: such a gate offers no redo).
+	holdsBoundary
+)
+
 // pause opens a gate and waits, durably, until a human resumes it. Gates of
 // phases flagged in parallel queue up: each is recorded and resumed on its
 // own, and each holds only its own phase's result. attempt is which run of
 // the phase the gate holds (Gate.Attempt). It returns the gate once it is
 // closed.
-func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt int, holdsNext bool) *Gate {
+func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt int, hold gateHold) *Gate {
 	now := workflow.Now(ctx)
 	r.startedBy = startedBy(ctx)
 	// The queue and the status say that nobody can open such a gate,
@@ -410,9 +424,12 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 	}
 	r.st.Counters.Pauses++
 	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: why.reason, Evidence: why.evidence, PausedAt: now, Attempt: attempt}
-	if holdsNext {
+	switch hold {
+	case holdsNext:
 		g.holdsNext = true
 		r.opening--
+	case holdsBoundary:
+		g.AtBoundary = true
 	}
 	r.open = append(r.open, g)
 	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)

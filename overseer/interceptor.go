@@ -48,8 +48,8 @@ const OpenJobsQuery = "ExecutionStatus NOT IN ('Completed', 'Failed', 'Canceled'
 // workflowType must hold no quote (visibility queries have no escape the
 // servers agree on).
 func NeedsPluginQuery(workflowType string) string {
-	versions := make([]string, 0, runStructureV3)
-	for v := 1; v <= runStructureV3; v++ {
+	versions := make([]string, 0, runStructureLatest)
+	for v := 1; v <= runStructureLatest; v++ {
 		versions = append(versions, fmt.Sprintf("'%s-%d'", versionChangeID, v))
 	}
 	q := "TemporalChangeVersion IN (" + strings.Join(versions, ", ") + ") AND " + OpenJobsQuery
@@ -139,7 +139,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	// started before the plugin was added.
 	version := workflow.DefaultVersion
 	if !off || workflow.IsReplaying(ctx) {
-		version = workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, runStructureV3)
+		version = workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, runStructureLatest)
 	}
 	if version == workflow.DefaultVersion {
 		if off {
@@ -178,6 +178,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	r.structure = version
 	i.run = r
 	ctx = workflow.WithValue(ctx, runKey{}, r)
+	r.runCtx = ctx
 	if version < runStructureV2 {
 		return i.executeV1(ctx, in, r)
 	}
@@ -245,10 +246,17 @@ const Release = "v0.2.0"
 // back as the activity returned it, the SDK's own activities are never
 // phases, the workflow's GetInfo does not show the overseer's memo, and
 // the summary's volatile fields are refreshed at most once per
-// summaryRefresh of workflow time.
+// summaryRefresh of workflow time; runStructureV4 asks the judge and waits
+// at the gate in the run's own context (run.verdictCtx), which nothing
+// the workflow does to a phase's context cancels, lets observe mode go on
+// past a Boundary while its judge answers, and offers no redo at a
+// Boundary.
 const (
 	runStructureV2 = 2
 	runStructureV3 = 3
+	runStructureV4 = 4
+	// runStructureLatest is the structure new runs record.
+	runStructureLatest = runStructureV4
 )
 
 // executeV1 runs a run pinned to the first structure.

@@ -1,8 +1,10 @@
 package overseer
 
 import (
+	"errors"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -103,7 +105,7 @@ func (r *run) advance() {
 // step is the boundary of the first structure (run.boundary), one ready
 // step at a time: it never blocks.
 func (r *run) step(t *boundaryTask) {
-	ctx := t.ctx
+	ctx := r.verdictCtx(t.ctx)
 	if t.call != nil {
 		why := r.endAssess(ctx, t.call)
 		t.call = nil
@@ -115,7 +117,7 @@ func (r *run) step(t *boundaryTask) {
 		return
 	}
 	r.recordBoundary(ctx, t.phase, t.started, t.f, t.args)
-	if ctx.Err() != nil {
+	if r.cancelledPhase(t, ctx) {
 		t.settle() // cancelled: no assessment, no gate
 		t.done = true
 		return
@@ -134,6 +136,22 @@ func (r *run) step(t *boundaryTask) {
 	r.afterVerdict(t, why)
 }
 
+// cancelledPhase says t's phase is not assessed because it was cancelled.
+// Runs before runStructureV4 read that from the phase's context, so a
+// phase whose context the workflow cancelled after it completed went
+// unjudged; from runStructureV4 it is the phase's own outcome (the
+// activity ended cancelled) or the run's cancellation (verdictCtx).
+func (r *run) cancelledPhase(t *boundaryTask, verdictCtx workflow.Context) bool {
+	if r.structure < runStructureV4 {
+		return verdictCtx.Err() != nil
+	}
+	if verdictCtx.Err() != nil {
+		return true
+	}
+	var canceled *temporal.CanceledError
+	return errors.As(t.f.Get(verdictCtx, nil), &canceled)
+}
+
 // afterVerdict lets a manage-mode phase's result through, or opens the gate
 // that holds it until a person resumes the job.
 func (r *run) afterVerdict(t *boundaryTask, why pauseCause) {
@@ -144,12 +162,13 @@ func (r *run) afterVerdict(t *boundaryTask, why pauseCause) {
 		}
 		return
 	}
-	holdsNext := t.out == nil // the workflow has the result: the gate holds what comes next
-	if holdsNext {
+	hold := holdsResult
+	if t.out == nil { // the workflow has the result: the gate holds what comes next
+		hold = holdsNext
 		r.opening++
 	}
-	workflow.Go(t.ctx, func(ctx workflow.Context) {
-		g := r.pause(ctx, t.phase, why, t.attempt, holdsNext)
+	workflow.Go(r.verdictCtx(t.ctx), func(ctx workflow.Context) {
+		g := r.pause(ctx, t.phase, why, t.attempt, hold)
 		switch {
 		case r.aborted != nil:
 		case g.Action == ActionRedo && !g.Cancelled && !r.ended:

@@ -178,6 +178,9 @@ func (r *run) checkRedo(req ResumeRequest) error {
 	case max < 0:
 		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: this job allows no redo (Options.MaxRedos is negative); "+
 			"continue with a note or abort", g.ID))
+	case g.AtBoundary:
+		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: it was opened at overseer.Boundary after phase %s, "+
+			"whose calls the workflow made itself and the overseer cannot run again; continue with a note or abort", g.ID, g.Phase))
 	case !r.cfg.redoSafe(r.wfType, g.Phase):
 		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: phase %s is not declared safe to run again "+
 			"(a redo runs its side effects a second time; overseer.Options.RedoSafe names the workflow types and phases that are); continue with a note or abort", g.ID, g.Phase))
@@ -240,7 +243,7 @@ func (r *run) redoable(g *Gate) bool {
 // refused for the bound (RedoRefusedErrorType): the job can redo a phase
 // and g's phase was redone fewer than MaxRedos times.
 func (s Status) CanRedo(g Gate) bool {
-	return s.RedoSafe(g.Phase) && g.Outcome() == "open" && g.attempts()-1 < s.MaxRedos
+	return s.RedoSafe(g.Phase) && !g.AtBoundary && g.Outcome() == "open" && g.attempts()-1 < s.MaxRedos
 }
 
 // RedoSafe says the job may redo phase at all: it can redo (MaxRedos > 0)

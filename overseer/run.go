@@ -107,6 +107,24 @@ type run struct {
 	// opening counts the gates a verdict asked for whose coroutine has not
 	// yet opened them (afterVerdict).
 	opening int
+	// runCtx is the context the run's workflow code started with: only
+	// the run's own cancellation ends it (verdictCtx).
+	runCtx workflow.Context
+}
+
+// verdictCtx is the context a phase's judge and gate wait in. From
+// runStructureV4 it is the run's own, so that a workflow that cancels the
+// phase's context once it has the phase's result (a per-phase
+// workflow.WithCancel with a deferred cancel, a selector race that cancels
+// the loser, a deferred workflow.CompleteSession) neither loses the
+// verdict nor walks past the gate; a run that is itself cancelled still
+// ends its gates. Earlier structures used the phase's own context, and
+// replay them so.
+func (r *run) verdictCtx(phaseCtx workflow.Context) workflow.Context {
+	if r.structure >= runStructureV4 && r.runCtx != nil {
+		return r.runCtx
+	}
+	return phaseCtx
 }
 
 type searchAttributes struct {
@@ -278,7 +296,34 @@ func (r *run) declaredBoundary(ctx workflow.Context, phase string) {
 	r.callsSince = now
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
-	r.assess(ctx, phase)
+	r.assessDeclared(ctx, phase)
+}
+
+// assessDeclared assesses a declared phase at its Boundary. From
+// runStructureV4 the judge is asked in the run's own context (verdictCtx),
+// so that its answer outlives what the workflow does to its context once
+// Boundary returns; observe mode does not wait for a judge in an activity
+// (the run's loop records its answer, as for any phase); and the gate
+// offers no redo, since Boundary cannot run the calls the workflow made
+// itself. The workflow's coroutine waits (for the judge in manage mode, at
+// the gate) in its own context, the only one it may block in. Earlier
+// structures replay as they ran (assess).
+func (r *run) assessDeclared(ctx workflow.Context, phase string) {
+	if r.structure < runStructureV4 {
+		r.assess(ctx, phase)
+		return
+	}
+	call, why := r.startAssess(r.verdictCtx(ctx), phase)
+	if call != nil && r.cfg.Mode == ModeObserve {
+		r.tasks = append(r.tasks, &boundaryTask{ctx: ctx, phase: phase, f: call.f, call: call, attempt: 1})
+		return
+	}
+	if call != nil {
+		why = r.endAssess(ctx, call)
+	}
+	if why.flagged() {
+		r.pause(ctx, phase, why, 1, holdsBoundary)
+	}
 }
 
 // assess assesses the boundary just recorded, waiting for the answer and,
@@ -289,7 +334,7 @@ func (r *run) assess(ctx workflow.Context, phase string) {
 		why = r.endAssess(ctx, call)
 	}
 	if why.flagged() {
-		r.pause(ctx, phase, why, 1, false)
+		r.pause(ctx, phase, why, 1, holdsResult)
 	}
 }
 

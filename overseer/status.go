@@ -220,8 +220,12 @@ type Gate struct {
 	// gate holds the workflow's next phase and the run's end instead
 	// (runStructureV3).
 	holdsNext bool
-	Phase     string `json:"phase"`
-	Reason    string `json:"reason"`
+	// AtBoundary says the gate was opened at a declared Boundary: the
+	// workflow ran the phase's calls itself, so no redo can run them again
+	// and none is offered (gates of earlier releases do not say so).
+	AtBoundary bool   `json:"at_boundary,omitempty"`
+	Phase      string `json:"phase"`
+	Reason     string `json:"reason"`
 	// Attempt is which run of its phase the gate holds: 1 for the phase's
 	// first run, 2 for the run the first redo asked for, and so on (at
 	// most 1 + MaxRedos); 0 in gates recorded before redo existed.

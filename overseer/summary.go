@@ -73,6 +73,9 @@ type SummaryGate struct {
 	Why     string `json:"why"`
 	Reason  string `json:"reason,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
+	// AtBoundary: opened at a declared Boundary, which no redo can run
+	// again (Gate.AtBoundary).
+	AtBoundary bool `json:"at_boundary,omitempty"`
 }
 
 // Limits that keep a Summary small.
@@ -86,7 +89,7 @@ const (
 // Gate is the gate as a Status holds it, as far as the summary says.
 func (g SummaryGate) Gate() Gate {
 	return Gate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline, DeadlineBy: g.DeadlineBy,
-		Evidence: []string{g.Why}, Reason: g.Reason, Attempt: g.Attempt}
+		Evidence: []string{g.Why}, Reason: g.Reason, Attempt: g.Attempt, AtBoundary: g.AtBoundary}
 }
 
 // Paused says a gate of the job is open.
@@ -143,7 +146,7 @@ func (r *run) summary() Summary {
 			why = g.Evidence[0]
 		}
 		s.Gates = append(s.Gates, SummaryGate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline,
-			DeadlineBy: g.DeadlineBy, Why: clip(why, maxSummaryText), Reason: clip(g.Reason, maxSummaryText), Attempt: g.Attempt})
+			DeadlineBy: g.DeadlineBy, Why: clip(why, maxSummaryText), Reason: clip(g.Reason, maxSummaryText), Attempt: g.Attempt, AtBoundary: g.AtBoundary})
 	}
 	return s
 }

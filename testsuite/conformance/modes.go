@@ -25,7 +25,39 @@ func Modes() []Mode {
 		{Name: "off", Plugin: true, Options: overseer.Options{Mode: overseer.ModeOff}},
 		{Name: "observe", Plugin: true, Options: overseer.Options{Mode: overseer.ModeObserve}},
 		{Name: "manage", Plugin: true, Options: overseer.Options{Mode: overseer.ModeManage, Judge: NeverPauses{}}},
+		// The judge in a local activity, which the workflow's own
+		// cancellation of a phase's context must not cancel.
+		{Name: "observe, judge in a local activity", Plugin: true, Options: overseer.Options{Mode: overseer.ModeObserve,
+			Placement: overseer.PlacementLocalActivity}},
 	}
+}
+
+// FlagsFirstPhase is a judge that finds a job's first phase off track and
+// every later one on track: manage mode with it opens one gate, after the
+// first phase, whatever the workflow does next.
+type FlagsFirstPhase struct{}
+
+var _ overseer.PureJudge = FlagsFirstPhase{}
+
+// Pure marks the judge as safe to run in workflow code.
+func (FlagsFirstPhase) Pure() {}
+
+// Decide answers off track for the first phase of a job, as NeverPauses
+// does for the others.
+func (FlagsFirstPhase) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
+	var st overseer.State
+	if err := jev.DecodeState(ctx, "flags-first-phase", req, &st); err != nil {
+		return nil, err
+	}
+	resp, err := NeverPauses{}.Decide(ctx, req)
+	if err != nil || st.Trajectory.PhaseRuns != 1 {
+		return resp, err
+	}
+	resp.ModelVersion = "flags-first-phase"
+	a := resp.Answers[overseer.QuestionOffTrack]
+	a.Probability = jev.Prob(0.05)
+	resp.Answers[overseer.QuestionOffTrack] = a
+	return resp, nil
 }
 
 // NeverPauses is a judge that finds every phase on track: manage mode

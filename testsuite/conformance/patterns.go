@@ -40,6 +40,9 @@ type Pattern struct {
 	SessionWorker bool
 	// MocksUpsertMemo: the pattern's unit test mocks UpsertMemo.
 	MocksUpsertMemo bool
+	// CallsVary: which activities run depends on timing (a race's loser
+	// may be cancelled before it starts), so the calls are not compared.
+	CallsVary bool
 	// Phases, if not 0, is how many phases the overseer counts in a run:
 	// the workflow's own activities, never the SDK's.
 	Phases int
@@ -467,6 +470,69 @@ func Cancelled(ctx workflow.Context, _ int) (string, error) {
 	return "", fmt.Errorf("the phase was not cancelled: %v", err)
 }
 
+// PhaseScoped runs each of three phases in a context of its own that a
+// helper cancels as it returns (pctx, cancel := workflow.WithCancel(ctx);
+// defer cancel()), as a workflow that bounds each step does: the phase's
+// context is cancelled as soon as the workflow has its result.
+func PhaseScoped(ctx workflow.Context, _ int) (string, error) {
+	step := func(key string) (string, error) {
+		pctx, cancel := workflow.WithCancel(ctx)
+		defer cancel()
+		return call(pctx, ActivityStep, key)
+	}
+	var done []string
+	for _, key := range []string{"spec", "code", "test"} {
+		s, err := step(key)
+		if err != nil {
+			return "", err
+		}
+		done = append(done, s)
+	}
+	return strings.Join(done, ", "), nil
+}
+
+// RaceCancelsTheLoser runs two phases in one context, takes the first to
+// complete and cancels that context to stop the other, then runs a last
+// phase.
+func RaceCancelsTheLoser(ctx workflow.Context, _ int) (string, error) {
+	rctx, cancel := workflow.WithCancel(options(ctx))
+	fast := workflow.ExecuteActivity(rctx, ActivityStep, "fast")
+	slow := workflow.ExecuteActivity(rctx, ActivityHeld, "a") // held a while (Held)
+	won := ""
+	s := workflow.NewSelector(ctx)
+	s.AddFuture(fast, func(f workflow.Future) { _ = f.Get(ctx, &won) })
+	s.AddFuture(slow, func(f workflow.Future) { won = "slow" })
+	s.Select(ctx)
+	cancel()
+	var canceled *temporal.CanceledError
+	if err := slow.Get(ctx, nil); won != "slow" && !errors.As(err, &canceled) {
+		return "", fmt.Errorf("the loser was not cancelled: %v", err)
+	}
+	last, err := call(ctx, ActivityStep, "after-race")
+	return "won: " + won + "; " + last, err
+}
+
+// SessionThenStep runs one phase in a session that a deferred
+// workflow.CompleteSession ends as its helper returns, then a phase
+// outside it: completing the session cancels the context the session's
+// last phase ran in.
+func SessionThenStep(ctx workflow.Context, _ int) (string, error) {
+	inSession := func() (string, error) {
+		sctx, err := workflow.CreateSession(options(ctx), &workflow.SessionOptions{CreationTimeout: time.Minute, ExecutionTimeout: time.Minute})
+		if err != nil {
+			return "", fmt.Errorf("create session: %w", err)
+		}
+		defer workflow.CompleteSession(sctx)
+		return call(sctx, ActivityStep, "in-session")
+	}
+	a, err := inSession()
+	if err != nil {
+		return "", err
+	}
+	b, err := call(ctx, ActivityStep, "after-session")
+	return a + ", " + b, err
+}
+
 // Info reads its own workflow info (history length aside).
 func Info(ctx workflow.Context, _ int) (string, error) {
 	if _, err := call(ctx, ActivityStep, "work"); err != nil {
@@ -503,6 +569,9 @@ func Patterns() []Pattern {
 		{Name: "LocalWork", Workflow: LocalWork},
 		{Name: "Cancelled", Workflow: Cancelled},
 		{Name: "Info", Workflow: Info},
+		{Name: "PhaseScoped", Workflow: PhaseScoped, Phases: 3},
+		{Name: "RaceCancelsTheLoser", Workflow: RaceCancelsTheLoser, CallsVary: true},
+		{Name: "SessionThenStep", Workflow: SessionThenStep, SessionWorker: true, Phases: 2},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ func runInTestEnv(t *testing.T, p conformance.Pattern, m conformance.Mode, opts 
 	} else {
 		require.NoError(t, env.GetWorkflowResult(&o.Result))
 	}
-	if len(p.Race) == 0 { // a race's losers may not have started when it ends
+	if len(p.Race) == 0 && !p.CallsVary { // a race's losers may not have started when it ends
 		o.Calls = acts.Calls()
 	}
 	return o, env
@@ -101,6 +102,9 @@ func TestPatternsInTheTestEnvironment(t *testing.T) {
 				}
 				st := envStatus(t, env)
 				assert.Zero(t, st.Counters.Pauses, "no gate")
+				for _, a := range st.Assessments {
+					assert.Empty(t, a.Error, "assessment %d of %s in mode %s: the workflow's own cancellations do not reach the judge", a.Seq, a.Phase, m.Name)
+				}
 				if p.Phases > 0 {
 					assert.Equal(t, p.Phases, st.Counters.Phases, "the workflow's own phases, none of the SDK's")
 				}
@@ -211,4 +215,70 @@ func envStatus(t *testing.T, env *sdktestsuite.TestWorkflowEnvironment) overseer
 	var st overseer.Status
 	require.NoError(t, v.Get(&st))
 	return st
+}
+
+// A gate holds whatever the workflow does with the context of the phase it
+// flagged: a helper that cancels each phase's context as it returns, a
+// race that cancels the loser's shared context, a session completed by a
+// deferred CompleteSession right after its last phase. With the judge in
+// workflow code or in a local activity, manage mode pauses after the
+// first phase, holds the next one until the reviewer resumes, and the
+// workflow then ends as it does without the plugin.
+func TestAGateHoldsWhateverTheWorkflowDoesWithThePhasesContext(t *testing.T) {
+	cases := []struct {
+		pattern string
+		// ranAtGate are the calls made while the gate is open; next is
+		// the one it holds.
+		ranAtGate []string
+		next      string
+	}{
+		{pattern: "PhaseScoped", ranAtGate: []string{"Step spec"}, next: "Step code"},
+		{pattern: "RaceCancelsTheLoser", ranAtGate: []string{"Step fast"}, next: "Step after-race"},
+		{pattern: "SessionThenStep", ranAtGate: []string{"Step in-session"}, next: "Step after-session"},
+	}
+	patterns := map[string]conformance.Pattern{}
+	for _, p := range conformance.Patterns() {
+		patterns[p.Name] = p
+	}
+	for _, c := range cases {
+		p, ok := patterns[c.pattern]
+		require.True(t, ok, c.pattern)
+		want, _ := runInTestEnv(t, p, conformance.Modes()[0], overseer.Options{})
+		for _, placement := range []overseer.Placement{overseer.PlacementWorkflow, overseer.PlacementLocalActivity} {
+			t.Run(c.pattern+"/"+string(placement), func(t *testing.T) {
+				m := conformance.Mode{Name: "manage", Plugin: true,
+					Options: overseer.Options{Mode: overseer.ModeManage, Judge: conformance.FlagsFirstPhase{}, Placement: placement}}
+				env := testEnv(t, p, m, m.Options)
+				acts := conformance.NewActivities()
+				acts.Register(env)
+				var atGate overseer.Status
+				var callsAtGate []string
+				env.RegisterDelayedCallback(func() {
+					atGate = envStatus(t, env)
+					// The race's loser may or may not have started.
+					callsAtGate = slices.DeleteFunc(acts.Calls(), func(c string) bool { return c == "Held a" })
+					env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "reviewer", Note: "go on"})
+				}, time.Hour)
+				env.ExecuteWorkflow(p.Name, p.Input)
+				require.True(t, env.IsWorkflowCompleted())
+				require.NoError(t, env.GetWorkflowError())
+				var result string
+				require.NoError(t, env.GetWorkflowResult(&result))
+				assert.Equal(t, want.Result, result, "the workflow ends as it does without the plugin")
+
+				require.True(t, atGate.Paused, "a gate was open an hour in")
+				assert.Equal(t, c.ranAtGate, callsAtGate, "the gate holds %s", c.next)
+				assert.Contains(t, acts.Calls(), c.next, "the resume let %s run", c.next)
+				st := envStatus(t, env)
+				require.Len(t, st.Gates, 1)
+				g := st.Gates[0]
+				assert.False(t, g.Cancelled, "the gate was not cancelled")
+				assert.Equal(t, "reviewer", g.By)
+				assert.Equal(t, overseer.ActionContinue, g.Action)
+				for _, a := range st.Assessments {
+					assert.Empty(t, a.Error, "assessment %d of %s", a.Seq, a.Phase)
+				}
+			})
+		}
+	}
 }
