@@ -128,3 +128,76 @@ func TestBoundaryOutsideADeclaredRunDoesNothing(t *testing.T) {
 	assert.Equal(t, 1, st.Counters.Phases)
 	assert.Equal(t, "step", st.Phase)
 }
+
+// A gate opened at a declared Boundary offers no redo, even for a type
+// declared safe to redo: Boundary cannot run the calls the workflow made
+// itself. The update refuses a redo in one sentence; the reviewer
+// continues instead.
+func TestBoundaryOffersNoRedo(t *testing.T) {
+	env, _ := declaredEnv(t, overseer.Options{Mode: overseer.ModeManage, RedoSafe: []string{"declaredWorkflow"}, MaxRedos: 2},
+		onTrack(), answer(0.1, overseer.BreachNone, 0.9, 3), onTrack())
+	var paused overseer.Status
+	var refused error
+	env.RegisterDelayedCallback(func() {
+		paused = envStatus(t, env)
+		env.UpdateWorkflow(overseer.ResumeName, "", &testsuite.TestUpdateCallback{
+			OnAccept:   func() {},
+			OnReject:   func(err error) { refused = err },
+			OnComplete: func(any, error) {},
+		}, overseer.ResumeRequest{By: "reviewer", Action: overseer.ActionRedo})
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "reviewer", Note: "go on"})
+	}, 2*time.Hour)
+	env.ExecuteWorkflow(declaredWorkflow)
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, paused.Paused)
+	require.Len(t, paused.Gates, 1)
+	g := paused.Gates[0]
+	assert.True(t, g.AtBoundary)
+	assert.True(t, paused.RedoSafe("code"), "the type is declared safe to redo")
+	assert.False(t, paused.CanRedo(g), "but not at a Boundary")
+	require.Error(t, refused, "the redo is refused")
+	assert.Equal(t, overseer.RedoRefusedErrorType, overseer.ErrorType(refused))
+	assert.Contains(t, refused.Error(), "it was opened at overseer.Boundary after phase code")
+	st := envStatus(t, env)
+	assert.Equal(t, overseer.ActionContinue, st.Gates[0].Action)
+	assert.Zero(t, st.Counters.Redos)
+}
+
+// Observe mode never waits for a judge at a Boundary: with the judge in an
+// activity that fails its first attempt (retried a second later), the
+// workflow is past Boundary at once, and the answer is recorded by the
+// run's end.
+func TestObserveModeDoesNotWaitForTheJudgeAtBoundary(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	judge := jev.NewScripted(jev.Step{Err: errors.New("judge overloaded")}, onTrack())
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Placement: overseer.PlacementActivity})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	wf := func(ctx workflow.Context) (time.Duration, error) {
+		overseer.SetShape(ctx, overseer.ShapeDeclared)
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		if err := workflow.ExecuteActivity(ctx, "agent.model").Get(ctx, nil); err != nil {
+			return 0, err
+		}
+		before := workflow.Now(ctx)
+		if err := overseer.Boundary(ctx, "plan"); err != nil {
+			return 0, err
+		}
+		return workflow.Now(ctx).Sub(before), nil
+	}
+	env.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: "observedDeclared"})
+	env.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "agent.model"})
+	env.ExecuteWorkflow("observedDeclared")
+	require.NoError(t, env.GetWorkflowError())
+	var waited time.Duration
+	require.NoError(t, env.GetWorkflowResult(&waited))
+	assert.Zero(t, waited, "Boundary returned at once")
+	st := envStatus(t, env)
+	require.Len(t, st.Assessments, 1)
+	assert.Empty(t, st.Assessments[0].Error, "the retried answer was recorded")
+	assert.Equal(t, overseer.BandOnTrack, st.Band)
+	assert.Len(t, judge.Requests(), 2)
+}
