@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,8 +39,21 @@ const DefaultExportQuery = "OverseerStatus IS NOT NULL OR WorkflowType = 'CoroJo
 // number (eval.FamilyOf).
 const TaskFamilyMemoKey = "overseer.task_family"
 
-// familyOfMemo is the memo's task family, or "".
-func familyOfMemo(m *commonpb.Memo, dc converter.DataConverter) string {
+// memoConverter is dc bound to the serialization context a worker writes
+// the memo of workflowID in, and a client reads it in: the workflow's.
+func memoConverter(dc converter.DataConverter, namespace, workflowID string) converter.DataConverter {
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	return converter.WithDataConverterSerializationContext(dc, converter.WorkflowSerializationContext{
+		Namespace: cmp.Or(namespace, client.DefaultNamespace), WorkflowID: workflowID})
+}
+
+// familyOfMemo is the task family in the memo of workflowID, or "". dc is
+// the deployment's converter, read in the workflow's serialization context
+// (memoConverter).
+func familyOfMemo(m *commonpb.Memo, dc converter.DataConverter, namespace, workflowID string) string {
+	dc = memoConverter(dc, namespace, workflowID)
 	p, ok := m.GetFields()[TaskFamilyMemoKey]
 	if !ok {
 		return ""
@@ -200,7 +214,7 @@ func Export(ctx context.Context, c client.Client, opts ExportOptions) (ExportRes
 				res.NoPhases = append(res.NoPhases, id)
 			} else {
 				job.Record.Outcome, _ = outcomeOfStatus(r.e.GetStatus())
-				if f := familyOfMemo(r.e.GetMemo(), dc); f != "" {
+				if f := familyOfMemo(r.e.GetMemo(), dc, opts.Namespace, id); f != "" {
 					job.Record.Task.Family = f
 				}
 				if l, ok := opts.Labels[id]; ok {

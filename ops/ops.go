@@ -358,12 +358,7 @@ func (j *Job) readSummary(memo *commonpb.Memo, opts ListOptions) {
 	if !ok {
 		return
 	}
-	dc := opts.DataConverter
-	if dc == nil {
-		dc = converter.GetDefaultDataConverter()
-	}
-	dc = converter.WithDataConverterSerializationContext(dc, converter.WorkflowSerializationContext{
-		Namespace: cmp.Or(opts.Namespace, client.DefaultNamespace), WorkflowID: j.ID})
+	dc := memoConverter(opts.DataConverter, opts.Namespace, j.ID)
 	var s overseer.Summary
 	if err := dc.FromPayload(p, &s); err != nil {
 		if encrypted(err) {
