@@ -368,6 +368,9 @@ func (j *Job) readSummary(memo *commonpb.Memo, opts ListOptions) {
 		}
 		return
 	}
+	if !s.Of(j.RunID) {
+		return // a predecessor's, copied by continue-as-new: this run wrote none
+	}
 	j.Summary = &s
 }
 

@@ -15,7 +15,7 @@ import (
 const (
 	// versionChangeID marks runs started with the overseer. Runs that began
 	// before the plugin was added replay without it.
-	versionChangeID = "temporal-overseer"
+	versionChangeID = VersionChangeID
 	// noteHeader carries the process note to the next phase activity.
 	noteHeader = "overseer-note"
 	// stateHeader carries overseer state across continue-as-new.
@@ -32,6 +32,11 @@ var (
 	// the overdue gates, e.g. OverseerGateSince < '2026-12-01T00:00:00Z'.
 	SearchAttributeGateSince = temporal.NewSearchAttributeKeyTime("OverseerGateSince")
 )
+
+// VersionChangeID is the change id of the version marker (workflow.GetVersion)
+// that a run started under the plugin in observe or manage mode records in
+// its first workflow task: its history needs the plugin to replay.
+const VersionChangeID = "temporal-overseer"
 
 // OpenJobsQuery is the visibility query clause that selects the jobs still
 // open: running, or held by an operator with Temporal's Workflow Pause
@@ -161,6 +166,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 		return nil, fmt.Errorf("overseer: read pinned configuration: %w", err)
 	}
 	r := newRun(ctx, wfType, cfg, i.opts.Judge)
+	r.runID = info.WorkflowExecution.RunID
 	r.models, r.circuit = i.opts.Models, i.circuit
 	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
 	if r.carriedPaused && r.cfg.SearchAttributes && workflow.GetVersion(ctx, carriedGateChangeID, workflow.DefaultVersion, 1) != workflow.DefaultVersion {

@@ -107,6 +107,8 @@ type run struct {
 	// opening counts the gates a verdict asked for whose coroutine has not
 	// yet opened them (afterVerdict).
 	opening int
+	// runID is the run's id, which its summary names (Summary.RunID).
+	runID string
 	// runCtx is the context the run's workflow code started with: only
 	// the run's own cancellation ends it (verdictCtx).
 	runCtx workflow.Context

@@ -58,6 +58,17 @@ type Summary struct {
 	// redone.
 	MaxRedos   int      `json:"max_redos,omitempty"`
 	RedoPhases []string `json:"redo_phases,omitempty"`
+	// RunID is the run that wrote the summary. Continue-as-new copies the
+	// memo into the successor: a summary of another run is its
+	// predecessor's, not the successor's (a successor in mode off never
+	// writes one). Summaries of earlier releases do not say.
+	RunID string `json:"run_id,omitempty"`
+}
+
+// Of says the summary describes run runID: it was written by that run, or
+// by a release that did not say which run wrote it.
+func (s Summary) Of(runID string) bool {
+	return s.RunID == "" || runID == "" || s.RunID == runID
 }
 
 // SummaryGate is one open gate in a [Summary].
@@ -129,7 +140,7 @@ func (r *run) summary() Summary {
 	maxRedos, redoPhases := r.redoBounds()
 	s := Summary{Format: SummaryFormat, Mode: st.Mode, Phase: st.Phase, Band: st.Band, OnObjective: st.OnObjective, Assessed: st.Assessed,
 		Basis: clip(ShortBasis(st.Basis), maxSummaryBasis), Standing: clip(StandingOf(st.Basis), maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
-		Approval: st.Approval, StartedBy: clip(st.StartedBy, maxSummaryText), MaxRedos: maxRedos, RedoPhases: redoPhases}
+		Approval: st.Approval, StartedBy: clip(st.StartedBy, maxSummaryText), MaxRedos: maxRedos, RedoPhases: redoPhases, RunID: r.runID}
 	if len(s.Approval.Approvers) > maxSummaryApprovers {
 		s.MoreApprovers = len(s.Approval.Approvers) - maxSummaryApprovers
 		s.Approval.Approvers = s.Approval.Approvers[:maxSummaryApprovers]
