@@ -70,9 +70,9 @@ func TestE2ERetireEndsForAContinuedAsNewSuccessorInModeOff(t *testing.T) {
 	require.NoError(t, c.SignalWorkflow(ctx, entity.GetID(), entity.GetRunID(), "go", nil))
 	var successor string
 	eventually(t, "the entity to continue as new", time.Minute, func() bool {
-		d, err := c.DescribeWorkflowExecution(ctx, entity.GetID(), "")
+		d, err := c.DescribeWorkflow(ctx, entity.GetID(), "")
 		require.NoError(t, err)
-		successor = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		successor = d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 		return successor != entity.GetRunID()
 	})
 
