@@ -345,7 +345,7 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 		// trajectory says so, so that what the reviewer saw does not pause
 		// the job again at its next call (PhaseRun.Reviewed).
 		r.st.Counters.ConsecutiveFailures = 0
-		r.traj.markReviewed()
+		r.markReviewed(ctx, g)
 		if g.Action == ActionRedo {
 			// The gate's coroutine runs the phase again, with the note.
 			r.st.Counters.Redos++
@@ -423,7 +423,8 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 		r.st.StartedBy = r.startedBy // so the dashboard can tell a starter they may not open it
 	}
 	r.st.Counters.Pauses++
-	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: why.reason, Evidence: why.evidence, PausedAt: now, Attempt: attempt}
+	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: why.reason, Evidence: why.evidence, PausedAt: now, Attempt: attempt,
+		afterRun: why.afterRun}
 	switch hold {
 	case holdsNext:
 		g.holdsNext = true
@@ -454,6 +455,23 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 	}
 	r.publish(ctx)
 	return g
+}
+
+// reviewedChangeID versions which phase run a resume marks as reviewed:
+// the one the gate was opened after (version 1), not the latest one, which
+// may have completed while the gate was open, unseen by the reviewer.
+const reviewedChangeID = "temporal-overseer/reviewed-run"
+
+// markReviewed marks the phase run gate g was opened after as seen by the
+// person who resumed it. The marker is recorded only where the two rules
+// differ: a phase run completed while g was open.
+func (r *run) markReviewed(ctx workflow.Context, g *Gate) {
+	if g.afterRun == 0 || g.afterRun == r.traj.PhaseRuns ||
+		workflow.GetVersion(ctx, reviewedChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		r.traj.markReviewed(r.traj.PhaseRuns)
+		return
+	}
+	r.traj.markReviewed(g.afterRun)
 }
 
 // recordGate updates a gate's entry in the status.

@@ -14,7 +14,11 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	sdkpb "go.temporal.io/api/sdk/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/overseer"
@@ -348,4 +352,62 @@ func TestAResumeBeforeAnyVerdictClearsThePause(t *testing.T) {
 	last := upserts[len(upserts)-1]
 	assert.Equal(t, false, last["OverseerPaused"], "the last upsert clears OverseerPaused: %v", upserts)
 	assert.Nil(t, last["OverseerGateSince"], "and unsets OverseerGateSince: %v", upserts)
+}
+
+// A resume marks as reviewed the phase run its gate was opened after, not
+// a phase that completed while the gate was open, which the reviewer never
+// saw.
+func TestAResumeMarksReviewedTheRunTheGateWasOpenedAfter(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	judge := jev.NewScripted(answer(0.1, overseer.BreachNone, 0.9, 3), onTrack(), onTrack())
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: judge, Placement: overseer.PlacementLocalActivity})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	wf := func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		a := workflow.ExecuteActivity(ctx, "a")
+		b := workflow.ExecuteActivity(ctx, "b")
+		if err := a.Get(ctx, nil); err != nil {
+			return err
+		}
+		if err := b.Get(ctx, nil); err != nil {
+			return err
+		}
+		return workflow.ExecuteActivity(ctx, "c").Get(ctx, nil)
+	}
+	env.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: "twoAtOnce"})
+	env.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "a"})
+	bDone := make(chan struct{})
+	env.RegisterActivityWithOptions(func(ctx context.Context) error {
+		<-bDone // completes once the gate after a is open
+		return nil
+	}, activity.RegisterOptions{Name: "b"})
+	env.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "c"})
+	var atGate overseer.Status
+	env.SetOnLocalActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) {
+		select {
+		case <-bDone:
+		default:
+			close(bDone) // a's verdict is in: its gate opens in this workflow task
+		}
+	})
+	env.RegisterDelayedCallback(func() {
+		atGate = envStatus(t, env)
+		env.SignalWorkflow(overseer.ResumeName, overseer.ResumeRequest{By: "reviewer", Note: "go on"})
+	}, time.Hour)
+	env.ExecuteWorkflow("twoAtOnce")
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, atGate.Paused)
+	assert.Equal(t, 2, atGate.Counters.Phases, "b completed while the gate was open")
+
+	reqs := judge.Requests()
+	require.Len(t, reqs, 3)
+	var last overseer.State
+	require.NoError(t, jev.DecodeState(context.Background(), "test", reqs[2], &last))
+	reviewed := map[string]bool{}
+	for _, r := range last.Trajectory.RecentPhases {
+		reviewed[r.Phase] = r.Reviewed
+	}
+	assert.Equal(t, map[string]bool{"a": true, "b": false, "c": false}, reviewed)
 }

@@ -221,7 +221,7 @@ func (r *run) event(ctx workflow.Context, kind GateEventKind, g Gate) GateEvent 
 	now := workflow.Now(ctx)
 	ev := GateEvent{
 		Kind:           kind,
-		IdempotencyKey: idempotencyKey(info, g, kind),
+		IdempotencyKey: idempotencyKey(info, g, kind, r.notifyKeyVersion(ctx)),
 		At:             now,
 		WorkflowID:     info.WorkflowExecution.ID,
 		RunID:          info.WorkflowExecution.RunID,
@@ -595,9 +595,31 @@ func (c runConfig) notifyTimeout() time.Duration {
 // such a reset once; and different for a gate that opened anew after a
 // reset, whose id (phase and count of pauses) may be an earlier gate's
 // but whose opening time is not, so that the receiver does not drop it.
-func idempotencyKey(info *workflow.Info, g Gate, kind GateEventKind) string {
-	return strings.Join([]string{info.WorkflowExecution.ID, cmp.Or(info.OriginalRunID, info.WorkflowExecution.RunID), g.ID,
-		strconv.FormatInt(g.PausedAt.UnixMilli(), 10), string(kind)}, "/")
+//
+// Runs that built a notification before the opening time was part of the
+// key (notifyKeyChangeID, DefaultVersion) keep the four-part key
+// WORKFLOW_ID/RUN_ID/GATE_ID/KIND, so that a notice in retry across the
+// upgrade goes out again under the key it first went out under.
+func idempotencyKey(info *workflow.Info, g Gate, kind GateEventKind, version workflow.Version) string {
+	run := cmp.Or(info.OriginalRunID, info.WorkflowExecution.RunID)
+	if version == workflow.DefaultVersion {
+		return strings.Join([]string{info.WorkflowExecution.ID, run, g.ID, string(kind)}, "/")
+	}
+	return strings.Join([]string{info.WorkflowExecution.ID, run, g.ID, strconv.FormatInt(g.PausedAt.UnixMilli(), 10), string(kind)}, "/")
+}
+
+// notifyKeyChangeID versions the notification key's format: version 1
+// names the gate's opening time too (idempotencyKey).
+const notifyKeyChangeID = "temporal-overseer/notify-key-opened-at"
+
+// notifyKeyVersion is notifyKeyChangeID's version for the run, read (and,
+// in a new run, recorded) when it builds its first notification.
+func (r *run) notifyKeyVersion(ctx workflow.Context) workflow.Version {
+	if r.notifyKey == nil {
+		v := workflow.GetVersion(ctx, notifyKeyChangeID, workflow.DefaultVersion, 1)
+		r.notifyKey = &v
+	}
+	return *r.notifyKey
 }
 
 // ownTaskQueue is the task queue of the run's workflow. Every activity the

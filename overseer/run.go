@@ -96,6 +96,9 @@ type run struct {
 	// notification; notices are the notifications not yet delivered, in
 	// the order they were sent (version 1 only).
 	notifyVersion *workflow.Version
+	// notifyKey is notifyKeyChangeID's version, read at the first
+	// notification built (notifyKeyVersion).
+	notifyKey *workflow.Version
 	notices       []*notice
 	// ended is set when the run's end begins: no phase follows.
 	ended bool
@@ -424,6 +427,7 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 				reason: fmt.Sprintf("the overseer could not assess %d boundaries in a row (last error: %s); manual review",
 					r.st.Counters.ConsecutiveFailures, rec.Error),
 				evidence: JudgeFailureEvidence(traj, r.st.Counters.ConsecutiveFailures, rec.Error),
+				afterRun: traj.PhaseRuns,
 			}
 		}
 		return pauseCause{}
@@ -453,7 +457,7 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 	}
 	n := newNote(phase, out.Answers, v, r.cfg.Obligations)
 	r.note = &n
-	return pauseCause{reason: v.Reason, evidence: rec.Evidence}
+	return pauseCause{reason: v.Reason, evidence: rec.Evidence, afterRun: traj.PhaseRuns}
 }
 
 // pauseCause is why a boundary pauses its job: the rule that fired (the
@@ -462,6 +466,9 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 type pauseCause struct {
 	reason   string
 	evidence []string
+	// afterRun is the phase run the judge was asked about (its number,
+	// Trajectory.PhaseRuns then): what a reviewer who resumes the gate saw.
+	afterRun int
 }
 
 func (c pauseCause) flagged() bool { return c.reason != "" }

@@ -220,6 +220,8 @@ type Gate struct {
 	// gate holds the workflow's next phase and the run's end instead
 	// (runStructureV3).
 	holdsNext bool
+	// afterRun is the phase run the gate was opened after (pauseCause).
+	afterRun int
 	// AtBoundary says the gate was opened at a declared Boundary: the
 	// workflow ran the phase's calls itself, so no redo can run them again
 	// and none is offered (gates of earlier releases do not say so).

@@ -315,11 +315,12 @@ func distinctNames(names []string, limit int) []string {
 	return out
 }
 
-// markReviewed marks the latest phase run as seen by a person who resumed
-// the job after it.
-func (t *Trajectory) markReviewed() {
-	if n := len(t.RecentPhases); n > 0 {
-		t.RecentPhases[n-1].Reviewed = true
+// markReviewed marks phase run number run (1 for the job's first, as
+// PhaseRuns counts them) as seen by a person who resumed the job after
+// it, if the window still holds it.
+func (t *Trajectory) markReviewed(run int) {
+	if i := len(t.RecentPhases) - 1 - (t.PhaseRuns - run); i >= 0 && i < len(t.RecentPhases) {
+		t.RecentPhases[i].Reviewed = true
 	}
 }
 

@@ -146,7 +146,15 @@ func SetRate(perSecond float64) {
 // ctx, not in timeout).
 func Budgeted(ctx context.Context, timeout time.Duration, what string, call func(ctx context.Context) error) error {
 	if err := visibilityBudget.Wait(ctx); err != nil {
-		return fmt.Errorf("waiting for a turn in the process's budget of visibility calls for %s: %w", what, err)
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("waiting for a turn in the process's budget of visibility calls for %s: %w", what, ctx.Err())
+		}
+		// The limiter refuses at once a wait that would outlast the
+		// deadline, in words of its own that wrap nothing: say it as the
+		// time-out it is (TimedOut matches it).
+		return Worded{Err: context.DeadlineExceeded, Msg: fmt.Sprintf("no turn in this process's budget of visibility calls (%g a second) "+
+			"came for %s before its deadline: its views, batches and learn rounds are making more calls than the budget allows; "+
+			"nothing was read or changed by it, try again in a few seconds", float64(visibilityBudget.Limit()), what)}
 	}
 	return Call(ctx, timeout, what, call)
 }
