@@ -131,15 +131,20 @@ func RunOnServer(t testing.TB, c client.Client, p Pattern, m Mode) (ServerRun, w
 			o.Updates = append(o.Updates, r)
 		}
 	}
-	if len(p.Race) == 0 {
+	if len(p.Race) == 0 && !p.CallsVary {
 		o.Calls = acts.Calls()
 	}
 	events := History(ctx, t, c, tq, first)
 	if len(p.Race) > 0 {
 		assertOneTask(t, p, events)
 	}
+	var dc converter.DataConverter = converter.GetDefaultDataConverter()
+	if p.DataConverter != nil {
+		dc = p.DataConverter()
+	}
+	dc = converter.WithDataConverterSerializationContext(dc, converter.WorkflowSerializationContext{Namespace: client.DefaultNamespace, WorkflowID: tq}) // the suite's servers run the default namespace
 	for _, e := range events {
-		if d := command(e); d != "" {
+		if d := command(e, dc); d != "" {
 			o.Commands = append(o.Commands, d)
 		}
 	}
@@ -326,15 +331,24 @@ func overseerField(k string) bool {
 // command describes e if it is one of the workflow's own commands, ""
 // for any other event and for the overseer's documented ones: its version
 // markers and side effects (no pattern has versions or side effects of its
-// own, and a marker's change id is encoded with the pattern's converter), its
-// memo and search attribute upserts and its activities.
-func command(e *historypb.HistoryEvent) string {
+// own, and a marker's change id is encoded with the pattern's converter),
+// the markers of its judge's local activities (read with dc, the pattern's
+// converter in the workflow's serialization context), its memo and search
+// attribute upserts and its activities.
+func command(e *historypb.HistoryEvent, dc converter.DataConverter) string {
 	d := Describe(e)
 	switch e.GetEventType() {
 	case enumspb.EVENT_TYPE_MARKER_RECORDED:
 		m := e.GetMarkerRecordedEventAttributes()
 		if m.GetMarkerName() == "SideEffect" || m.GetMarkerName() == "MutableSideEffect" || m.GetMarkerName() == "Version" {
 			return ""
+		}
+		if m.GetMarkerName() == "LocalActivity" {
+			var data struct{ ActivityType string }
+			if ps := m.GetDetails()["data"].GetPayloads(); len(ps) == 1 && dc.FromPayload(ps[0], &data) == nil &&
+				strings.HasPrefix(data.ActivityType, "overseer.") {
+				return ""
+			}
 		}
 		return d
 	case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
