@@ -81,6 +81,7 @@ func TestVisibilityCallWaitsForItsTurnInTheBudget(t *testing.T) {
 	defer cancel()
 	assert.NoError(t, ops.VisibilityCall(ctx, time.Second, "a Count call", call))
 	err := ops.VisibilityCall(ctx, time.Second, "a Count call", call)
-	assert.ErrorContains(t, err, "waiting for a turn in the process's budget of visibility calls for a Count call")
+	assert.ErrorContains(t, err, "no turn in this process's budget of visibility calls (1 a second) came for a Count call before its deadline")
+	assert.True(t, ops.TimedOut(err), "said as a time-out")
 	assert.Equal(t, 1, calls, "the call over the budget was not made")
 }
