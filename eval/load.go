@@ -453,7 +453,10 @@ func RecordOfTrace(tr *Trace, resolved bool) Record {
 	}
 	for i, a := range tr.Actions {
 		s := Step{Phase: string(a.Class), Failed: a.Failed(), CostUSD: a.CostUSD, InputTokens: a.InputTokens, OutputTokens: a.OutputTokens,
-			Text: clipText(a.Command, 200)}
+			Text: clipText(a.Command, 200), Output: a.Output, ExitCode: a.ReturnCode, TimedOut: a.TimedOut}
+		if a.Command != "" {
+			s.Call = Digest(a.Command)
+		}
 		if a.FormatError {
 			s.Phase, s.FailureCategory = "", "format"
 		}

@@ -109,6 +109,15 @@ type Step struct {
 	OutputMissing bool `json:"output_missing,omitempty"`
 	// Text is optional free text (the command, a summary); no command reads it.
 	Text string `json:"text,omitempty"`
+	// Call and Output stand for an agent step's command and what its tool
+	// printed (digests: the overseer only compares them), ExitCode and
+	// TimedOut for how the command ended (UnitStep only). Replayed as an
+	// agent loop, they tell the same call repeated with the same result
+	// (looping) from a new one; a step without them is its own call.
+	Call     string `json:"call,omitempty"`
+	Output   string `json:"output,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"`
+	TimedOut bool   `json:"timed_out,omitempty"`
 	// Assessment is what the overseer recorded at this boundary, when the
 	// record was exported from Temporal (UnitPhase only).
 	Assessment *RecordedAssessment `json:"assessment,omitempty"`

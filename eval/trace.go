@@ -44,6 +44,9 @@ type Action struct {
 	FormatError bool
 	// TimedOut is true when the harness killed the command.
 	TimedOut bool
+	// Output is a digest of the observation the command got back
+	// ([Digest]); empty when there was none.
+	Output string
 	At       time.Time
 	CostUSD  float64
 	// InputTokens and OutputTokens are the turn's prompt and completion
@@ -165,6 +168,7 @@ func ParseTrace(data []byte) (*Trace, error) {
 			}
 			if i+1 < len(raw.Messages) && raw.Messages[i+1].Role == "user" {
 				next := texts[i+1]
+				a.Output = Digest(next)
 				if mm := returnCode.FindStringSubmatch(next); mm != nil && !a.FormatError {
 					a.ReturnCode, _ = strconv.Atoi(mm[1])
 				} else if !a.FormatError && timedOut.MatchString(next) {

@@ -594,6 +594,9 @@ func familyModel(version string, fits []subFit) (*overseer.LearnedModel, []strin
 	m := &overseer.LearnedModel{Format: overseer.LearnedModelFormat, Version: version}
 	var dropped []string
 	for _, f := range fits {
+		if slices.ContainsFunc(f.data.spec.Features, isLoopFeature) {
+			m.Shape = overseer.ShapeAgentLoop // fit on agent loops' whole-run counts
+		}
 		sm, d := f.fit.subModel(f.data.spec.Name)
 		if len(sm.Features) == 0 {
 			continue
@@ -637,7 +640,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		return nil, fmt.Errorf("%w: %w", ErrTrain, ErrNoRuns)
 	}
 	if opts.Features == nil {
-		opts.Features = DefaultFeatures()
+		opts.Features = DefaultFeaturesFor(records)
 	}
 	if opts.Lambdas == nil {
 		opts.Lambdas = DefaultLambdas()
@@ -716,7 +719,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		for _, sm := range m.SubModels {
 			sd := subByName(subs, sm.Name)
 			held := sd.runsOf(outer[f])
-			alone := &overseer.LearnedModel{Format: m.Format, Version: m.Version, SubModels: []overseer.SubModel{sm}}
+			alone := &overseer.LearnedModel{Format: m.Format, Version: m.Version, Shape: m.Shape, SubModels: []overseer.SubModel{sm}}
 			scored, err := Score(ctx, pick(held), ScoreOptions{Judge: &overseer.LearnedJudge{Model: alone}})
 			if err != nil {
 				return nil, err
@@ -886,3 +889,18 @@ func weightsHash(m *overseer.LearnedModel) string {
 }
 
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// isLoopFeature says the feature reads an agent loop's whole-run counts
+// (overseer.LoopFeatures).
+func isLoopFeature(name string) bool { return slices.Contains(overseer.LoopFeatures(), name) }
+
+// DefaultFeaturesFor is the feature pool [Train] selects from for records:
+// an agent's runs (UnitStep), which replay as agent loops, are fit on the
+// loop's features (overseer.LoopFeatures); jobs of phases on
+// [DefaultFeatures].
+func DefaultFeaturesFor(records []Record) []string {
+	if ShapeOfRecords(records) == overseer.ShapeAgentLoop {
+		return overseer.LoopFeatures()
+	}
+	return DefaultFeatures()
+}

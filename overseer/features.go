@@ -102,12 +102,55 @@ var features = map[string]feature{
 		return float64(t.FailedPhases) / float64(max(1, t.PhaseRuns)), true
 	},
 	"missing_outputs": func(t Trajectory) (float64, bool) { return float64(min(t.MissingOutputs, 3)), true },
+
+	// An agent loop's calls over the whole run (Trajectory.Loop); a
+	// trajectory of any other shape has none to give.
+	"loop_tool_failure_rate": loopFeature(func(s LoopStats) float64 {
+		return float64(s.ToolFailures) / float64(max(1, s.ToolCalls))
+	}),
+	"loop_fail_streak":        loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.FailStreak)) }),
+	"loop_max_fail_streak":    loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.MaxFailStreak)) }),
+	"loop_same_error_streak":  loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.SameErrorStreak)) }),
+	"loop_looping_rate":       loopFeature(func(s LoopStats) float64 { return float64(s.Looping) / float64(max(1, s.ToolCalls)) }),
+	"loop_log_since_new":      loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.SinceNew)) }),
+	"loop_log_turns":          loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.ModelCalls)) }),
+	"loop_model_failure_rate": loopFeature(func(s LoopStats) float64 { return float64(s.ModelFailures) / float64(max(1, s.ModelCalls)) }),
+	"loop_reported_failure_share": loopFeature(func(s LoopStats) float64 {
+		return float64(s.ReportedFailures) / float64(max(1, s.ToolFailures))
+	}),
+	"loop_log_input_tokens_per_turn": func(t Trajectory) (float64, bool) {
+		return math.Log1p(float64(t.InputTokens) / float64(max(1, t.Loop.ModelCalls))), t.Loop.ModelCalls > 0 && t.InputTokens > 0
+	},
+}
+
+// loopFeature is a feature of an agent loop's whole-run counts; a
+// trajectory with no loop calls cannot supply it.
+func loopFeature(f func(LoopStats) float64) feature {
+	return func(t Trajectory) (float64, bool) {
+		if t.Loop.ModelCalls+t.Loop.ToolCalls == 0 {
+			return 0, false
+		}
+		return f(t.Loop), true
+	}
+}
+
+// LoopFeatures are the features of an agent loop's whole run the loop
+// model is fit on (`overseer train --shape loop`).
+func LoopFeatures() []string {
+	var names []string
+	for n := range features {
+		if strings.HasPrefix(n, "loop_") {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // telemetryFeatures need what the agent reports of its model use (tokens,
 // cost); the others read the trajectory's structure, which every job has.
 var telemetryFeatures = []string{"log_cost_cents", "log_input_tokens", "log_output_tokens", "log_input_tokens_per_step",
-	"log_output_tokens_per_step", "log_recent_output_tokens_per_step"}
+	"log_output_tokens_per_step", "log_recent_output_tokens_per_step", "loop_log_input_tokens_per_turn"}
 
 // IsTelemetryFeature reports whether a feature needs the agent's token or
 // cost telemetry, which not every agent reports; the other features read
@@ -115,7 +158,7 @@ var telemetryFeatures = []string{"log_cost_cents", "log_input_tokens", "log_outp
 func IsTelemetryFeature(name string) bool { return slices.Contains(telemetryFeatures, name) }
 
 // cumulativeFeatures grow with the length of the job, without bound.
-var cumulativeFeatures = []string{"log_steps", "log_phase_runs", "log_cost_cents", "log_input_tokens", "log_output_tokens"}
+var cumulativeFeatures = []string{"log_steps", "log_phase_runs", "log_cost_cents", "log_input_tokens", "log_output_tokens", "loop_log_turns"}
 
 // IsCumulativeFeature reports whether a feature measures the job's size so
 // far (steps, phase runs, cost or tokens) rather than a rate or share: such

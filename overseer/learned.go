@@ -1,6 +1,7 @@
 package overseer
 
 import (
+	"strconv"
 	"bytes"
 	"context"
 	_ "embed"
@@ -42,6 +43,10 @@ type LearnedModel struct {
 	// Recalibration, when set, says for which runs the sub-models'
 	// probability maps were refitted (stage 1).
 	Recalibration *Recalibration `json:"recalibration,omitempty"`
+	// Shape is the shape of the jobs the model was fit on: ShapeAgentLoop
+	// for a loop model (its features are those of an agent loop's whole
+	// run, LoopFeatures); empty for phases of work.
+	Shape Shape `json:"shape,omitempty"`
 	// Reference, when set, is the distribution of P(on objective) among
 	// the type's recent closed jobs at each point of their run, which a
 	// verdict is ranked against ("lower than 92% of the last 200 CoroJob
@@ -363,7 +368,30 @@ func (m *LearnedModel) pick(t Trajectory) (*SubModel, []float64) {
 //
 // The zero value uses [DefaultLearnedModel].
 type LearnedJudge struct {
+	// Model judges phases of work; if nil, the shipped model. A loop
+	// model (Shape ShapeAgentLoop) given here judges agent loops instead.
 	Model *LearnedModel
+	// LoopModel judges agent loops; if nil, Model when it is a loop
+	// model, else the shipped loop model.
+	LoopModel *LearnedModel
+}
+
+// models are the judge's phase model and loop model.
+func (j *LearnedJudge) models() (phases, loops *LearnedModel) {
+	phases, loops = j.Model, j.LoopModel
+	if phases != nil && phases.Shape == ShapeAgentLoop {
+		if loops == nil {
+			loops = phases
+		}
+		phases = nil
+	}
+	if phases == nil {
+		phases = defaultModel
+	}
+	if loops == nil {
+		loops = defaultLoopModel
+	}
+	return phases, loops
 }
 
 var _ PureJudge = (*LearnedJudge)(nil)
@@ -377,15 +405,13 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 	if err := jev.DecodeState(ctx, "learned judge", req, &st); err != nil {
 		return nil, err
 	}
-	m := j.Model
-	if m == nil {
-		m = defaultModel
-	}
+	m, lm := j.models()
 	t := st.Trajectory
 	if ShapeOf(t) == ShapeAgentLoop {
-		// The model was fit on phases of work: one per model or tool call,
-		// it would read every turn as a repeat. The agent-loop rules judge.
-		return agentLoopResponse(req, m.Version, st), nil
+		// The phase model was fit on phases of work: one per model or
+		// tool call, it would read every turn as a repeat. The loop model
+		// judges, with the agent-loop rules inside its answer.
+		return loopResponse(req, lm, st), nil
 	}
 	breach, confidence := learnedBreach(t, len(st.PhaseObligations))
 	blocked := blockedAfter(t.FailureStreak)
@@ -431,6 +457,49 @@ func (m *LearnedModel) inputsSummary() string {
 }
 
 var defaultModel = DefaultLearnedModel()
+
+//go:embed default_loop_model.json
+var defaultLoopModelJSON []byte
+
+// DefaultLoopModel returns the loop model that ships with the package:
+// fit on recorded runs of a coding agent replayed as the agent loop a team
+// writes on Temporal (see the model's training summary). Each call returns
+// a fresh copy.
+func DefaultLoopModel() *LearnedModel {
+	m, err := parseLearnedModel(defaultLoopModelJSON)
+	if err != nil {
+		panic("overseer: the embedded default loop model is invalid: " + err.Error())
+	}
+	return m
+}
+
+var defaultLoopModel = DefaultLoopModel()
+
+// loopResponse is the learned judge's answer on an agent loop: P(on
+// objective) from the loop model m, over the run's whole loop statistics,
+// held at or below what the agent-loop rules give (a tool failing again
+// and again with no progress, the same call answered the same way), which
+// also name the breach; the rules alone when m has no sub-model the
+// trajectory can feed.
+func loopResponse(req jev.Request, m *LearnedModel, st State) *jev.Response {
+	t := st.Trajectory
+	breach, confidence, ruleP, blocked := agentLoopAnswers(t, len(st.PhaseObligations))
+	sm, vals := m.pick(t)
+	if sm == nil {
+		return agentLoopResponse(req, m.Version, st)
+	}
+	onObjective := clamp(min(sm.predictSuccess(vals), ruleP), 0.01, 0.99)
+	severity := 1.5 * (1 - onObjective)
+	if breach != BreachNone {
+		severity = 3 * confidence
+	}
+	resp := answersResponse(req, m.Version+"/"+sm.Name, breach, confidence, onObjective, severity, blocked)
+	resp.Basis = "loop " + sm.Basis() + "; " + m.StageSentence(sm.Name, st.WorkflowType)
+	if ruleP < agentLoopOnTrack {
+		resp.Basis += "; held at or below the agent-loop rules' " + strconv.FormatFloat(ruleP, 'f', 2, 64)
+	}
+	return resp
+}
 
 // FailureRepeats is how many times the latest phase run's phase has failed
 // without succeeding in between: its consecutive failures, or the phase

@@ -74,6 +74,21 @@ type Policy struct {
 	// outcome, that the threshold would have paused (`overseer calibrate
 	// --pause-budget`). A policy has a promise or a budget, not both.
 	PauseBudget PauseBudget
+	// Loop, when set, are the thresholds of agent loops (ShapeAgentLoop),
+	// whose P(on objective) comes from the loop model on another scale
+	// than the phase model's: calibrated for it as the rest is for
+	// phases. Nil: agent loops are held to the same thresholds. Runs
+	// pinned before it existed have none.
+	Loop *Policy `json:",omitempty"`
+}
+
+// ForShape is the policy of a job of shape s: Loop for an agent loop,
+// when set; p otherwise.
+func (p Policy) ForShape(s Shape) Policy {
+	if s == ShapeAgentLoop && p.Loop != nil {
+		return *p.Loop
+	}
+	return p
 }
 
 // PauseBudget is a reviewer-load control, not a false-pause promise: the
@@ -221,6 +236,11 @@ func PolicyFor(j jev.Judge) Policy {
 
 // Validate reports a policy whose thresholds contradict each other.
 func (p Policy) Validate() error {
+	if p.Loop != nil {
+		if err := p.Loop.Validate(); err != nil {
+			return fmt.Errorf("the agent-loop policy: %w", err)
+		}
+	}
 	// In a fixed order: the first problem is always the same one (the
 	// model registry validates policies in workflow code).
 	for _, f := range []struct {
@@ -326,6 +346,8 @@ type policyFile struct {
 	Promise                *Promise        `json:"promise,omitempty"`
 	PauseBudget            *PauseBudget    `json:"pause_budget,omitempty"`
 	Calibration            json.RawMessage `json:"calibration,omitempty"`
+	// AgentLoop is Policy.Loop, a policy file of its own.
+	AgentLoop json.RawMessage `json:"agent_loop,omitempty"`
 }
 
 // MarshalPolicy writes p as a policy file; calibration, if not nil, is
@@ -351,6 +373,13 @@ func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
 			return nil, err
 		}
 		f.Calibration = raw
+	}
+	if p.Loop != nil {
+		raw, err := MarshalPolicy(*p.Loop, nil)
+		if err != nil {
+			return nil, fmt.Errorf("agent_loop: %w", err)
+		}
+		f.AgentLoop = raw
 	}
 	return json.MarshalIndent(f, "", "  ")
 }
@@ -391,6 +420,16 @@ func parsePolicy(data []byte) (Policy, error) {
 	if err := p.Validate(); err != nil {
 		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)
 	}
+	if len(f.AgentLoop) > 0 {
+		loop, err := parsePolicy(f.AgentLoop)
+		if err != nil {
+			return Policy{}, fmt.Errorf("agent_loop: %w", err)
+		}
+		if loop.Loop != nil {
+			return Policy{}, fmt.Errorf("%w: agent_loop: a loop policy has no agent_loop of its own", ErrPolicy)
+		}
+		p.Loop = &loop
+	}
 	if p.Name == "" {
 		p.Name = fmt.Sprintf("pause at or below %.3f", p.PauseAtOrBelow)
 	}
@@ -422,5 +461,17 @@ func DefaultLearnedPolicy() Policy {
 	if err != nil {
 		panic("overseer: the embedded default policy is invalid: " + err.Error())
 	}
+	loop, err := parsePolicy(defaultLoopPolicyJSON)
+	if err != nil {
+		panic("overseer: the embedded default loop policy is invalid: " + err.Error())
+	}
+	p.Loop = &loop
 	return p
 }
+
+// defaultLoopPolicyJSON is the policy calibrated for [DefaultLoopModel]
+// (`overseer train --policy-out` on the shared runs replayed as agent
+// loops): DefaultLearnedPolicy's Loop.
+//
+//go:embed default_loop_policy.json
+var defaultLoopPolicyJSON []byte

@@ -9,7 +9,8 @@ package overseer
 // The plugin's interceptor keeps its own trajectory on the workflow's state
 // and does not use a recorder; both go through the same unexported code.
 type TrajectoryRecorder struct {
-	t Trajectory
+	t     Trajectory
+	calls callTracker
 }
 
 // SetObjective records the job's original objective, bounded like

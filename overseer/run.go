@@ -85,9 +85,9 @@ type run struct {
 	// Boundary, and callsSince when the phase began (ShapeDeclared).
 	calls      []declaredCall
 	callsSince time.Time
-	// lastCall is each phase's latest input (callKeyOf), for
-	// PhaseRun.SameCall; in memory only.
-	lastCall map[string]uint64
+	// tracker tells an agent loop's calls apart (PhaseRun.SameCall,
+	// SameResult, NewCall); in memory only.
+	tracker callTracker
 	// carriedPaused: the run continued from one paused at a gate.
 	carriedPaused bool
 	// published is the summary last written to the memo (publish).
@@ -219,7 +219,9 @@ func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f 
 
 // recordBoundary adds the phase f ran to the trajectory; it waits for f.
 // args are the phase's arguments, nil where unknown: in an agent loop,
-// PhaseRun.SameCall compares them with the phase's previous call.
+// PhaseRun.SameCall compares them with the phase's previous call. The
+// phase is recorded through the code `overseer eval` replays recorded runs
+// with (ActivityCall).
 func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, args []any) {
 	var raw converter.RawValue
 	var phaseErr error
@@ -232,39 +234,14 @@ func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Ti
 	} else {
 		phaseErr = f.Get(ctx, &raw)
 	}
-	var report *PhaseReport
+	call := ActivityCall{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Err: phaseErr, Args: args}
 	if phaseErr == nil {
-		report = reportOf(ctx, raw, f)
+		call.Result = raw.Payload()
+		call.Report = reportOf(ctx, raw, f)
 	}
-	pr := PhaseRun{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Failed: phaseErr != nil}
-	pr.SameCall = r.sameCall(phase, args)
-	if phaseErr != nil {
-		pr.Error = describeError(phaseErr)
-	}
-	r.traj.recordPhase(pr, report)
+	r.traj.recordPhase(r.tracker.phaseRun(r.traj, call), call.Report)
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
-}
-
-// sameCall says the phase runs with the same arguments as its previous
-// call, and remembers them. Only the agent-loop rules read it, so the
-// arguments are encoded and hashed (callKeyOf) only in a run that is, or
-// with this phase becomes, an agent loop: no other run pays for it at its
-// boundaries.
-func (r *run) sameCall(phase string, args []any) bool {
-	if args == nil || (ShapeOf(r.traj) != ShapeAgentLoop && (r.traj.Shape != "" || !isModelCall(phase))) {
-		return false
-	}
-	key := callKeyOf(args)
-	if key == 0 {
-		return false
-	}
-	if r.lastCall == nil {
-		r.lastCall = map[string]uint64{}
-	}
-	same := r.lastCall[phase] == key
-	r.lastCall[phase] = key
-	return same
 }
 
 // declaredCall is an activity of a declared phase (ShapeDeclared).
@@ -433,11 +410,12 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 		return pauseCause{}
 	}
 	r.st.Counters.ConsecutiveFailures = 0
-	out.Answers.Basis = StagedBasis(out.Answers.Basis, r.cfg.Policy)
-	v := r.cfg.Policy.Evaluate(out.Answers)
+	policy := r.cfg.Policy.ForShape(ShapeOf(traj))
+	out.Answers.Basis = StagedBasis(out.Answers.Basis, policy)
+	v := policy.Evaluate(out.Answers)
 	rec.Answers, rec.Verdict, rec.Model, rec.Usage, rec.Latency = &out.Answers, &v, out.Model, out.Usage, out.Latency
 	if v.Flagged {
-		rec.Evidence = Evidence(traj, out.Answers, r.cfg.Policy)
+		rec.Evidence = Evidence(traj, out.Answers, policy)
 	}
 	r.record(rec)
 	r.meters(ctx).record(rec, nil)

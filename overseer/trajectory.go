@@ -57,6 +57,9 @@ type Trajectory struct {
 	Repeats int `json:"repeats"`
 	// FailureStreak counts consecutive failed phase runs up to now.
 	FailureStreak int `json:"failure_streak"`
+	// Loop counts an agent loop's calls over the whole run (the zero
+	// value for any other shape).
+	Loop LoopStats `json:"loop,omitzero"`
 
 	// RunsByPhase counts runs per phase name (bounded number of names).
 	RunsByPhase []Count `json:"runs_by_phase,omitempty"`
@@ -105,8 +108,12 @@ type PhaseRun struct {
 	// SameCall is true when the phase ran with the same input as its
 	// previous run: an agent calling the same tool with the same arguments
 	// again. Set by the interceptor for inputs the default data converter
-	// encodes.
-	SameCall bool `json:"same_call,omitempty"`
+	// encodes. SameResult is true when such a call also got the same
+	// result as the previous one; NewCall when a tool ran with an input
+	// not seen lately (agent loops only).
+	SameCall   bool `json:"same_call,omitempty"`
+	SameResult bool `json:"same_result,omitempty"`
+	NewCall    bool `json:"new_call,omitempty"`
 	// NoOutput is true when the phase reported it produced no required
 	// output; MissingOutputs names the outputs, when it said which
 	// (PhaseReport.MissingOutputs).
@@ -298,6 +305,9 @@ func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
 		if report.OpenPullRequests != nil {
 			t.setPullRequests(report.OpenPullRequests)
 		}
+	}
+	if ShapeOf(*t) == ShapeAgentLoop {
+		t.Loop.recordLoop(run, report)
 	}
 	t.RecentPhases = window(t.RecentPhases, run, maxRecentPhases)
 }

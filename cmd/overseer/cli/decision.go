@@ -76,6 +76,9 @@ func (s *scoringFlags) score(ctx context.Context, records []eval.Record) (string
 			return "", overseer.Policy{}, nil, err
 		}
 	}
+	// Agent runs replay as agent loops (eval.Replay): their verdicts are
+	// the loop thresholds', as a live loop's are.
+	policy = policy.ForShape(eval.ShapeOfRecords(records))
 	if s.concurrency < 1 {
 		return "", overseer.Policy{}, nil, fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)
 	}
@@ -267,7 +270,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	var features []string
 	switch *featureSet {
 	case "rates":
-		features = eval.DefaultFeatures()
+		features = eval.DefaultFeaturesFor(records)
 	case "all":
 		features = overseer.FeatureNames()
 	default:

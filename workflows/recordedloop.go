@@ -1,0 +1,213 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// RecordedLoopWorkflowName is the workflow type of a recorded agent run
+// replayed as the agent loop a team writes on Temporal.
+const RecordedLoopWorkflowName = "CoroRecordedLoop"
+
+// The recorded loop's activities: the model call, then the tool call it
+// asked for. Their phases are "model" and "bash".
+const (
+	RecordedModelActivity = "agent.model"
+	RecordedToolActivity  = "agent.bash"
+)
+
+// How a recorded loop's tool reports a failed command.
+const (
+	// ToolFailuresAsErrors: a non-zero exit fails the tool's activity.
+	ToolFailuresAsErrors = "error"
+	// ToolFailuresAsResults: the tool returns the exit status and reports
+	// the failure in its result (overseer_report.failed_tool_categories).
+	ToolFailuresAsResults = "result"
+)
+
+// RecordedLoopInput is a recorded agent run, turn by turn.
+type RecordedLoopInput struct {
+	Objective string         `json:"objective"`
+	Turns     []RecordedTurn `json:"turns"`
+	// ToolFailures is ToolFailuresAsErrors (the default) or
+	// ToolFailuresAsResults.
+	ToolFailures string `json:"tool_failures,omitempty"`
+}
+
+// RecordedTurn is one turn of a recorded agent run: what the model asked
+// for and what the tool gave back. Digests stand for the texts, which the
+// overseer only ever compares.
+type RecordedTurn struct {
+	// Command is the command the model asked for (a digest of it); empty
+	// with FormatError, when the model's answer held no command.
+	Command     string `json:"command,omitempty"`
+	FormatError bool   `json:"format_error,omitempty"`
+	// ExitCode, TimedOut and Output are the tool's outcome (Output a
+	// digest of what it printed).
+	ExitCode     int     `json:"exit_code,omitempty"`
+	TimedOut     bool    `json:"timed_out,omitempty"`
+	Output       string  `json:"output,omitempty"`
+	InputTokens  int64   `json:"input_tokens,omitempty"`
+	OutputTokens int64   `json:"output_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty"`
+	DurationMS   int64   `json:"duration_ms,omitempty"`
+}
+
+// RecordedModelInput is the recorded model activity's input.
+type RecordedModelInput struct {
+	Turn int `json:"turn"`
+}
+
+// RecordedModelOutput is what the recorded model activity returns: the
+// command it asked for, and its tokens and cost as a phase report.
+type RecordedModelOutput struct {
+	Command string                `json:"command"`
+	Report  *overseer.PhaseReport `json:"overseer_report,omitempty"`
+}
+
+// RecordedToolInput is the recorded tool activity's input.
+type RecordedToolInput struct {
+	Command string `json:"command"`
+}
+
+// RecordedToolOutput is what the recorded tool activity returns.
+type RecordedToolOutput struct {
+	ExitCode int                   `json:"exit_code"`
+	Output   string                `json:"output"`
+	Report   *overseer.PhaseReport `json:"overseer_report,omitempty"`
+}
+
+// ModelOutput is turn's model activity result (nil with its error).
+func (in RecordedLoopInput) ModelOutput(turn int) (*RecordedModelOutput, error) {
+	t := in.Turns[turn]
+	if t.FormatError {
+		return nil, temporal.NewNonRetryableApplicationError("format error: the answer held no single command", "FormatError", nil)
+	}
+	return &RecordedModelOutput{Command: t.Command, Report: &overseer.PhaseReport{Turns: 1, InputTokens: t.InputTokens,
+		OutputTokens: t.OutputTokens, CostUSD: t.CostUSD}}, nil
+}
+
+// ToolOutput is turn's tool activity result (nil with its error).
+func (in RecordedLoopInput) ToolOutput(turn int) (*RecordedToolOutput, error) {
+	t := in.Turns[turn]
+	failed := t.ExitCode != 0 || t.TimedOut
+	msg := fmt.Sprintf("exit status %d", t.ExitCode)
+	if t.TimedOut {
+		msg = "timed out"
+	}
+	if failed && in.ToolFailures != ToolFailuresAsResults {
+		return nil, temporal.NewNonRetryableApplicationError(msg, "ToolFailed", nil)
+	}
+	out := &RecordedToolOutput{ExitCode: t.ExitCode, Output: t.Output}
+	if failed {
+		out.Report = &overseer.PhaseReport{FailedToolCategories: []string{"bash"}}
+	}
+	return out, nil
+}
+
+// Calls are the activities a recorded loop runs, in order, as the plugin
+// observes them (overseer.ActivityCall): what `overseer eval` records
+// offline, through the code the plugin records a live run with, and the
+// workflow RecordedLoop runs. TurnOf gives each call's turn (0-based).
+func (in RecordedLoopInput) Calls() (calls []overseer.ActivityCall, turnOf []int) {
+	dc := converter.GetDefaultDataConverter()
+	for i, t := range in.Turns {
+		m, err := in.ModelOutput(i)
+		mc := overseer.ActivityCall{Phase: "model", Err: err, Args: []any{RecordedModelInput{Turn: i + 1}}}
+		if m != nil {
+			mc.Result, _ = dc.ToPayload(m)
+			mc.Report = m.Report
+		}
+		calls, turnOf = append(calls, mc), append(turnOf, i)
+		if err != nil {
+			continue
+		}
+		o, err := in.ToolOutput(i)
+		tc := overseer.ActivityCall{Phase: "bash", Duration: time.Duration(t.DurationMS) * time.Millisecond, Err: err,
+			Args: []any{RecordedToolInput{Command: t.Command}}}
+		if o != nil {
+			tc.Result, _ = dc.ToPayload(o)
+			tc.Report = o.Report
+		}
+		calls, turnOf = append(calls, tc), append(turnOf, i)
+	}
+	return calls, turnOf
+}
+
+// RecordedLoop replays a recorded agent run as the loop a team writes on
+// Temporal: turn after turn, a model-call activity, then the tool activity
+// it asked for; a format error fails the model call and the loop goes on;
+// a failed command fails the tool's activity, or, with
+// ToolFailuresAsResults, is returned and reported. It ends "done" after
+// the last turn.
+func RecordedLoop(ctx workflow.Context, in RecordedLoopInput) (string, error) {
+	overseer.SetObjective(ctx, in.Objective)
+	overseer.SetShape(ctx, overseer.ShapeAgentLoop)
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	for i, t := range in.Turns {
+		var m RecordedModelOutput
+		if err := workflow.ExecuteActivity(ctx, RecordedModelActivity, RecordedModelInput{Turn: i + 1}).Get(ctx, &m); err != nil {
+			continue // the agent is asked again
+		}
+		var out RecordedToolOutput
+		_ = workflow.ExecuteActivity(ctx, RecordedToolActivity, RecordedToolInput{Command: t.Command}).Get(ctx, &out)
+	}
+	return "done", nil
+}
+
+// RecordedLoopActivities answer a recorded loop's calls from its input:
+// the model activity with its turn's command, the tool activity with the
+// outcome of the turn the latest model call was of (the loop calls them
+// one at a time, and never retries them). Register them with Register.
+type RecordedLoopActivities struct {
+	In   RecordedLoopInput
+	mu   sync.Mutex
+	turn int
+}
+
+// Model is the recorded model call.
+func (a *RecordedLoopActivities) Model(_ context.Context, in RecordedModelInput) (*RecordedModelOutput, error) {
+	if in.Turn < 1 || in.Turn > len(a.In.Turns) {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("turn %d: the recording has %d", in.Turn, len(a.In.Turns)), "NoSuchTurn", nil)
+	}
+	a.mu.Lock()
+	a.turn = in.Turn
+	a.mu.Unlock()
+	return a.In.ModelOutput(in.Turn - 1)
+}
+
+// Tool is the recorded tool call of the latest model call's turn.
+func (a *RecordedLoopActivities) Tool(_ context.Context, _ RecordedToolInput) (*RecordedToolOutput, error) {
+	a.mu.Lock()
+	turn := a.turn
+	a.mu.Unlock()
+	if turn == 0 {
+		return nil, temporal.NewNonRetryableApplicationError("a tool call before any model call", "NoSuchTurn", nil)
+	}
+	return a.In.ToolOutput(turn - 1)
+}
+
+// Register registers the activities under RecordedModelActivity and
+// RecordedToolActivity.
+func (a *RecordedLoopActivities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.Model, activity.RegisterOptions{Name: RecordedModelActivity})
+	r.RegisterActivityWithOptions(a.Tool, activity.RegisterOptions{Name: RecordedToolActivity})
+}
+
+// RegisterRecordedLoop registers RecordedLoop under RecordedLoopWorkflowName.
+func RegisterRecordedLoop(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(RecordedLoop, workflow.RegisterOptions{Name: RecordedLoopWorkflowName})
+}
