@@ -61,12 +61,18 @@ func TestBoundariesOfSteps(t *testing.T) {
 	assert.True(t, bs[4].Report.OutputMissing)
 	assert.Equal(t, 8, bs[4].Steps)
 
+	// Replayed, an agent's run is the loop a team writes on Temporal: a
+	// model call per step (the format error a failed one, with no tool
+	// call after it), then the tool call it asked for.
 	traj := eval.Replay(rec)
-	require.Len(t, traj, 5)
-	last := traj[4].Trajectory
+	require.Len(t, traj, 15)
+	last := traj[14].Trajectory
+	assert.Equal(t, overseer.ShapeAgentLoop, overseer.ShapeOf(last))
 	assert.Equal(t, int64(300), last.InputTokens)
-	assert.Equal(t, 8, last.Turns)
-	assert.Equal(t, 1, last.Rework)
+	assert.Equal(t, 7, last.Turns, "the model calls that answered")
+	assert.Equal(t, 8, traj[14].Steps)
+	assert.Equal(t, overseer.LoopStats{ModelCalls: 8, ToolCalls: 7, ModelFailures: 1, ToolFailures: 3, FailStreak: 0, MaxFailStreak: 2,
+		SinceNew: 0}, last.Loop)
 }
 
 func TestReadRecordsRefusesBadInput(t *testing.T) {
@@ -316,8 +322,9 @@ func TestNotAssessedPointsCarryNoP(t *testing.T) {
 	assert.Equal(t, 2, cps[1].Runs, "at 50%% the run still answers with its earlier P")
 }
 
-// synthetic builds runs in which a failed run spends many more output
-// tokens per step than a succeeded one; nothing else tells them apart.
+// synthetic builds agents' runs (replayed as agent loops) in which a
+// failed run spends many more output tokens per step than a succeeded
+// one; nothing else tells them apart.
 func synthetic(n int, seed uint64) []eval.Record {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	phases := []string{"read", "edit", "test"}
@@ -347,15 +354,20 @@ func TestTrainFindsTheSeparatingFeature(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, res.Model.Validate())
 	assert.Greater(t, res.MeanAUROC["50%"], 0.95, "held-out families are told apart")
-	require.Len(t, res.Model.SubModels, 2, "telemetry and structure")
+	assert.Equal(t, overseer.ShapeAgentLoop, res.Model.Shape, "fit on agents' runs replayed as loops")
+	require.NotEmpty(t, res.Model.SubModels)
 	assert.Equal(t, eval.SubModelTelemetry, res.Model.SubModels[0].Name, "richest first")
 	assert.Contains(t, strings.Join(res.Model.SubModels[0].FeatureNames(), ","), "output_tokens", "the model uses the separating feature")
-	for _, f := range res.Model.SubModels[1].FeatureNames() {
-		assert.False(t, overseer.IsTelemetryFeature(f), "the structure sub-model reads no telemetry: %s", f)
+	for _, sm := range res.Model.SubModels[1:] {
+		for _, f := range sm.FeatureNames() {
+			assert.False(t, overseer.IsTelemetryFeature(f), "the structure sub-model reads no telemetry: %s", f)
+		}
 	}
-	require.Len(t, res.SubModels, 2)
+	require.NotEmpty(t, res.SubModels)
 	assert.Greater(t, res.SubModels[0].MeanAUROC["50%"], 0.95)
-	assert.Less(t, res.SubModels[1].MeanAUROC["50%"], 0.8, "structure alone cannot tell these runs apart")
+	for _, sm := range res.SubModels[1:] {
+		assert.Less(t, sm.MeanAUROC["50%"], 0.8, "structure alone cannot tell these runs apart")
+	}
 	assert.Equal(t, 5, res.Folds)
 	assert.Len(t, res.CV, 90, "every run scored out of fold")
 
@@ -398,13 +410,17 @@ func TestDefaultJudgeOnSharedSample(t *testing.T) {
 	require.NoError(t, err)
 	scored, err := eval.Score(context.Background(), recs, eval.ScoreOptions{Judge: &overseer.LearnedJudge{}})
 	require.NoError(t, err)
-	rep := eval.NewReport("learned", scored, overseer.DefaultLearnedPolicy())
+	// Replayed as agent loops, the runs are judged by the loop model and
+	// held to its thresholds, as a live loop is.
+	p := overseer.DefaultLearnedPolicy().ForShape(eval.ShapeOfRecords(recs))
+	require.NotNil(t, overseer.DefaultLearnedPolicy().Loop)
+	assert.Equal(t, *overseer.DefaultLearnedPolicy().Loop, p)
+	rep := eval.NewReport("learned", scored, p)
 	assert.LessOrEqual(t, float64(rep.Policy.FalsePauseRate), 0.05)
 	assert.Greater(t, float64(rep.Policy.CatchRate), 0.0)
-	assert.Equal(t, overseer.DefaultLearnedModel().Version+"/"+eval.SubModelTelemetry, rep.Model, "these runs carry tokens")
-	assert.True(t, overseer.DefaultLearnedPolicy().Promise.Certified())
+	assert.Equal(t, overseer.DefaultLoopModel().Version+"/"+eval.SubModelTelemetry, rep.Model, "these runs carry tokens")
+	assert.True(t, p.Promise.Certified())
 
-	p := overseer.DefaultLearnedPolicy()
 	bands := map[overseer.Band]int{}
 	succeeded := 0
 	for _, r := range scored {
@@ -425,8 +441,6 @@ func TestDefaultJudgeOnSharedSample(t *testing.T) {
 	share := func(b overseer.Band) float64 { return float64(bands[b]) / float64(succeeded) }
 	t.Logf("succeeded runs at 50%%: on track %.3f, needs a look %.3f, off track %.3f", share(overseer.BandOnTrack), share(overseer.BandNeedsALook), share(overseer.BandOffTrack))
 	assert.Greater(t, share(overseer.BandOnTrack), 0.5)
-	assert.GreaterOrEqual(t, share(overseer.BandNeedsALook), 0.10)
-	assert.LessOrEqual(t, share(overseer.BandNeedsALook), 0.30)
 	assert.LessOrEqual(t, share(overseer.BandOffTrack), 0.05)
 }
 

@@ -15,7 +15,8 @@ import (
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
-// agentRuns builds runs of an agent unlike the shipped model's: it
+// agentRuns builds jobs of phases (UnitPhase, as a CoroJob exports them)
+// of an agent unlike the shipped model's: it
 // succeeds in one run of successRate, and a failing run spends more output
 // tokens per step (so the shipped model still ranks the runs).
 func agentRuns(n int, seed uint64, successRate float64) []eval.Record {
@@ -24,7 +25,7 @@ func agentRuns(n int, seed uint64, successRate float64) []eval.Record {
 	var out []eval.Record
 	for i := range n {
 		failed := rng.Float64() >= successRate
-		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%4, i), Unit: eval.UnitStep, Outcome: eval.OutcomeSucceeded}
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%4, i), Unit: eval.UnitPhase, Outcome: eval.OutcomeSucceeded}
 		for s := range 6 + rng.IntN(10) {
 			out := int64(150 + rng.IntN(200))
 			if failed {
@@ -170,14 +171,17 @@ func narrowRuns(n int, seed uint64) []eval.Record {
 	var out []eval.Record
 	for i := range n {
 		failed := rng.Float64() < 0.4
-		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%5, i), Unit: eval.UnitStep, Outcome: eval.OutcomeSucceeded}
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%5, i), Unit: eval.UnitPhase, Outcome: eval.OutcomeSucceeded}
 		in := int64(6000 + rng.IntN(400))
 		if failed {
 			in += 600
 			rec.Outcome = eval.OutcomeFailed
 		}
-		for s := range 8 + rng.IntN(6) {
-			rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[(s/2)%3], OutputTokens: 200, InputTokens: in})
+		steps := 8 + rng.IntN(6)
+		for s := 0; s < steps; s += 2 { // phase runs of two turns each
+			turns := min(2, steps-s)
+			rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[(s/2)%3], Turns: turns,
+				OutputTokens: 200 * int64(turns), InputTokens: in * int64(turns)})
 		}
 		out = append(out, rec)
 	}

@@ -121,6 +121,9 @@ var features = map[string]feature{
 	"loop_log_input_tokens_per_turn": func(t Trajectory) (float64, bool) {
 		return math.Log1p(float64(t.InputTokens) / float64(max(1, t.Loop.ModelCalls))), t.Loop.ModelCalls > 0 && t.InputTokens > 0
 	},
+	"loop_log_output_tokens_per_turn": func(t Trajectory) (float64, bool) {
+		return math.Log1p(float64(t.OutputTokens) / float64(max(1, t.Loop.ModelCalls))), t.Loop.ModelCalls > 0 && t.OutputTokens > 0
+	},
 }
 
 // loopFeature is a feature of an agent loop's whole-run counts; a
@@ -150,7 +153,7 @@ func LoopFeatures() []string {
 // telemetryFeatures need what the agent reports of its model use (tokens,
 // cost); the others read the trajectory's structure, which every job has.
 var telemetryFeatures = []string{"log_cost_cents", "log_input_tokens", "log_output_tokens", "log_input_tokens_per_step",
-	"log_output_tokens_per_step", "log_recent_output_tokens_per_step", "loop_log_input_tokens_per_turn"}
+	"log_output_tokens_per_step", "log_recent_output_tokens_per_step", "loop_log_input_tokens_per_turn", "loop_log_output_tokens_per_turn"}
 
 // IsTelemetryFeature reports whether a feature needs the agent's token or
 // cost telemetry, which not every agent reports; the other features read
