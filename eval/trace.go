@@ -46,9 +46,9 @@ type Action struct {
 	TimedOut bool
 	// Output is a digest of the observation the command got back
 	// ([Digest]); empty when there was none.
-	Output string
-	At       time.Time
-	CostUSD  float64
+	Output  string
+	At      time.Time
+	CostUSD float64
 	// InputTokens and OutputTokens are the turn's prompt and completion
 	// (reasoning included) tokens.
 	InputTokens, OutputTokens int64

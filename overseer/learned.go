@@ -1,7 +1,6 @@
 package overseer
 
 import (
-	"strconv"
 	"bytes"
 	"context"
 	_ "embed"
@@ -10,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"

@@ -99,7 +99,7 @@ type run struct {
 	// notifyKey is notifyKeyChangeID's version, read at the first
 	// notification built (notifyKeyVersion).
 	notifyKey *workflow.Version
-	notices       []*notice
+	notices   []*notice
 	// ended is set when the run's end begins: no phase follows.
 	ended bool
 	// structure is versionChangeID's version for the run (runStructureV2,
