@@ -69,7 +69,8 @@ func callKeyOf(args []any) uint64 {
 // loopEvidence is what the agent-loop rules read from the recent window:
 // the longest run of failures of one phase (a tool) with no progress
 // between them, and the longest run of calls of one phase with the same
-// input with no progress between them. Progress is a successful call of
+// input that got the same result (PhaseRun.SameResult: a call repeated
+// with a new result is not looping) with no progress between them. Progress is a successful call of
 // another tool (a model call is not: it is what asks for the next call),
 // or, for a failing tool, a success of it; so is a person resuming the job
 // (PhaseRun.Reviewed). Turn count is not evidence.
@@ -99,7 +100,7 @@ func loopEvidenceOf(t Trajectory) loopEvidence {
 		} else {
 			failures[r.Phase] = 0
 		}
-		if r.SameCall && same[r.Phase] > 0 {
+		if r.SameResult && same[r.Phase] > 0 {
 			same[r.Phase]++
 		} else {
 			same[r.Phase] = 1

@@ -1,7 +1,13 @@
 package overseer_test
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
 	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -10,18 +16,36 @@ import (
 )
 
 // turn is one turn of an agent loop: the model call, then the tool call
-// it asked for.
+// it asked for, with its input (call) and its result; a call or result
+// left empty is new at every turn.
 type turn struct {
-	tool     string
-	failed   bool
-	sameCall bool
+	tool         string
+	failed       bool
+	call, result string
 }
 
+// agentLoop records turns through the plugin's own recording of a call
+// (TrajectoryRecorder.RecordCall).
 func agentLoop(turns ...turn) overseer.Trajectory {
 	var r overseer.TrajectoryRecorder
-	for _, t := range turns {
-		r.RecordPhase(overseer.PhaseRun{Phase: "agent.model"}, &overseer.PhaseReport{Turns: 1, InputTokens: 3000, OutputTokens: 200})
-		r.RecordPhase(overseer.PhaseRun{Phase: t.tool, Failed: t.failed, SameCall: t.sameCall}, nil)
+	dc := converter.GetDefaultDataConverter()
+	payload := func(v string) *commonpb.Payload {
+		p, err := dc.ToPayload(v)
+		if err != nil {
+			panic(err)
+		}
+		return p
+	}
+	for i, t := range turns {
+		r.RecordCall(overseer.ActivityCall{Phase: "agent.model", Args: []any{i}, Result: payload(fmt.Sprint("answer ", i)),
+			Report: &overseer.PhaseReport{Turns: 1, InputTokens: 3000, OutputTokens: 200}})
+		call := overseer.ActivityCall{Phase: t.tool, Args: []any{cmp.Or(t.call, fmt.Sprint("call ", i))}}
+		if t.failed {
+			call.Err = errors.New("exit status 1")
+		} else {
+			call.Result = payload(cmp.Or(t.result, fmt.Sprint("result ", i)))
+		}
+		r.RecordCall(call)
 	}
 	return r.Trajectory()
 }
@@ -32,13 +56,13 @@ func judgeLoop(t *testing.T, traj overseer.Trajectory) (overseer.Answers, overse
 	t.Helper()
 	j := &overseer.LearnedJudge{}
 	a := ask(t, j, overseer.DefaultObligations(), traj)
-	return a, overseer.PolicyFor(j).Evaluate(a)
+	return a, overseer.PolicyFor(j).ForShape(overseer.ShapeAgentLoop).Evaluate(a)
 }
 
 // Turn count alone does not move P: a healthy agent loop reads the same
 // after 1, 3, 20 and 80 turns (the model fit on phases of work read every
 // turn as a repeat: 0.81, 0.75, 0.74, then Needs a look).
-func TestAgentLoopTurnCountAloneDoesNotMoveP(t *testing.T) {
+func TestAgentLoopTurnCountAloneBarelyMovesP(t *testing.T) {
 	var first float64
 	for _, n := range []int{1, 3, 20, 80} {
 		turns := make([]turn, n)
@@ -49,23 +73,26 @@ func TestAgentLoopTurnCountAloneDoesNotMoveP(t *testing.T) {
 		require.Equal(t, overseer.BandOnTrack, v.Band, "%d turns", n)
 		assert.False(t, v.Flagged, "%d turns", n)
 		assert.Equal(t, overseer.BreachNone, a.Breach, "%d turns", n)
-		assert.Contains(t, a.Basis, "agent-loop rules", "%d turns", n)
+		assert.Contains(t, a.Basis, "loop telemetry sub-model", "%d turns", n)
 		if n == 1 {
 			first = a.OnObjective
 		}
-		assert.Equal(t, first, a.OnObjective, "%d turns", n)
+		// The loop model reads the turn count (long runs failed more
+		// often in the runs it was fit on), weakly: P barely moves.
+		assert.InDelta(t, first, a.OnObjective, 0.01, "%d turns", n)
 	}
 }
 
-// A tool failing on every call leaves On track at its second failure and
-// pauses at its third; one failure is shown and changes nothing.
+// A tool failing on every call leaves On track at its second failure and,
+// under the loop policy calibrated on real runs, pauses at its fourth; one
+// failure is shown and changes nothing.
 func TestAgentLoopToolFailingEveryCall(t *testing.T) {
 	var turns []turn
 	for i, want := range []struct {
 		band    overseer.Band
 		flagged bool
-	}{{overseer.BandOnTrack, false}, {overseer.BandNeedsALook, false}, {overseer.BandOffTrack, true}, {overseer.BandOffTrack, true}} {
-		turns = append(turns, turn{tool: "agent.run_tests", failed: true})
+	}{{overseer.BandOnTrack, false}, {overseer.BandNeedsALook, false}, {overseer.BandNeedsALook, false}, {overseer.BandOffTrack, true}} {
+		turns = append(turns, turn{tool: "agent.run_tests", failed: true, call: "go test ./..."})
 		a, v := judgeLoop(t, agentLoop(turns...))
 		assert.Equal(t, want.band, v.Band, "after %d failed calls (P %.2f)", i+1, a.OnObjective)
 		assert.Equal(t, want.flagged, v.Flagged, "after %d failed calls", i+1)
@@ -73,19 +100,36 @@ func TestAgentLoopToolFailingEveryCall(t *testing.T) {
 	}
 }
 
-// The same call again and again pauses at the third; the same call with
-// other tools' work between (test, edit, test) is progress.
+// The same call answered the same way again and again is looping: it
+// leaves On track at the second repeat and pauses at the fourth. The same
+// call with a new answer each time (a status check, tests run after each
+// edit) is not: a healthy loop that calls one tool the same way every turn
+// never pauses.
 func TestAgentLoopRepeatedCalls(t *testing.T) {
-	looping := []turn{{tool: "agent.read_file"}, {tool: "agent.read_file", sameCall: true}, {tool: "agent.read_file", sameCall: true}}
-	a, v := judgeLoop(t, agentLoop(looping...))
-	assert.True(t, v.Flagged, "P %.2f", a.OnObjective)
-	assert.Equal(t, "obligation[2]", a.Breach)
+	var looping []turn
+	for i := range 4 {
+		looping = append(looping, turn{tool: "agent.read_file", call: "main.go", result: "package main"})
+		a, v := judgeLoop(t, agentLoop(looping...))
+		assert.Equal(t, i == 3, v.Flagged, "after %d identical calls (P %.2f)", i+1, a.OnObjective)
+		if i >= 1 {
+			assert.Equal(t, "obligation[2]", a.Breach)
+			assert.NotEqual(t, overseer.BandOnTrack, v.Band, "after %d identical calls", i+1)
+		}
+	}
+
+	var status []turn
+	for range 40 {
+		status = append(status, turn{tool: "agent.job_status", call: "job-7"}) // the same call, a new result each time
+		a, v := judgeLoop(t, agentLoop(status...))
+		require.False(t, v.Flagged, "after %d status checks (P %.2f, %s)", len(status), a.OnObjective, a.Breach)
+		require.Equal(t, overseer.BandOnTrack, v.Band, "after %d status checks (P %.2f)", len(status), a.OnObjective)
+	}
 
 	var tdd []turn
 	for range 4 {
-		tdd = append(tdd, turn{tool: "agent.run_tests", failed: true, sameCall: len(tdd) > 0}, turn{tool: "agent.edit_file"})
+		tdd = append(tdd, turn{tool: "agent.run_tests", failed: true, call: "go test"}, turn{tool: "agent.edit_file"})
 	}
-	tdd = append(tdd, turn{tool: "agent.run_tests", sameCall: true})
+	tdd = append(tdd, turn{tool: "agent.run_tests", call: "go test"})
 	for i := range tdd {
 		a, v := judgeLoop(t, agentLoop(tdd[:i+1]...))
 		assert.False(t, v.Flagged, "after %d turns of test and edit (P %.2f, %s)", i+1, a.OnObjective, a.Breach)
