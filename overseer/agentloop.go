@@ -85,7 +85,10 @@ func loopEvidenceOf(t Trajectory) loopEvidence {
 	failures, same := map[string]int{}, map[string]int{}
 	var seen []string
 	for _, r := range t.RecentPhases {
-		if !r.Failed && !isModelCall(r.Phase) {
+		// A failure the tool returned as its result, and reported
+		// (PhaseReport.FailedToolCategories), is a failure too.
+		failed := r.Failed || r.FailedTools > 0
+		if !failed && !isModelCall(r.Phase) {
 			for _, p := range seen { // progress: every other tool's count starts again
 				if p != r.Phase {
 					failures[p], same[p] = 0, 0
@@ -95,7 +98,7 @@ func loopEvidenceOf(t Trajectory) loopEvidence {
 		if !slices.Contains(seen, r.Phase) {
 			seen = append(seen, r.Phase)
 		}
-		if r.Failed {
+		if failed {
 			failures[r.Phase]++
 		} else {
 			failures[r.Phase] = 0

@@ -153,3 +153,27 @@ func TestShapeOf(t *testing.T) {
 		assert.Equal(t, overseer.ShapeAgentLoop, overseer.ShapeOf(traj), name)
 	}
 }
+
+// A failure a tool returns as its result and reports
+// (overseer_report.failed_tool_categories) counts as a failure: the same
+// verdicts as a tool whose activity fails.
+func TestAgentLoopFailuresReportedAsResultsAreFailures(t *testing.T) {
+	var r overseer.TrajectoryRecorder
+	for i := range 4 {
+		r.RecordCall(overseer.ActivityCall{Phase: "agent.model", Args: []any{i}, Report: &overseer.PhaseReport{Turns: 1}})
+		r.RecordCall(overseer.ActivityCall{Phase: "agent.bash", Args: []any{"make test"},
+			Report: &overseer.PhaseReport{FailedToolCategories: []string{"bash"}}})
+	}
+	reported := r.Trajectory()
+	var failing []turn
+	for range 4 {
+		failing = append(failing, turn{tool: "agent.bash", failed: true, call: "make test"})
+	}
+	a, v := judgeLoop(t, reported)
+	b, w := judgeLoop(t, agentLoop(failing...))
+	assert.Equal(t, 4, reported.Loop.ToolFailures)
+	assert.Equal(t, 4, reported.Loop.ReportedFailures)
+	assert.Equal(t, b.OnObjective, a.OnObjective)
+	assert.Equal(t, w.Band, v.Band)
+	assert.True(t, v.Flagged, "four failures in a row, reported as results")
+}

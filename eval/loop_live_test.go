@@ -1,0 +1,114 @@
+package eval_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/log"
+	sdktestsuite "go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/workflows"
+)
+
+// liveVerdicts runs rec as the agent loop a team writes on Temporal
+// (workflows.RecordedLoop: a model-call activity, then the tool activity),
+// with the plugin at its defaults in observe mode, and returns every
+// assessment it recorded.
+func liveVerdicts(t *testing.T, rec eval.Record, toolFailures string) []overseer.Assessment {
+	t.Helper()
+	var s sdktestsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, RecentAssessments: 10_000})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	workflows.RegisterRecordedLoop(env)
+	in := eval.LoopInput(rec)
+	in.ToolFailures = toolFailures
+	acts := &workflows.RecordedLoopActivities{In: in}
+	acts.Register(env)
+	env.ExecuteWorkflow(workflows.RecordedLoopWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	v, err := env.QueryWorkflow(overseer.StatusQueryName)
+	require.NoError(t, err)
+	var st overseer.Status
+	require.NoError(t, v.Get(&st))
+	return st.Assessments
+}
+
+// The verdicts `overseer eval` gives a recorded run are the verdicts the
+// live plugin gives the same run replayed as a workflow: the same P(on
+// objective) and band at every model and tool call, with failed commands
+// failing the tool's activity and returned as results.
+func TestEvalVerdictsAreTheLivePluginsOnTheSameRun(t *testing.T) {
+	dir := sharedSample(t, "mini-swe-agent-gemini-3-pro")
+	recs, err := eval.LoadRuns(dir, "")
+	require.NoError(t, err)
+	// A failed and a succeeded run of each kind of length.
+	var picked []eval.Record
+	for _, want := range []struct {
+		failed   bool
+		min, max int
+	}{{true, 10, 40}, {false, 10, 40}, {true, 60, 200}, {false, 60, 200}} {
+		for _, r := range recs {
+			if r.Outcome.Failed() == want.failed && len(r.Steps) >= want.min && len(r.Steps) <= want.max {
+				picked = append(picked, r)
+				break
+			}
+		}
+	}
+	require.Len(t, picked, 4)
+	policy := overseer.DefaultLearnedPolicy().ForShape(overseer.ShapeAgentLoop)
+	for _, toolFailures := range []string{workflows.ToolFailuresAsErrors, workflows.ToolFailuresAsResults} {
+		for _, rec := range picked {
+			t.Run(toolFailures+"/"+rec.ID, func(t *testing.T) {
+				points := scoreLoop(t, rec, toolFailures)
+				if toolFailures == workflows.ToolFailuresAsErrors {
+					// What `overseer eval` itself scores.
+					scored, err := eval.Score(context.Background(), []eval.Record{rec}, eval.ScoreOptions{Judge: &overseer.LearnedJudge{}})
+					require.NoError(t, err)
+					require.Len(t, scored[0].Points, len(points))
+					for i := range points {
+						require.Equal(t, points[i].Answers.OnObjective, scored[0].Points[i].Answers.OnObjective)
+					}
+				}
+				live := liveVerdicts(t, rec, toolFailures)
+				require.Len(t, live, len(points), "an assessment at every call")
+				for i, a := range live {
+					require.Equal(t, i+1, a.Seq)
+					require.NotNil(t, a.Answers, "assessment %d: %s", a.Seq, a.Error)
+					p := points[i]
+					assert.Equal(t, p.Answers.OnObjective, a.Answers.OnObjective, "P at call %d", a.Seq)
+					assert.Equal(t, policy.Evaluate(p.Answers).Band, a.Verdict.Band, "band at call %d", a.Seq)
+					assert.Equal(t, policy.Evaluate(p.Answers).Flagged, a.Verdict.Flagged, "flag at call %d", a.Seq)
+					assert.Equal(t, p.Answers.Breach, a.Answers.Breach, "breach at call %d", a.Seq)
+				}
+			})
+		}
+	}
+}
+
+// scoreLoop is what `overseer eval` answers at each call of rec replayed as
+// a loop whose tool reports failures as toolFailures says.
+func scoreLoop(t *testing.T, rec eval.Record, toolFailures string) []eval.Point {
+	t.Helper()
+	judge := &overseer.LearnedJudge{}
+	var points []eval.Point
+	for _, b := range eval.ReplayLoop(rec, toolFailures) {
+		req, err := overseer.NewRequest("", overseer.DefaultObligations(), b.Trajectory)
+		require.NoError(t, err)
+		resp, err := judge.Decide(context.Background(), req)
+		require.NoError(t, err)
+		a, err := overseer.ParseAnswers(req, resp, overseer.DefaultObligations())
+		require.NoError(t, err)
+		points = append(points, eval.Point{Steps: b.Steps, Answers: a})
+	}
+	return points
+}
