@@ -26,6 +26,9 @@ func Evidence(t Trajectory, a Answers, p Policy) []string {
 	if !p.Evaluate(a).Flagged {
 		return nil
 	}
+	if ShapeOf(t) == ShapeAgentLoop {
+		return loopCallsEvidence(t, a, p)
+	}
 	var lead []string
 	if !a.OnObjectiveUnknown && a.OnObjective <= p.PauseAtOrBelow {
 		lead = []string{onObjectiveFact(a, p)}
@@ -129,7 +132,7 @@ func sameCallFact(t Trajectory) string {
 	if e.repeatedCall < 2 {
 		return ""
 	}
-	return fmt.Sprintf("%s was called %d times in a row with the same input", e.repeatPhase, e.repeatedCall)
+	return fmt.Sprintf("%s was called %d times in a row with the same input and got the same result each time", e.repeatPhase, e.repeatedCall)
 }
 
 // failureStreakFact says the phase runs that failed in a row up to now:
@@ -429,4 +432,108 @@ func orUnknown(phase string) string {
 		return "the phase"
 	}
 	return phase
+}
+
+// loopCallsEvidence is the evidence of a flag on an agent loop: what the calls
+// did first ("bash failed 5 of its last 6 calls, the same error each
+// time: exit status 1"; the same call answered the same way; no new
+// command for a while; the run's failures so far), then the rule's
+// figure. An agent loop has no phases of work: no fact about re-run
+// phases or rework is said of it.
+func loopCallsEvidence(t Trajectory, a Answers, p Policy) []string {
+	var out []string
+	facts := []string{loopFailureFact(t), sameCallFact(t), sinceNewFact(t)}
+	if t.Loop.ToolCalls > toolCallsInWindow(t) {
+		facts = append(facts, runFailuresFact(t)) // the window does not say it all
+	}
+	for _, f := range facts {
+		if f != "" && len(out) < maxEvidence-1 {
+			out = append(out, f)
+		}
+	}
+	if !a.OnObjectiveUnknown && a.OnObjective <= p.PauseAtOrBelow {
+		out = append(out, onObjectiveFact(a, p))
+	} else if len(out) == 0 {
+		out = breachFacts(t, a)
+	}
+	return out
+}
+
+// loopFailureFact says how the latest failing tool's recent calls went:
+// "bash failed 5 of its last 6 calls, the same error each time: exit
+// status 1"; "" when the latest tool call did not fail.
+func loopFailureFact(t Trajectory) string {
+	var tool string
+	for i := len(t.RecentPhases) - 1; i >= 0; i-- {
+		if r := t.RecentPhases[i]; !isModelCall(r.Phase) {
+			if r.Failed || r.FailedTools > 0 {
+				tool = r.Phase
+			}
+			break
+		}
+	}
+	if tool == "" {
+		return ""
+	}
+	calls, failed := 0, 0
+	for _, r := range t.RecentPhases {
+		if r.Phase == tool {
+			calls++
+			if r.Failed || r.FailedTools > 0 {
+				failed++
+			}
+		}
+	}
+	var s string
+	switch {
+	case calls == 1:
+		s = fmt.Sprintf("%s failed its last call", tool)
+	case failed == calls:
+		s = fmt.Sprintf("%s failed each of its last %d calls", tool, calls)
+	default:
+		s = fmt.Sprintf("%s failed %d of its last %d calls", tool, failed, calls)
+	}
+	switch n := t.Loop.SameErrorStreak; {
+	case t.Loop.LastError == "":
+	case n > 1 && n >= failed:
+		s += ", the same error each time: " + t.Loop.LastError
+	case n > 1:
+		s += fmt.Sprintf("; the last %d with the same error: %s", n, t.Loop.LastError)
+	default:
+		s += ": " + t.Loop.LastError
+	}
+	return s
+}
+
+// sinceNewFact says the loop has made no new tool call for a while (at
+// least 5 calls).
+func sinceNewFact(t Trajectory) string {
+	if n := t.Loop.SinceNew; n >= 5 {
+		return fmt.Sprintf("no new command and no tool recovering from a failure in the last %d tool calls", n)
+	}
+	return ""
+}
+
+// runFailuresFact says the tool calls that failed over the whole run.
+func runFailuresFact(t Trajectory) string {
+	s := t.Loop
+	if s.ToolFailures == 0 {
+		return ""
+	}
+	f := fmt.Sprintf("%d of the run's %d tool calls failed", s.ToolFailures, s.ToolCalls)
+	if s.ReportedFailures > 0 {
+		f += fmt.Sprintf(" (%d of them returned as results)", s.ReportedFailures)
+	}
+	return f
+}
+
+// toolCallsInWindow counts the tool calls in the recent window.
+func toolCallsInWindow(t Trajectory) int {
+	n := 0
+	for _, r := range t.RecentPhases {
+		if !isModelCall(r.Phase) {
+			n++
+		}
+	}
+	return n
 }
