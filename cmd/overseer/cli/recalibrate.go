@@ -53,17 +53,22 @@ func (*Recalibrate) Run(ctx context.Context, args []string, out io.Writer) error
 			sizes = append(sizes, n)
 		}
 	}
+	records, err := runs.load()
+	if err != nil {
+		return err
+	}
+	// The shipped model of the shape the runs replay as: agents' runs are
+	// agent loops (eval.Replay).
 	model := overseer.DefaultLearnedModel()
+	if eval.ShapeOfRecords(records) == overseer.ShapeAgentLoop {
+		model = overseer.DefaultLoopModel()
+	}
 	if *modelPath != "" {
 		m, err := overseer.LoadLearnedModel(*modelPath)
 		if err != nil {
 			return fmt.Errorf("%w: --model: %v", ErrUsage, err)
 		}
 		model = m
-	}
-	records, err := runs.load()
-	if err != nil {
-		return err
 	}
 	eval.UseGateLabels(records)
 	opts := eval.RecalibrateOptions{For: *forName, Version: *version, MinRuns: *minRuns, MinSlopeRuns: *minSlope}
