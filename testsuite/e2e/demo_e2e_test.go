@@ -49,15 +49,17 @@ func TestDemoTellsTheTruth(t *testing.T) {
 	if rows["on_track"][5] == "0" && resumes > 0 {
 		assert.Contains(t, out.String(), fmt.Sprintf("False pauses: none; each of the %d pauses was judged needed", resumes))
 	}
-	// The agent loops: judged by the rules that fit their shape; the
-	// healthy one never paused, the failing and the looping ones did.
+	// The agent loops: judged by the loop model (with the agent-loop
+	// rules inside its answer); the healthy one never paused, the failing
+	// and the looping ones did.
 	loops := map[string][]string{}
-	loopRow := regexp.MustCompile(`(?m)^demo-agent-loop-(\w+)-\d+\s+(done|gave up)\s+((?:On track|Needs a look|Off track)(?:, \d+%)?)\s+(agent-loop rules)\s+(\d+)\s+(\d+)\s+(\d+)\s`)
+	loopRow := regexp.MustCompile(`(?m)^demo-agent-loop-(\w+)-\d+\s+(done|gave up)\s+((?:On track|Needs a look|Off track)(?:, \d+%)?)\s+(loop telemetry sub-model, stage 0)\s+(\d+)\s+(\d+)\s+(\d+)\s`)
 	for _, m := range loopRow.FindAllStringSubmatch(out.String(), -1) {
 		loops[m[1]] = m
 	}
 	require.Len(t, loops, 4, out.String())
-	assert.Equal(t, []string{"done", "On track, 90%", "0"}, []string{loops["healthy"][2], loops["healthy"][3], loops["healthy"][5]})
+	assert.Equal(t, []string{"done", "0"}, []string{loops["healthy"][2], loops["healthy"][5]})
+	assert.True(t, strings.HasPrefix(loops["healthy"][3], "On track"), loops["healthy"][3])
 	assert.Equal(t, "done", loops["blocked"][2], "the reviewer's note unblocked it")
 	for _, sc := range []string{"tool_failing", "looping", "blocked"} {
 		assert.NotEqual(t, "0", loops[sc][5], "%s paused", sc)
