@@ -147,7 +147,8 @@ func (c JudgeConfig) String() string {
 	switch strings.ToLower(c.Kind) {
 	case "", JudgeLearned:
 		if c.Model == "" {
-			return "learned judge (shipped model " + overseer.DefaultLearnedModel().Version + ")"
+			return "learned judge (shipped models " + overseer.DefaultLearnedModel().Version + " for phases, " +
+				overseer.DefaultLoopModel().Version + " for agent loops)"
 		}
 		return "learned judge (model file " + c.Model + ")"
 	case JudgeHeuristic:
