@@ -340,6 +340,10 @@ func printDemoPolicy(out io.Writer) {
 	policy := overseer.DefaultLearnedPolicy()
 	fmt.Fprintf(out, "Policy: %s; Off track (pause) at or below P %.3f, On track from %.3f; %s.\n",
 		policy.Name, policy.PauseAtOrBelow, policy.OnTrackAt, policy.Guarantee())
+	if l := policy.Loop; l != nil {
+		fmt.Fprintf(out, "Agent loops: %s; Off track (pause) at or below P %.3f, On track from %.3f; %s.\n",
+			l.Name, l.PauseAtOrBelow, l.OnTrackAt, l.Guarantee())
+	}
 }
 
 // startDemoServer starts the embedded dev server and a manage-mode worker
