@@ -362,3 +362,21 @@ func WriteRecords(w io.Writer, records []Record) error {
 	}
 	return nil
 }
+
+// AsPhases is an agent's run (UnitStep) as a job of phases (UnitPhase): each
+// run of consecutive steps of one kind a phase run ([Record.Boundaries]),
+// the record a phase-shaped workflow (a CoroJob) would export. A record of
+// phases is returned as is.
+func (r Record) AsPhases() Record {
+	if r.unit() != UnitStep {
+		return r
+	}
+	out := r
+	out.Unit, out.Steps = UnitPhase, nil
+	for _, b := range r.Boundaries() {
+		out.Steps = append(out.Steps, Step{Phase: b.Run.Phase, Failed: b.Run.Failed, DurationMS: b.Run.Duration.Milliseconds(),
+			Turns: b.Report.Turns, CostUSD: b.Report.CostUSD, InputTokens: b.Report.InputTokens, OutputTokens: b.Report.OutputTokens,
+			Rework: b.Report.Rework, FailedTools: b.Report.FailedToolCategories, OutputMissing: b.Report.OutputMissing})
+	}
+	return out
+}

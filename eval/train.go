@@ -18,14 +18,15 @@ import (
 
 // DefaultFeatures are the features `overseer train` may select from unless
 // told otherwise: the rates and shares among [overseer.FeatureNames], not
-// the cumulative sizes (steps, phase runs, cost, tokens so far). A job that
+// the cumulative sizes (steps, phase runs, cost, tokens so far) nor an
+// agent loop's counts (see [DefaultFeaturesFor]). A job that
 // runs for days grows its cumulative sizes far past any training run, and a
 // model that learned "long runs fail" on short runs would then pause every
 // long job; rates stay in range however long a job runs.
 func DefaultFeatures() []string {
 	var out []string
 	for _, n := range overseer.FeatureNames() {
-		if !overseer.IsCumulativeFeature(n) {
+		if !overseer.IsCumulativeFeature(n) && !isLoopFeature(n) {
 			out = append(out, n)
 		}
 	}
@@ -595,7 +596,9 @@ func familyModel(version string, fits []subFit) (*overseer.LearnedModel, []strin
 	var dropped []string
 	for _, f := range fits {
 		if slices.ContainsFunc(f.data.spec.Features, isLoopFeature) {
-			m.Shape = overseer.ShapeAgentLoop // fit on agent loops' whole-run counts
+			// A pool with an agent loop's whole-run counts is a loop
+			// model's (they are never there on phases of work).
+			m.Shape = overseer.ShapeAgentLoop
 		}
 		sm, d := f.fit.subModel(f.data.spec.Name)
 		if len(sm.Features) == 0 {

@@ -13,9 +13,9 @@ import (
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
-// synthetic builds runs, newest first, in which a failed run spends many
-// more output tokens per step than a succeeded one; flip makes that share
-// of the labels wrong.
+// synthetic builds jobs, newest first (as exported from Temporal: their
+// phase runs), in which a failed job spends many more output tokens per step
+// than a succeeded one; flip makes that share of the labels wrong.
 func synthetic(n int, seed uint64, flip float64) []eval.Record {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	phases := []string{"read", "edit", "test"}
@@ -37,7 +37,7 @@ func synthetic(n int, seed uint64, flip float64) []eval.Record {
 		if failed {
 			rec.Outcome = eval.OutcomeFailed
 		}
-		out = append(out, rec)
+		out = append(out, rec.AsPhases())
 	}
 	return out
 }

@@ -45,7 +45,7 @@ func runsOf(groups ...group) []eval.Record {
 			if g.failed {
 				rec.Outcome = eval.OutcomeFailed
 			}
-			out = append(out, rec)
+			out = append(out, rec.AsPhases()) // as a round reads it from Temporal
 		}
 	}
 	return out
