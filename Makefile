@@ -31,8 +31,10 @@ tools:
 demo-tools:
 	@bash scripts/install-tools.sh temporal
 
+# -timeout 30m: the end-to-end package alone takes about 9 minutes on a
+# 2-core machine, close to go test's default limit of 10 per package.
 test: tools
-	$(GO) test -race -count=1 $(TESTFLAGS) $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(TESTFLAGS) $(PKGS)
 
 lint: tools fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check
 
