@@ -37,6 +37,10 @@ type ResumeRequest struct {
 	// lists that name groups ([Approval]); the dashboard fills them from
 	// the login.
 	Groups []string `json:"groups,omitempty"`
+	// Budget, if set, raises the job's budget ([Budget]): each bound it
+	// sets replaces the job's. A gate the budget opened continues only
+	// with one that lifts the bound the job reached above its spend.
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // Limits of a ResumeRequest. They keep a resume far below Temporal's payload
@@ -99,6 +103,11 @@ func (r ResumeRequest) Validate() error {
 	case r.Needed != nil && !*r.Needed && (r.Action == ActionAbort || r.Action == ActionRedo):
 		return invalidResume(`resume action %q is always a needed pause: drop "needed": false, or continue instead`, r.Action)
 	}
+	if r.Budget != nil {
+		if err := r.Budget.Validate(); err != nil {
+			return invalidResume("%s", err.Error())
+		}
+	}
 	switch r.Action {
 	case "", ActionContinue, ActionRedo, ActionAbort:
 		return nil
@@ -153,6 +162,13 @@ func (r *run) check(req ResumeRequest, starter string) error {
 	}
 	if req.Gate == "" || r.openGate(req.Gate) >= 0 {
 		if err := r.cfg.Approval.allows(req, starter); err != nil {
+			return err
+		}
+		g := r.open[0]
+		if req.Gate != "" {
+			g = r.open[r.openGate(req.Gate)]
+		}
+		if err := r.checkBudgetResume(g, req); err != nil {
 			return err
 		}
 		return r.checkRedo(req)
@@ -324,6 +340,15 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 	now := workflow.Now(ctx)
 	g := r.open[i]
 	g.ResumedAt, g.By, g.Note, g.Action = &now, req.By, req.Note, req.Action
+	if req.Budget != nil && req.Action != ActionAbort {
+		// Raised for the rest of the run (checked: checkBudgetResume).
+		raised := Budget{}
+		if r.cfg.Budget != nil {
+			raised = *r.cfg.Budget
+		}
+		raised = raised.raisedBy(*req.Budget)
+		r.cfg.Budget, g.RaisedBudget = &raised, &raised
+	}
 	if g.Action == "" {
 		g.Action = ActionContinue
 	}
@@ -424,7 +449,7 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 	}
 	r.st.Counters.Pauses++
 	g := &Gate{ID: fmt.Sprintf("%s-%d", phase, r.st.Counters.Pauses), Phase: phase, Reason: why.reason, Evidence: why.evidence, PausedAt: now, Attempt: attempt,
-		afterRun: why.afterRun}
+		afterRun: why.afterRun, Kind: why.kind}
 	switch hold {
 	case holdsNext:
 		g.holdsNext = true

@@ -158,9 +158,17 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	if modeErr != nil {
 		return nil, temporal.NewNonRetryableApplicationError(modeErr.Error(), "OverseerInvalidMode", nil)
 	}
+	runBudget, budgetErr := budgetFromMemo(ctx)
+	if budgetErr != nil {
+		return nil, temporal.NewNonRetryableApplicationError(budgetErr.Error(), InvalidBudgetErrorType, nil)
+	}
 	var cfg runConfig
 	pinned := workflow.SideEffect(ctx, func(workflow.Context) any {
-		return i.opts.runConfigFor(wfType, i.opts.modeFor(wfType, modeOverride))
+		c := i.opts.runConfigFor(wfType, i.opts.modeFor(wfType, modeOverride))
+		if runBudget != nil {
+			c.Budget = runBudget
+		}
+		return c
 	})
 	if err := pinned.Get(&cfg); err != nil {
 		return nil, fmt.Errorf("overseer: read pinned configuration: %w", err)

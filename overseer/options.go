@@ -202,6 +202,12 @@ type Options struct {
 	// other phase is never redone. A run pins it when it starts.
 	MaxRedos int
 
+	// Budget bounds what every job may spend before a person looks
+	// ([Budget]); Budgets bounds the jobs of one workflow type instead,
+	// and the memo field BudgetMemoKey one run. Zero: no budget.
+	Budget  Budget
+	Budgets map[string]Budget
+
 	// RedoSafe names the workflow types, and the phase activity types,
 	// whose phases a redo may run again. A redo schedules the held phase's
 	// activity a second time, with the input it was first scheduled with:
@@ -304,6 +310,14 @@ func (o Options) withDefaults() (Options, error) {
 	default:
 		return o, fmt.Errorf("overseer: unknown Placement %q: use %q, %q, %q, %q or leave it empty", o.Placement, PlacementWorkflow, PlacementBackground, PlacementLocalActivity, PlacementActivity)
 	}
+	if err := o.Budget.Validate(); err != nil {
+		return o, err
+	}
+	for t, b := range o.Budgets {
+		if err := b.Validate(); err != nil {
+			return o, fmt.Errorf("overseer: Budgets[%q]: %w", t, err)
+		}
+	}
 	if o.RecentAssessments < 0 {
 		return o, fmt.Errorf("overseer: RecentAssessments %d is negative", o.RecentAssessments)
 	}
@@ -377,6 +391,9 @@ type runConfig struct {
 	// none and redo any phase, as they were started to (redoSafe); a run
 	// pinned since without it pins MaxRedos -1.
 	RedoSafe []string `json:"redo_safe,omitempty"`
+	// Budget is the run's budget (Options.Budget, Budgets, or the memo's);
+	// nil when it has none, and in runs pinned before budgets existed.
+	Budget *Budget `json:"budget,omitempty"`
 	// BackgroundCalls names this run's background calls in the worker's
 	// memory (PlacementBackground only).
 	BackgroundCalls string `json:"background_calls,omitempty"`
@@ -411,6 +428,12 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 	}
 	if len(o.RedoSafe) == 0 {
 		c.MaxRedos = -1 // no phase is safe to run again
+	}
+	if b, ok := o.Budgets[workflowType]; ok && !b.IsZero() {
+		c.Budget = &b
+	} else if !o.Budget.IsZero() {
+		b := o.Budget
+		c.Budget = &b
 	}
 	if c.Placement == PlacementBackground {
 		c.BackgroundCalls = newCallsID() // inside the pinning side effect

@@ -381,6 +381,21 @@ func (r *run) meters(ctx workflow.Context) *assessmentMeters {
 // leaves the process note and returns why the job must pause; otherwise it
 // returns nothing.
 func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out AssessOutput, err error) pauseCause {
+	budget := r.checkBudget(ctx, traj)
+	why := r.finishVerdict(ctx, rec, traj, out, err, budget)
+	if budget != nil && budget.Exceeded != "" && r.cfg.Mode == ModeManage {
+		// The budget's gate, never mixed up with a verdict's: its reason is
+		// the budget; a flag of the same boundary is its evidence.
+		return pauseCause{reason: "budget: the job " + budget.Exceeded,
+			evidence: append([]string{"the job " + budget.Exceeded}, why.evidence...), kind: GateKindBudget, afterRun: traj.PhaseRuns}
+	}
+	return why
+}
+
+// finishVerdict is finish without the budget: the answer held to the
+// policy (a job at BudgetWarnShare of a bound reads at least Needs a
+// look), or the error.
+func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajectory, out AssessOutput, err error, budget *BudgetStatus) pauseCause {
 	seq, phase := rec.Seq, rec.Phase
 	if err != nil {
 		r.failedInARow++
@@ -413,6 +428,9 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 	policy := r.cfg.Policy.ForShape(ShapeOf(traj))
 	out.Answers.Basis = StagedBasis(out.Answers.Basis, policy)
 	v := policy.Evaluate(out.Answers)
+	if budget != nil && budget.Warning != "" && v.Band == BandOnTrack {
+		v.Band = BandNeedsALook // the spend reads so, whatever the verdict
+	}
 	rec.Answers, rec.Verdict, rec.Model, rec.Usage, rec.Latency = &out.Answers, &v, out.Model, out.Usage, out.Latency
 	if v.Flagged {
 		rec.Evidence = Evidence(traj, out.Answers, policy)
@@ -444,6 +462,8 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 type pauseCause struct {
 	reason   string
 	evidence []string
+	// kind is the gate's Kind: GateKindBudget when a budget opens it.
+	kind string
 	// afterRun is the phase run the judge was asked about (its number,
 	// Trajectory.PhaseRuns then): what a reviewer who resumes the gate saw.
 	afterRun int

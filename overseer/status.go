@@ -39,6 +39,9 @@ type Status struct {
 	// once the job has ended or was aborted.
 	PendingNote string `json:"pending_note,omitempty"`
 	Digest      string `json:"digest,omitempty"`
+	// Budget is the job's spend against its budget, from its latest
+	// boundary; nil when it has no budget ([Budget]).
+	Budget *BudgetStatus `json:"budget,omitempty"`
 	// Assessments are the most recent ones, oldest first.
 	Assessments []Assessment `json:"assessments"`
 	// Approval is who may open the job's gates; zero when anyone who can
@@ -226,6 +229,11 @@ type Gate struct {
 	// workflow ran the phase's calls itself, so no redo can run them again
 	// and none is offered (gates of earlier releases do not say so).
 	AtBoundary bool   `json:"at_boundary,omitempty"`
+	// Kind is what opened the gate: GateKindBudget for a budget the job
+	// reached; empty for a flagged verdict (or the judge failing).
+	Kind string `json:"kind,omitempty"`
+	// RaisedBudget is the budget the reviewer set when resuming it.
+	RaisedBudget *Budget `json:"raised_budget,omitempty"`
 	Phase      string `json:"phase"`
 	Reason     string `json:"reason"`
 	// Attempt is which run of its phase the gate holds: 1 for the phase's

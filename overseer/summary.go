@@ -87,6 +87,8 @@ type SummaryGate struct {
 	// AtBoundary: opened at a declared Boundary, which no redo can run
 	// again (Gate.AtBoundary).
 	AtBoundary bool `json:"at_boundary,omitempty"`
+	// Kind is Gate.Kind: GateKindBudget for a gate a budget opened.
+	Kind string `json:"kind,omitempty"`
 }
 
 // Limits that keep a Summary small.
@@ -100,7 +102,7 @@ const (
 // Gate is the gate as a Status holds it, as far as the summary says.
 func (g SummaryGate) Gate() Gate {
 	return Gate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline, DeadlineBy: g.DeadlineBy,
-		Evidence: []string{g.Why}, Reason: g.Reason, Attempt: g.Attempt, AtBoundary: g.AtBoundary}
+		Evidence: []string{g.Why}, Reason: g.Reason, Attempt: g.Attempt, AtBoundary: g.AtBoundary, Kind: g.Kind}
 }
 
 // Paused says a gate of the job is open.
@@ -157,7 +159,7 @@ func (r *run) summary() Summary {
 			why = g.Evidence[0]
 		}
 		s.Gates = append(s.Gates, SummaryGate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline,
-			DeadlineBy: g.DeadlineBy, Why: clip(why, maxSummaryText), Reason: clip(g.Reason, maxSummaryText), Attempt: g.Attempt, AtBoundary: g.AtBoundary})
+			DeadlineBy: g.DeadlineBy, Why: clip(why, maxSummaryText), Reason: clip(g.Reason, maxSummaryText), Attempt: g.Attempt, AtBoundary: g.AtBoundary, Kind: g.Kind})
 	}
 	return s
 }

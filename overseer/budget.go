@@ -1,0 +1,231 @@
+package overseer
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// Budget bounds what one job may spend before a person looks: its phases'
+// model tokens (input and output, as they reported them), their cost, the
+// workflow time since the run started, the agent turns they reported, or
+// its phase runs. A zero field bounds nothing. Give budgets per workflow
+// type ([Options].Budgets) or per run (the memo field [BudgetMemoKey]);
+// a run pins its budget when it starts.
+//
+// At [BudgetWarnShare] of a bound the job reads Needs a look, with the
+// bound named. At the bound, in manage mode, a gate opens whose reason is
+// the budget (Gate.Kind [GateKindBudget]), never a verdict's: a reviewer
+// continues with a raised budget ([ResumeRequest].Budget) or aborts. In
+// observe mode the job shows its spend against the budget and never stops.
+// A bound the phases give nothing to check against (no tokens, no cost or
+// no turns reported) is shown as unchecked ([BudgetStatus].Unchecked), not
+// passed silently.
+type Budget struct {
+	Tokens    int64         `json:"tokens,omitempty"`
+	CostUSD   float64       `json:"cost_usd,omitempty"`
+	Elapsed   time.Duration `json:"elapsed_ns,omitempty"`
+	Turns     int           `json:"turns,omitempty"`
+	PhaseRuns int           `json:"phase_runs,omitempty"`
+}
+
+// BudgetWarnShare is the share of a bound at which a job reads Needs a
+// look.
+const BudgetWarnShare = 0.8
+
+// BudgetMemoKey is the memo field that sets one run's budget, as JSON
+// ({"tokens": 2000000, "elapsed_ns": 21600000000000}), instead of its
+// workflow type's.
+const BudgetMemoKey = "overseer.budget"
+
+// GateKindBudget is the Kind of a gate a budget opened.
+const GateKindBudget = "budget"
+
+// InvalidBudgetErrorType is the application error type of a run whose
+// memo sets a budget that cannot be read ([BudgetMemoKey]); the run fails
+// at its start, before any phase, and is not retried.
+const InvalidBudgetErrorType = "OverseerInvalidBudget"
+
+// IsZero says the budget bounds nothing.
+func (b Budget) IsZero() bool { return b == Budget{} }
+
+// Validate refuses a budget with a negative or non-finite bound.
+func (b Budget) Validate() error {
+	switch {
+	case b.Tokens < 0, b.Turns < 0, b.PhaseRuns < 0, b.Elapsed < 0:
+		return fmt.Errorf("overseer: budget %s has a negative bound; give each bound as a positive number, or leave it out", b)
+	case b.CostUSD < 0 || math.IsNaN(b.CostUSD) || math.IsInf(b.CostUSD, 0):
+		return fmt.Errorf("overseer: budget cost_usd %v is not a positive number of dollars", b.CostUSD)
+	}
+	return nil
+}
+
+// String lists the budget's bounds: "2000000 tokens, $40.00, 6h0m0s".
+func (b Budget) String() string {
+	var parts []string
+	if b.Tokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens", b.Tokens))
+	}
+	if b.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", b.CostUSD))
+	}
+	if b.Elapsed > 0 {
+		parts = append(parts, b.Elapsed.String())
+	}
+	if b.Turns > 0 {
+		parts = append(parts, fmt.Sprintf("%d turns", b.Turns))
+	}
+	if b.PhaseRuns > 0 {
+		parts = append(parts, fmt.Sprintf("%d phase runs", b.PhaseRuns))
+	}
+	if len(parts) == 0 {
+		return "no bound"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// raisedBy is b with every bound r sets in place of b's.
+func (b Budget) raisedBy(r Budget) Budget {
+	if r.Tokens > 0 {
+		b.Tokens = r.Tokens
+	}
+	if r.CostUSD > 0 {
+		b.CostUSD = r.CostUSD
+	}
+	if r.Elapsed > 0 {
+		b.Elapsed = r.Elapsed
+	}
+	if r.Turns > 0 {
+		b.Turns = r.Turns
+	}
+	if r.PhaseRuns > 0 {
+		b.PhaseRuns = r.PhaseRuns
+	}
+	return b
+}
+
+// BudgetStatus is a job's spend against its budget.
+type BudgetStatus struct {
+	Limit Budget `json:"limit"`
+	Spent Budget `json:"spent"`
+	// Unchecked names the bounds nothing the phases reported can be held
+	// to ("tokens", "cost", "turns"): they are not passed silently.
+	Unchecked []string `json:"unchecked,omitempty"`
+	// Warning names the bound the job is at or past BudgetWarnShare of,
+	// in words; Exceeded the one it reached, if any.
+	Warning  string `json:"warning,omitempty"`
+	Exceeded string `json:"exceeded,omitempty"`
+}
+
+// budgetCheck is one bound against its spend.
+type budgetCheck struct {
+	name         string
+	spent, limit float64
+	reported     bool
+	say          func(float64) string
+}
+
+// budgetStatusOf is the spend of trajectory t, elapsed since the run
+// started, against limit.
+func budgetStatusOf(limit Budget, t Trajectory, elapsed time.Duration) BudgetStatus {
+	s := BudgetStatus{Limit: limit, Spent: Budget{Tokens: t.InputTokens + t.OutputTokens, CostUSD: t.CostUSD, Elapsed: elapsed,
+		Turns: t.Turns, PhaseRuns: t.PhaseRuns}}
+	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	checks := []budgetCheck{
+		{"tokens", float64(s.Spent.Tokens), float64(limit.Tokens), s.Spent.Tokens > 0, func(v float64) string { return count(v) + " tokens" }},
+		{"cost", s.Spent.CostUSD, limit.CostUSD, s.Spent.CostUSD > 0, func(v float64) string { return fmt.Sprintf("$%.2f", v) }},
+		{"time", float64(elapsed), float64(limit.Elapsed), true, func(v float64) string { return time.Duration(v).Round(time.Second).String() }},
+		{"turns", float64(t.Turns), float64(limit.Turns), t.Turns > 0, func(v float64) string { return count(v) + " turns" }},
+		{"phase runs", float64(t.PhaseRuns), float64(limit.PhaseRuns), true, func(v float64) string { return count(v) + " phase runs" }},
+	}
+	worst := 0.0
+	for _, c := range checks {
+		if c.limit <= 0 {
+			continue
+		}
+		if !c.reported {
+			if t.PhaseRuns > 0 {
+				s.Unchecked = append(s.Unchecked, c.name)
+			}
+			continue
+		}
+		share := c.spent / c.limit
+		words := fmt.Sprintf("spent %s of its budget of %s (%.0f%%)", c.say(c.spent), c.say(c.limit), 100*share)
+		if share >= 1 && s.Exceeded == "" {
+			s.Exceeded = words
+		}
+		if share >= BudgetWarnShare && share > worst {
+			worst, s.Warning = share, words
+		}
+	}
+	return s
+}
+
+// budgetFromMemo reads the run's budget from its memo (BudgetMemoKey):
+// nil when it sets none.
+func budgetFromMemo(ctx workflow.Context) (*Budget, error) {
+	s, ok, err := memoString(ctx, BudgetMemoKey)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var b Budget
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return nil, fmt.Errorf("overseer: memo %s is not a budget (%v); give JSON such as {\"tokens\": 2000000, \"elapsed_ns\": 21600000000000}", BudgetMemoKey, err)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// checkBudget records the run's spend at this boundary against its budget
+// in the status, and returns it; nil when the run has no budget.
+func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
+	if r.cfg.Budget == nil {
+		return nil
+	}
+	elapsed := workflow.Now(ctx).Sub(workflow.GetInfo(ctx).WorkflowStartTime)
+	s := budgetStatusOf(*r.cfg.Budget, traj, elapsed)
+	r.st.Budget = &s
+	return &s
+}
+
+// checkBudgetResume refuses a resume of gate g that its budget cannot
+// take: a budget gate continues only with a raised budget that lifts the
+// bound the job reached above what it spent, and is never redone.
+func (r *run) checkBudgetResume(g *Gate, req ResumeRequest) error {
+	if req.Budget != nil {
+		if err := req.Budget.Validate(); err != nil {
+			return invalidResume("%s", err.Error())
+		}
+	}
+	if g.Kind != GateKindBudget || req.Action == ActionAbort {
+		return nil
+	}
+	if req.Action == ActionRedo {
+		return refusal(RedoRefusedErrorType, fmt.Sprintf("overseer: gate %s cannot be redone: the job's budget opened it; continue with a raised budget or abort", g.ID))
+	}
+	limit := Budget{}
+	if r.cfg.Budget != nil {
+		limit = *r.cfg.Budget
+	}
+	if req.Budget == nil {
+		return invalidResume("gate %s was opened by the job's budget (%s): continue with a raised budget (\"budget\": {\"tokens\": N, \"cost_usd\": N, \"elapsed_ns\": N, \"turns\": N, \"phase_runs\": N}), or abort", g.ID, limit)
+	}
+	var spent Budget
+	if r.st.Budget != nil {
+		spent = r.st.Budget.Spent
+	}
+	raised := limit.raisedBy(*req.Budget)
+	if still := budgetStatusOf(raised, Trajectory{InputTokens: spent.Tokens, CostUSD: spent.CostUSD, Turns: spent.Turns, PhaseRuns: spent.PhaseRuns},
+		spent.Elapsed); still.Exceeded != "" {
+		return invalidResume("the raised budget (%s) is still reached: the job %s; raise that bound above it", raised, still.Exceeded)
+	}
+	return nil
+}

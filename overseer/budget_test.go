@@ -1,0 +1,202 @@
+package overseer_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+)
+
+// spendingWorkflow runs n phases an hour apart, each reporting 600 tokens
+// and a turn when report is set.
+func spendingWorkflow(ctx workflow.Context, n int, report bool) (int, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	for i := range n {
+		if i > 0 {
+			if err := workflow.Sleep(ctx, time.Hour); err != nil {
+				return i, err
+			}
+		}
+		if err := workflow.ExecuteActivity(ctx, "work", report).Get(ctx, nil); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
+func budgetEnv(t *testing.T, opts overseer.Options) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	judge := jev.NewScripted(onTrack())
+	judge.Repeat = true
+	opts.Judge, opts.Placement = judge, overseer.PlacementLocalActivity
+	plugin, err := overseer.NewPlugin(opts)
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.RegisterWorkflowWithOptions(spendingWorkflow, workflow.RegisterOptions{Name: "Spending"})
+	env.RegisterActivityWithOptions(func(_ context.Context, report bool) (overseer.ReportCarrier, error) {
+		if !report {
+			return overseer.ReportCarrier{}, nil
+		}
+		return overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{Turns: 1, InputTokens: 500, OutputTokens: 100}}, nil
+	}, activity.RegisterOptions{Name: "work"})
+	return env
+}
+
+// updateResume sends a resume update; *refused is its refusal, if any,
+// once the environment has run it.
+func updateResume(env *testsuite.TestWorkflowEnvironment, req overseer.ResumeRequest, refused *error) {
+	env.UpdateWorkflow(overseer.ResumeName, "", &testsuite.TestUpdateCallback{
+		OnAccept:   func() {},
+		OnReject:   func(err error) { *refused = err },
+		OnComplete: func(any, error) {},
+	}, req)
+}
+
+// A token budget reads Needs a look at 80 % with the budget named, opens a
+// gate of its own at 100 % in manage mode, refuses a continue that does
+// not raise it above the spend, and resumes with a raised one.
+func TestABudgetOpensItsOwnGateAndARaisedBudgetResumes(t *testing.T) {
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Budgets: map[string]overseer.Budget{"Spending": {Tokens: 2000}}})
+	var warned, paused overseer.Status
+	var noRaise, tooLittle, raised error
+	env.RegisterDelayedCallback(func() { warned = envStatus(t, env) }, 2*time.Hour+time.Minute) // after the third phase: 1800 tokens
+	env.RegisterDelayedCallback(func() {
+		paused = envStatus(t, env)
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Note: "go on"}, &noRaise)
+	}, 5*time.Hour)
+	env.RegisterDelayedCallback(func() {
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Budget: &overseer.Budget{Tokens: 2200}}, &tooLittle)
+	}, 5*time.Hour+time.Minute)
+	env.RegisterDelayedCallback(func() {
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Note: "worth it", Budget: &overseer.Budget{Tokens: 10_000}}, &raised)
+	}, 5*time.Hour+2*time.Minute)
+	env.ExecuteWorkflow("Spending", 6, true)
+	require.NoError(t, env.GetWorkflowError())
+
+	require.NotNil(t, warned.Budget)
+	assert.Equal(t, overseer.BandNeedsALook, warned.Band, "at 90%% of the budget")
+	assert.Equal(t, "spent 1800 tokens of its budget of 2000 tokens (90%)", warned.Budget.Warning)
+	assert.False(t, warned.Paused)
+
+	require.True(t, paused.Paused)
+	require.Len(t, paused.Gates, 1)
+	g := paused.Gates[0]
+	assert.Equal(t, overseer.GateKindBudget, g.Kind)
+	assert.Equal(t, "budget: the job spent 2400 tokens of its budget of 2000 tokens (120%)", g.Reason)
+	assert.Equal(t, "budget: the job spent 2400 tokens of its budget of 2000 tokens (120%)", paused.PauseReason)
+	require.Error(t, noRaise)
+	assert.Contains(t, noRaise.Error(), "was opened by the job's budget (2000 tokens): continue with a raised budget")
+	require.Error(t, tooLittle)
+	assert.Contains(t, tooLittle.Error(), "the raised budget (2200 tokens) is still reached: the job spent 2400 tokens")
+	require.NoError(t, raised)
+
+	st := envStatus(t, env)
+	assert.Equal(t, 1, st.Counters.Pauses, "no gate after the raise")
+	require.NotNil(t, st.Budget)
+	assert.Equal(t, int64(10_000), st.Budget.Limit.Tokens)
+	assert.Equal(t, int64(3600), st.Budget.Spent.Tokens)
+	assert.Empty(t, st.Budget.Exceeded)
+	require.NotNil(t, st.Gates[0].RaisedBudget)
+	assert.Equal(t, int64(10_000), st.Gates[0].RaisedBudget.Tokens)
+}
+
+// At a budget's gate an abort ends the job.
+func TestABudgetGateAbortEndsTheJob(t *testing.T) {
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Budget: overseer.Budget{PhaseRuns: 2}})
+	var refused error
+	env.RegisterDelayedCallback(func() {
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Action: overseer.ActionAbort}, &refused)
+	}, 3*time.Hour)
+	env.ExecuteWorkflow("Spending", 5, true)
+	require.NoError(t, refused)
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app))
+	assert.Equal(t, overseer.AbortedErrorType, app.Type())
+	st := envStatus(t, env)
+	require.NotEmpty(t, st.Gates)
+	assert.Equal(t, overseer.GateKindBudget, st.Gates[0].Kind)
+	assert.Equal(t, 2, st.Counters.Phases, "stopped at its second phase run")
+}
+
+// A budget of workflow time opens its gate at the boundary that reaches it.
+func TestAnElapsedBudgetOpensItsGate(t *testing.T) {
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Budget: overseer.Budget{Elapsed: 150 * time.Minute}})
+	var paused overseer.Status
+	var refused error
+	env.RegisterDelayedCallback(func() {
+		paused = envStatus(t, env)
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Budget: &overseer.Budget{Elapsed: 24 * time.Hour}}, &refused)
+	}, 10*time.Hour)
+	env.ExecuteWorkflow("Spending", 5, true)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, refused)
+	require.True(t, paused.Paused)
+	assert.Equal(t, 4, paused.Counters.Phases, "the fourth phase ends 3h in, past 2h30m")
+	assert.Equal(t, "budget: the job spent 3h0m0s of its budget of 2h30m0s (120%)", paused.PauseReason)
+}
+
+// Observe mode shows the spend against the budget and never stops.
+func TestObserveModeShowsTheSpendAndNeverStops(t *testing.T) {
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeObserve, Budget: overseer.Budget{Tokens: 1000}})
+	env.ExecuteWorkflow("Spending", 4, true)
+	require.NoError(t, env.GetWorkflowError())
+	var n int
+	require.NoError(t, env.GetWorkflowResult(&n))
+	assert.Equal(t, 4, n)
+	st := envStatus(t, env)
+	assert.Zero(t, st.Counters.Pauses)
+	require.NotNil(t, st.Budget)
+	assert.Equal(t, "spent 2400 tokens of its budget of 1000 tokens (240%)", st.Budget.Exceeded)
+	assert.Equal(t, overseer.BandNeedsALook, st.Band)
+}
+
+// A bound the phases report nothing for is shown as unchecked, and opens
+// no gate.
+func TestABudgetThePhasesReportNothingForIsUnchecked(t *testing.T) {
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Budget: overseer.Budget{Tokens: 1000, Turns: 2, CostUSD: 1}})
+	env.ExecuteWorkflow("Spending", 3, false)
+	require.NoError(t, env.GetWorkflowError())
+	st := envStatus(t, env)
+	require.NotNil(t, st.Budget)
+	assert.Equal(t, []string{"tokens", "cost", "turns"}, st.Budget.Unchecked)
+	assert.Zero(t, st.Counters.Pauses)
+	assert.Equal(t, overseer.BandOnTrack, st.Band)
+}
+
+// A run's memo sets its budget; one that cannot be read fails the run at
+// its start in one sentence.
+func TestTheMemoSetsARunsBudget(t *testing.T) {
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeObserve})
+	require.NoError(t, env.SetMemoOnStart(map[string]any{overseer.BudgetMemoKey: `{"phase_runs": 2}`}))
+	env.ExecuteWorkflow("Spending", 3, true)
+	require.NoError(t, env.GetWorkflowError())
+	st := envStatus(t, env)
+	require.NotNil(t, st.Budget)
+	assert.Equal(t, "spent 3 phase runs of its budget of 2 phase runs (150%)", st.Budget.Exceeded)
+
+	bad := budgetEnv(t, overseer.Options{Mode: overseer.ModeObserve})
+	require.NoError(t, bad.SetMemoOnStart(map[string]any{overseer.BudgetMemoKey: `{"tokens": -5}`}))
+	bad.ExecuteWorkflow("Spending", 3, true)
+	err := bad.GetWorkflowError()
+	require.Error(t, err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app))
+	assert.Equal(t, overseer.InvalidBudgetErrorType, app.Type())
+	assert.Contains(t, app.Message(), "has a negative bound")
+}
