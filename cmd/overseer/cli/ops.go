@@ -153,6 +153,9 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 	if s.Phase != "" {
 		fmt.Fprintf(tw, "Last phase\t%s\n", s.Phase)
 	}
+	if b := s.Budget; b != nil {
+		fmt.Fprintf(tw, "Budget\t%s\n", budgetLine(*b))
+	}
 	if s.Paused && s.PausedSince != nil {
 		open := openGate(s)
 		// What happened first, in plain words; the rule that fired after.
@@ -321,6 +324,7 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	groups := fs.String("groups", "", "the groups the caller claims, comma-separated, for approvers lists that name group:NAME")
 	oldest := fs.Bool("oldest", false, "without --gate, resume the oldest open gate even when several are open")
 	query := fs.String("query", "", "resume the paused jobs this visibility query selects (e.g. \"WorkflowType = 'CoroJob'\"), each at its own gate")
+	budget := fs.String("budget", "", `raise the job's budget, as JSON (e.g. '{"tokens": 5000000}'): a gate the budget opened continues only so`)
 	ids, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -354,6 +358,18 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 		if g = strings.TrimSpace(g); g != "" {
 			req.Groups = append(req.Groups, g)
 		}
+	}
+	if *budget != "" {
+		var b overseer.Budget
+		dec := json.NewDecoder(strings.NewReader(*budget))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil {
+			return fmt.Errorf("%w: --budget is not a budget (%v); give JSON such as '{\"tokens\": 5000000, \"cost_usd\": 40, \"elapsed_ns\": 21600000000000}'", ErrUsage, err)
+		}
+		if err := b.Validate(); err != nil {
+			return fmt.Errorf("%w: --budget: %v", ErrUsage, err)
+		}
+		req.Budget = &b
 	}
 	if strings.TrimSpace(req.By) == "" {
 		return fmt.Errorf("%w: say who resumes the job with --by NAME", ErrUsage)
@@ -672,4 +688,19 @@ func writeRedo(tw io.Writer, id string, s overseer.Status, g overseer.Gate) {
 	case s.MaxRedos > 0:
 		fmt.Fprintf(tw, "Redo\tnone: phase %s is not declared safe to run again (the worker's RedoSafe)\n", g.Phase)
 	}
+}
+
+// budgetLine says a job's spend against its budget in one line.
+func budgetLine(b overseer.BudgetStatus) string {
+	line := "limit " + b.Limit.String()
+	switch {
+	case b.Exceeded != "":
+		line += "; reached: " + b.Exceeded
+	case b.Warning != "":
+		line += "; " + b.Warning
+	}
+	if len(b.Unchecked) > 0 {
+		line += "; unchecked (the phases report none): " + strings.Join(b.Unchecked, ", ")
+	}
+	return line
 }
