@@ -228,14 +228,14 @@ type Gate struct {
 	// AtBoundary says the gate was opened at a declared Boundary: the
 	// workflow ran the phase's calls itself, so no redo can run them again
 	// and none is offered (gates of earlier releases do not say so).
-	AtBoundary bool   `json:"at_boundary,omitempty"`
+	AtBoundary bool `json:"at_boundary,omitempty"`
 	// Kind is what opened the gate: GateKindBudget for a budget the job
 	// reached; empty for a flagged verdict (or the judge failing).
 	Kind string `json:"kind,omitempty"`
 	// RaisedBudget is the budget the reviewer set when resuming it.
 	RaisedBudget *Budget `json:"raised_budget,omitempty"`
-	Phase      string `json:"phase"`
-	Reason     string `json:"reason"`
+	Phase        string  `json:"phase"`
+	Reason       string  `json:"reason"`
 	// Attempt is which run of its phase the gate holds: 1 for the phase's
 	// first run, 2 for the run the first redo asked for, and so on (at
 	// most 1 + MaxRedos); 0 in gates recorded before redo existed.
