@@ -1,0 +1,88 @@
+package e2e_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// spendingJob runs n phases, each reporting 600 tokens.
+func spendingJob(ctx workflow.Context, n int) (int, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	for i := range n {
+		if err := workflow.ExecuteActivity(ctx, "spend").Get(ctx, nil); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
+// On a real server, a run's token budget (set in its memo) opens a gate of
+// its own at the phase that reaches it; `overseer resume --budget` raises
+// it and the job ends; another run of the same type is aborted at its
+// budget's gate and ends with the abort.
+func TestE2EABudgetStopsAJobAndARaisedBudgetResumesIt(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tq := fmt.Sprint("budget-", time.Now().UnixNano())
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage})
+	require.NoError(t, err)
+	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: []sdkworker.Plugin{plugin}})
+	w.RegisterWorkflowWithOptions(spendingJob, workflow.RegisterOptions{Name: "SpendingJob"})
+	w.RegisterActivityWithOptions(func(context.Context) (overseer.ReportCarrier, error) {
+		return overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{Turns: 1, InputTokens: 500, OutputTokens: 100}}, nil
+	}, activity.RegisterOptions{Name: "spend"})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	start := func(id string) client.WorkflowRun {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: tq,
+			Memo: map[string]any{overseer.BudgetMemoKey: `{"tokens": 2000}`}}, "SpendingJob", 5)
+		require.NoError(t, err)
+		return run
+	}
+	raised, aborted := start(tq+"-raised"), start(tq+"-aborted")
+	for _, run := range []client.WorkflowRun{raised, aborted} {
+		eventually(t, "the budget's gate", time.Minute, func() bool { return status(t, c, run.GetID()).Paused })
+		s := status(t, c, run.GetID())
+		require.Len(t, s.Gates, 1)
+		assert.Equal(t, overseer.GateKindBudget, s.Gates[0].Kind)
+		assert.Equal(t, 4, s.Counters.Phases, "the fourth phase reaches 2400 tokens")
+		assert.Equal(t, "budget: the job spent 2400 tokens of its budget of 2000 tokens (120%)", s.PauseReason)
+	}
+
+	code, _, stderr := overseerCLI(srv, "resume", raised.GetID(), "--by", "reviewer", "--note", "worth it")
+	assert.NotEqual(t, 0, code, "a continue without a raise is refused")
+	assert.Contains(t, stderr, "was opened by the job's budget (2000 tokens): continue with a raised budget")
+	code, _, stderr = overseerCLI(srv, "resume", raised.GetID(), "--by", "reviewer", "--budget", `{"tokens": 100000}`)
+	require.Equal(t, 0, code, stderr)
+	var n int
+	require.NoError(t, raised.Get(ctx, &n))
+	assert.Equal(t, 5, n)
+	s := status(t, c, raised.GetID())
+	require.NotNil(t, s.Budget)
+	assert.Equal(t, int64(100_000), s.Budget.Limit.Tokens)
+	assert.Equal(t, int64(3000), s.Budget.Spent.Tokens)
+
+	code, _, stderr = overseerCLI(srv, "resume", aborted.GetID(), "--by", "reviewer", "--abort")
+	require.Equal(t, 0, code, stderr)
+	err = aborted.Get(ctx, nil)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	assert.Equal(t, overseer.AbortedErrorType, app.Type())
+}
