@@ -339,6 +339,10 @@ type Report struct {
 	// PauseBudget, for a policy with a pause budget, says the budget and
 	// the share of these runs it paused.
 	PauseBudget string `json:"pause_budget,omitempty"`
+	// Spend, when the runs reported tokens, is what stopping them at the
+	// policy's first pause, or at a token budget, would have saved and
+	// held (SpendOf; set by the caller that has the records).
+	Spend *Spend `json:"spend,omitempty"`
 }
 
 // NewReport measures scored runs and what policy does to them.

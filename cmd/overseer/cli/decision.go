@@ -119,6 +119,9 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	rep := eval.NewReport(judge, scored, policy)
+	if sp, ok := eval.SpendOf(records, scored, policy); ok {
+		rep.Spend = &sp
+	}
 	if *plotDir != "" {
 		if err := eval.WritePlots(*plotDir, scored, rep); err != nil {
 			return err
@@ -163,6 +166,12 @@ func printReport(out io.Writer, rep eval.Report) {
 		fmt.Fprintf(out, "  %s\n", rep.PauseBudget)
 	}
 	fmt.Fprintf(out, "  %s\n", rep.Promise)
+	if rep.Spend != nil {
+		fmt.Fprintf(out, "\nspend (model tokens):\n")
+		for _, l := range rep.Spend.Sentences() {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+	}
 	for _, c := range rep.Checkpoints {
 		if c.At == "50%" {
 			fmt.Fprintf(out, "\nreliability at 50%% (P(on objective) against the share that succeeded):\n")

@@ -1,0 +1,54 @@
+package eval_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/overseer"
+)
+
+// What stopping runs would have saved: a failed run paused at its second
+// step saves what it spent after it; a succeeded run paused is held; a
+// token budget set by the other families' succeeded runs saves what a
+// run spent past it.
+func TestSpendOfStopsAtTheFirstPauseAndAtABudget(t *testing.T) {
+	steps := func(n int, tokens int64) []eval.Step {
+		var out []eval.Step
+		for range n {
+			out = append(out, eval.Step{Phase: "edit", InputTokens: tokens})
+		}
+		return out
+	}
+	records := []eval.Record{
+		{ID: "a-1", Outcome: eval.OutcomeFailed, Steps: steps(4, 100)},    // 400, paused at step 2
+		{ID: "b-1", Outcome: eval.OutcomeSucceeded, Steps: steps(2, 100)}, // 200, paused at step 1
+		{ID: "c-1", Outcome: eval.OutcomeSucceeded, Steps: steps(3, 100)}, // 300
+		{ID: "d-1", Outcome: eval.OutcomeSucceeded, Steps: steps(1, 0)},   // no tokens: not counted
+	}
+	pausing := eval.Point{Steps: 0, Answers: overseer.Answers{OnObjective: 0.1}}
+	fine := eval.Point{Answers: overseer.Answers{OnObjective: 0.9}}
+	at := func(p eval.Point, step int) eval.Point { p.Steps = step; return p }
+	scored := []eval.ScoredRun{
+		{ID: "a-1", Points: []eval.Point{at(fine, 1), at(pausing, 2), at(pausing, 3)}},
+		{ID: "b-1", Points: []eval.Point{at(pausing, 1), at(fine, 2)}},
+		{ID: "c-1", Points: []eval.Point{at(fine, 1), at(fine, 3)}},
+		{ID: "d-1", Points: []eval.Point{at(pausing, 1)}},
+	}
+	s, ok := eval.SpendOf(records, scored, overseer.DefaultPolicy())
+	require.True(t, ok)
+	assert.Equal(t, 3, s.Runs)
+	assert.Equal(t, int64(400), s.FailedTokens)
+	assert.Equal(t, int64(500), s.SucceededTokens)
+	assert.InDelta(t, 400.0/900, s.FailedShare, 1e-9)
+	assert.Equal(t, eval.SpendSaved{SavedTokens: 200, SavedShare: 0.5, Held: 1, Succeeded: 2}, s.Policy)
+	// a-1's budget is the 95th percentile of b's and c's 200 and 300: 300,
+	// so it saves 100; b-1's is c's 300 and c-1's b's 200, which c passes.
+	assert.Equal(t, eval.SpendSaved{SavedTokens: 100, SavedShare: 0.25, Held: 1, Succeeded: 2}, s.Budget)
+	assert.Equal(t, int64(266), s.BudgetTokens)
+
+	_, ok = eval.SpendOf([]eval.Record{records[3]}, scored[3:], overseer.DefaultPolicy())
+	assert.False(t, ok, "no run reported tokens")
+}
