@@ -94,10 +94,14 @@ var defaultModelJSON []byte
 // DefaultLearnedModel returns the model that ships with the package,
 // trained on recorded runs of one software-engineering agent (see the
 // model's training summary). Each call returns a fresh copy.
-func DefaultLearnedModel() *LearnedModel {
-	m, err := parseLearnedModel(defaultModelJSON)
+func DefaultLearnedModel() *LearnedModel { return embeddedModel(defaultModelJSON, "default model") }
+
+// embeddedModel parses a model file the package embeds; one that does not
+// parse is a broken build.
+func embeddedModel(data []byte, what string) *LearnedModel {
+	m, err := parseLearnedModel(data)
 	if err != nil {
-		panic("overseer: the embedded default model is invalid: " + err.Error())
+		panic("overseer: the embedded " + what + " is invalid: " + err.Error())
 	}
 	return m
 }
@@ -465,13 +469,7 @@ var defaultLoopModelJSON []byte
 // fit on recorded runs of a coding agent replayed as the agent loop a team
 // writes on Temporal (see the model's training summary). Each call returns
 // a fresh copy.
-func DefaultLoopModel() *LearnedModel {
-	m, err := parseLearnedModel(defaultLoopModelJSON)
-	if err != nil {
-		panic("overseer: the embedded default loop model is invalid: " + err.Error())
-	}
-	return m
-}
+func DefaultLoopModel() *LearnedModel { return embeddedModel(defaultLoopModelJSON, "default loop model") }
 
 var defaultLoopModel = DefaultLoopModel()
 
