@@ -469,7 +469,9 @@ var defaultLoopModelJSON []byte
 // fit on recorded runs of a coding agent replayed as the agent loop a team
 // writes on Temporal (see the model's training summary). Each call returns
 // a fresh copy.
-func DefaultLoopModel() *LearnedModel { return embeddedModel(defaultLoopModelJSON, "default loop model") }
+func DefaultLoopModel() *LearnedModel {
+	return embeddedModel(defaultLoopModelJSON, "default loop model")
+}
 
 var defaultLoopModel = DefaultLoopModel()
 
