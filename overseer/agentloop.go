@@ -85,9 +85,7 @@ func loopEvidenceOf(t Trajectory) loopEvidence {
 	failures, same := map[string]int{}, map[string]int{}
 	var seen []string
 	for _, r := range t.RecentPhases {
-		// A failure the tool returned as its result, and reported
-		// (PhaseReport.FailedToolCategories), is a failure too.
-		failed := r.Failed || r.FailedTools > 0
+		failed := r.callFailed()
 		if !failed && !isModelCall(r.Phase) {
 			for _, p := range seen { // progress: every other tool's count starts again
 				if p != r.Phase {

@@ -129,18 +129,22 @@ type budgetCheck struct {
 	say          func(float64) string
 }
 
-// budgetStatusOf is the spend of trajectory t, elapsed since the run
-// started, against limit.
-func budgetStatusOf(limit Budget, t Trajectory, elapsed time.Duration) BudgetStatus {
-	s := BudgetStatus{Limit: limit, Spent: Budget{Tokens: t.InputTokens + t.OutputTokens, CostUSD: t.CostUSD, Elapsed: elapsed,
-		Turns: t.Turns, PhaseRuns: t.PhaseRuns}}
+// spendOf is what trajectory t spent, elapsed since the run started.
+func spendOf(t Trajectory, elapsed time.Duration) Budget {
+	return Budget{Tokens: t.InputTokens + t.OutputTokens, CostUSD: t.CostUSD, Elapsed: elapsed, Turns: t.Turns, PhaseRuns: t.PhaseRuns}
+}
+
+// budgetStatusOf is spent against limit. A token, cost or turn bound is
+// unchecked while nothing was reported of it after a phase ran.
+func budgetStatusOf(limit, spent Budget) BudgetStatus {
+	s := BudgetStatus{Limit: limit, Spent: spent}
 	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
 	checks := []budgetCheck{
-		{"tokens", float64(s.Spent.Tokens), float64(limit.Tokens), s.Spent.Tokens > 0, func(v float64) string { return count(v) + " tokens" }},
-		{"cost", s.Spent.CostUSD, limit.CostUSD, s.Spent.CostUSD > 0, func(v float64) string { return fmt.Sprintf("$%.2f", v) }},
-		{"time", float64(elapsed), float64(limit.Elapsed), true, func(v float64) string { return time.Duration(v).Round(time.Second).String() }},
-		{"turns", float64(t.Turns), float64(limit.Turns), t.Turns > 0, func(v float64) string { return count(v) + " turns" }},
-		{"phase runs", float64(t.PhaseRuns), float64(limit.PhaseRuns), true, func(v float64) string { return count(v) + " phase runs" }},
+		{"tokens", float64(spent.Tokens), float64(limit.Tokens), spent.Tokens > 0, func(v float64) string { return count(v) + " tokens" }},
+		{"cost", spent.CostUSD, limit.CostUSD, spent.CostUSD > 0, func(v float64) string { return fmt.Sprintf("$%.2f", v) }},
+		{"time", float64(spent.Elapsed), float64(limit.Elapsed), true, func(v float64) string { return time.Duration(v).Round(time.Second).String() }},
+		{"turns", float64(spent.Turns), float64(limit.Turns), spent.Turns > 0, func(v float64) string { return count(v) + " turns" }},
+		{"phase runs", float64(spent.PhaseRuns), float64(limit.PhaseRuns), true, func(v float64) string { return count(v) + " phase runs" }},
 	}
 	worst := 0.0
 	for _, c := range checks {
@@ -148,7 +152,7 @@ func budgetStatusOf(limit Budget, t Trajectory, elapsed time.Duration) BudgetSta
 			continue
 		}
 		if !c.reported {
-			if t.PhaseRuns > 0 {
+			if spent.PhaseRuns > 0 {
 				s.Unchecked = append(s.Unchecked, c.name)
 			}
 			continue
@@ -191,7 +195,7 @@ func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
 		return nil
 	}
 	elapsed := workflow.Now(ctx).Sub(workflow.GetInfo(ctx).WorkflowStartTime)
-	s := budgetStatusOf(*r.cfg.Budget, traj, elapsed)
+	s := budgetStatusOf(*r.cfg.Budget, spendOf(traj, elapsed))
 	r.st.Budget = &s
 	return &s
 }
@@ -223,8 +227,7 @@ func (r *run) checkBudgetResume(g *Gate, req ResumeRequest) error {
 		spent = r.st.Budget.Spent
 	}
 	raised := limit.raisedBy(*req.Budget)
-	if still := budgetStatusOf(raised, Trajectory{InputTokens: spent.Tokens, CostUSD: spent.CostUSD, Turns: spent.Turns, PhaseRuns: spent.PhaseRuns},
-		spent.Elapsed); still.Exceeded != "" {
+	if still := budgetStatusOf(raised, spent); still.Exceeded != "" {
 		return invalidResume("the raised budget (%s) is still reached: the job %s; raise that bound above it", raised, still.Exceeded)
 	}
 	return nil

@@ -466,7 +466,7 @@ func loopFailureFact(t Trajectory) string {
 	var tool string
 	for i := len(t.RecentPhases) - 1; i >= 0; i-- {
 		if r := t.RecentPhases[i]; !isModelCall(r.Phase) {
-			if r.Failed || r.FailedTools > 0 {
+			if r.callFailed() {
 				tool = r.Phase
 			}
 			break
@@ -479,7 +479,7 @@ func loopFailureFact(t Trajectory) string {
 	for _, r := range t.RecentPhases {
 		if r.Phase == tool {
 			calls++
-			if r.Failed || r.FailedTools > 0 {
+			if r.callFailed() {
 				failed++
 			}
 		}

@@ -135,10 +135,10 @@ type LoopStats struct {
 	SinceNew int `json:"since_new,omitempty"`
 }
 
-// recordLoop counts run in the loop's statistics.
-func (s *LoopStats) recordLoop(run PhaseRun, report *PhaseReport) {
-	reported := report != nil && len(report.FailedToolCategories) > 0
-	failed := run.Failed || reported
+// recordLoop counts run in the loop's statistics (recordPhase has set
+// run's report fields).
+func (s *LoopStats) recordLoop(run PhaseRun) {
+	failed := run.callFailed()
 	if isModelCall(run.Phase) {
 		s.ModelCalls++
 		if failed {
@@ -148,12 +148,14 @@ func (s *LoopStats) recordLoop(run PhaseRun, report *PhaseReport) {
 	}
 	s.ToolCalls++
 	errText := run.Error
-	if errText == "" && reported {
-		errText = run.Phase + " reported a failed " + report.FailedToolCategories[0]
+	if errText == "" && run.FailedTools > 0 {
+		errText = run.Phase + " reported a failed " + run.FailedToolCategories[0]
 	}
+	// Something new: a command not seen lately, or a success after failures.
+	progress := run.NewCall || (!failed && s.FailStreak > 0)
 	if failed {
 		s.ToolFailures++
-		if reported && !run.Failed {
+		if !run.Failed {
 			s.ReportedFailures++
 		}
 		s.FailStreak++
@@ -165,9 +167,6 @@ func (s *LoopStats) recordLoop(run PhaseRun, report *PhaseReport) {
 		}
 		s.LastError = clip(errText, maxErrorChars)
 	} else {
-		if s.FailStreak > 0 {
-			run.NewCall = true // a success after failures is progress
-		}
 		s.FailStreak, s.SameErrorStreak, s.LastError = 0, 0, ""
 	}
 	if run.SameResult {
@@ -176,9 +175,13 @@ func (s *LoopStats) recordLoop(run PhaseRun, report *PhaseReport) {
 	} else {
 		s.LoopStreak = 0
 	}
-	if run.NewCall {
+	if progress {
 		s.SinceNew = 0
 	} else {
 		s.SinceNew++
 	}
 }
+
+// callFailed says the call failed: its activity did, or its result
+// reported a failed tool call (PhaseReport.FailedToolCategories).
+func (r PhaseRun) callFailed() bool { return r.Failed || r.FailedTools > 0 }

@@ -307,7 +307,7 @@ func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
 		}
 	}
 	if ShapeOf(*t) == ShapeAgentLoop {
-		t.Loop.recordLoop(run, report)
+		t.Loop.recordLoop(run)
 	}
 	t.RecentPhases = window(t.RecentPhases, run, maxRecentPhases)
 }
