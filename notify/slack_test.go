@@ -100,6 +100,19 @@ func TestSlackMessageLinksToTheGateOnTheDashboard(t *testing.T) {
 	assert.Contains(t, team[1].Blocks[0].Text.Text, "*Note:* go on")
 	assert.Contains(t, team[1].Blocks[0].Text.Text, "*Judged:* pause needed: a continue with a note counts as needed", "the resume says whether the pause was needed")
 	assert.NotContains(t, team[0].Blocks[0].Text.Text, "*Judged:*", "an open gate is not judged yet")
+
+	// A budget's gate is its own kind in the message.
+	budget := event(overseer.GateOpened)
+	budget.Gate, budget.GateKind, budget.IdempotencyKey = "code-2", overseer.GateKindBudget, "job-1/run-1/code-2/opened"
+	budget.Evidence = []string{"the job spent 2400 tokens of its budget of 2000 tokens (120%)"}
+	require.NoError(t, sl.Notify(context.Background(), budget))
+	budget.Kind, budget.By, budget.Wait, budget.RaisedBudget = overseer.GateResumed, "alice", time.Hour, &overseer.Budget{Tokens: 5000}
+	budget.IdempotencyKey = "job-1/run-1/code-2/resumed"
+	require.NoError(t, sl.Notify(context.Background(), budget))
+	team = srv.messages("/services/T0/B0/team")
+	require.Len(t, team, 4)
+	assert.Contains(t, team[2].Text, "reached its budget after phase *code*: the job spent 2400 tokens of its budget of 2000 tokens (120%). It waits at gate *code-2* for a raised budget or an abort.")
+	assert.Contains(t, team[3].Text, "resumed at gate *code-2* by alice with a raised budget (5000 tokens) after 1h")
 }
 
 func TestSlackErrorsNeverShowTheWebhookURL(t *testing.T) {

@@ -42,6 +42,15 @@ const BudgetWarnShare = 0.8
 // workflow type's.
 const BudgetMemoKey = "overseer.budget"
 
+// How near a job is to its budget (BudgetStatus.State, the
+// OverseerBudget search attribute, Summary.BudgetState).
+const (
+	// BudgetNear: at BudgetWarnShare of a bound.
+	BudgetNear = "near"
+	// BudgetReached: at a bound.
+	BudgetReached = "reached"
+)
+
 // GateKindBudget is the Kind of a gate a budget opened.
 const GateKindBudget = "budget"
 
@@ -108,6 +117,13 @@ func (b Budget) raisedBy(r Budget) Budget {
 	return b
 }
 
+// atLeast is b with each of its bounds raised to o's where o's is higher.
+func (b Budget) atLeast(o Budget) Budget {
+	b.Tokens, b.CostUSD, b.Elapsed = max(b.Tokens, o.Tokens), max(b.CostUSD, o.CostUSD), max(b.Elapsed, o.Elapsed)
+	b.Turns, b.PhaseRuns = max(b.Turns, o.Turns), max(b.PhaseRuns, o.PhaseRuns)
+	return b
+}
+
 // BudgetStatus is a job's spend against its budget.
 type BudgetStatus struct {
 	Limit Budget `json:"limit"`
@@ -119,6 +135,21 @@ type BudgetStatus struct {
 	// in words; Exceeded the one it reached, if any.
 	Warning  string `json:"warning,omitempty"`
 	Exceeded string `json:"exceeded,omitempty"`
+}
+
+// State is how near the job is to its budget: BudgetReached,
+// BudgetNear, or "" below BudgetWarnShare of every bound (or without a
+// budget, s nil).
+func (s *BudgetStatus) State() string {
+	switch {
+	case s == nil:
+		return ""
+	case s.Exceeded != "":
+		return BudgetReached
+	case s.Warning != "":
+		return BudgetNear
+	}
+	return ""
 }
 
 // budgetCheck is one bound against its spend.
@@ -194,10 +225,22 @@ func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
 	if r.cfg.Budget == nil {
 		return nil
 	}
-	elapsed := workflow.Now(ctx).Sub(workflow.GetInfo(ctx).WorkflowStartTime)
+	elapsed := workflow.Now(ctx).Sub(r.started(ctx))
 	s := budgetStatusOf(*r.cfg.Budget, spendOf(traj, elapsed))
+	if s.Exceeded != "" && r.st.Budget.State() != BudgetReached {
+		metricBudgetReached(ctx, r.cfg.Mode)
+	}
 	r.st.Budget = &s
 	return &s
+}
+
+// started is when the job started: its first run's start, carried across
+// continue-as-new, else this run's.
+func (r *run) started(ctx workflow.Context) time.Time {
+	if !r.jobStarted.IsZero() {
+		return r.jobStarted
+	}
+	return workflow.GetInfo(ctx).WorkflowStartTime
 }
 
 // checkBudgetResume refuses a resume of gate g that its budget cannot

@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -39,13 +41,20 @@ func spendingWorkflow(ctx workflow.Context, n int, report bool) (int, error) {
 func budgetEnv(t *testing.T, opts overseer.Options) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
+	return budgetEnvOf(t, &s, opts)
+}
+
+// budgetEnvOf is budgetEnv in suite s (its metrics handler), with
+// interceptors.
+func budgetEnvOf(t *testing.T, s *testsuite.WorkflowTestSuite, opts overseer.Options, interceptors ...interceptor.WorkerInterceptor) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
 	env := s.NewTestWorkflowEnvironment()
 	judge := jev.NewScripted(onTrack())
 	judge.Repeat = true
 	opts.Judge, opts.Placement = judge, overseer.PlacementLocalActivity
 	plugin, err := overseer.NewPlugin(opts)
 	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}, Interceptors: interceptors})
 	env.RegisterWorkflowWithOptions(spendingWorkflow, workflow.RegisterOptions{Name: "Spending"})
 	env.RegisterActivityWithOptions(func(_ context.Context, report bool) (overseer.ReportCarrier, error) {
 		if !report {
@@ -199,4 +208,68 @@ func TestTheMemoSetsARunsBudget(t *testing.T) {
 	require.True(t, errors.As(err, &app))
 	assert.Equal(t, overseer.InvalidBudgetErrorType, app.Type())
 	assert.Contains(t, app.Message(), "has a negative bound")
+}
+
+// What a view shows of a budget: the summary in the memo carries the
+// spend, the budget and how near the job is to it; OverseerBudget says
+// near, then reached; the gate's pause is counted with cause budget, the
+// budget reached once, and the aborted job's tokens by its outcome.
+func TestABudgetIsShownWherePeopleLook(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	m := newCapture()
+	s.SetMetricsHandler(m)
+	seen := &memosSeen{}
+	env := budgetEnvOf(t, &s, overseer.Options{Mode: overseer.ModeManage, SearchAttributes: true, BudgetSearchAttribute: true,
+		Budget: overseer.Budget{Tokens: 2000}}, seen)
+	var budgetSA []any
+	env.OnUpsertTypedSearchAttributes(mockAny).Run(func(args mock.Arguments) {
+		if v, ok := describeSA(args.Get(0))["OverseerBudget"]; ok {
+			budgetSA = append(budgetSA, v)
+		}
+	}).Return(nil)
+	var refused error
+	env.RegisterDelayedCallback(func() {
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Action: overseer.ActionAbort}, &refused)
+	}, 5*time.Hour)
+	env.ExecuteWorkflow("Spending", 6, true)
+	require.NoError(t, refused)
+	require.Error(t, env.GetWorkflowError())
+
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	require.NotEmpty(t, seen.summaries)
+	var states []string
+	for _, sum := range seen.summaries {
+		if len(states) == 0 || states[len(states)-1] != sum.BudgetState {
+			states = append(states, sum.BudgetState)
+		}
+	}
+	assert.Equal(t, []string{"", overseer.BudgetNear, overseer.BudgetReached}, states)
+	last := seen.summaries[len(seen.summaries)-1]
+	assert.Equal(t, int64(2400), last.Spent.Tokens)
+	assert.Equal(t, 4, last.Spent.Turns)
+	require.NotNil(t, last.Budget)
+	assert.Equal(t, int64(2000), last.Budget.Tokens)
+
+	// Unset below 80 % (not in the upsert's values), near at 1800 tokens,
+	// reached at 2400.
+	assert.Equal(t, []any{overseer.BudgetNear, overseer.BudgetReached}, compact(budgetSA))
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	assert.Equal(t, int64(1), m.counts["overseer_pauses{cause=budget}"])
+	assert.Zero(t, m.counts["overseer_pauses{cause=verdict}"])
+	assert.Equal(t, int64(1), m.counts["overseer_budgets_reached{mode=manage}"])
+	assert.Equal(t, int64(2400), m.counts["overseer_job_tokens{outcome=aborted}"])
+}
+
+// compact drops consecutive repeats.
+func compact(vs []any) []any {
+	var out []any
+	for _, v := range vs {
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -459,7 +459,7 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 	}
 	r.open = append(r.open, g)
 	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)
-	metricPause(ctx, r.st.Counters.ConsecutiveFailures > 0)
+	metricPause(ctx, g, r.st.Counters.ConsecutiveFailures > 0)
 	r.syncGates(ctx)
 	r.upsertSearchAttributes(ctx) // the summary once the deadline is set (awaitGate)
 	r.logger.Info("overseer: job paused", "phase", phase, "gate", g.ID, "reason", why.reason, "evidence", strings.Join(why.evidence, "; "))

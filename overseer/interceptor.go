@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/interceptor"
@@ -31,6 +32,11 @@ var (
 	// unset when none is open (Options.GateSearchAttribute): a query finds
 	// the overdue gates, e.g. OverseerGateSince < '2026-12-01T00:00:00Z'.
 	SearchAttributeGateSince = temporal.NewSearchAttributeKeyTime("OverseerGateSince")
+	// SearchAttributeBudget is how near the job is to its budget
+	// (Options.BudgetSearchAttribute): BudgetNear at BudgetWarnShare of a
+	// bound, BudgetReached at it, unset below or without a budget. A list
+	// of jobs over budget reads visibility alone.
+	SearchAttributeBudget = temporal.NewSearchAttributeKeyKeyword("OverseerBudget")
 )
 
 // VersionChangeID is the change id of the version marker (workflow.GetVersion)
@@ -288,6 +294,7 @@ func (i *workflowInbound) executeV1(ctx workflow.Context, in *interceptor.Execut
 // aborted).
 func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, error) {
 	r.ended = true
+	metricSpend(wait, spendOf(r.traj, 0), r.carriedSpend, r.aborted != nil, wfErr)
 	if r.aborted != nil {
 		r.endNotifications(wait) // tell the abort before the run ends
 		return nil, abortError(*r.aborted)
@@ -473,12 +480,16 @@ type carriedState struct {
 	Trajectory Trajectory `json:"trajectory"`
 	Seq        int        `json:"seq"`
 	Note       *Note      `json:"note,omitempty"`
+	// Started is when the job's first run started: a budget's elapsed
+	// time counts from it across continue-as-new.
+	Started *time.Time `json:"started,omitempty"`
 }
 
 func (r *run) carryOver(ctx workflow.Context, can *workflow.ContinueAsNewError) {
 	// The worker's converter: the status and trajectory are as private as
 	// the run's own payloads.
-	p, err := toWorkflowPayload(ctx, carriedState{Status: r.st, Trajectory: r.traj, Seq: r.seq, Note: r.note})
+	started := r.started(ctx)
+	p, err := toWorkflowPayload(ctx, carriedState{Status: r.st, Trajectory: r.traj, Seq: r.seq, Note: r.note, Started: &started})
 	if err != nil {
 		r.logger.Error("overseer: cannot carry state across continue-as-new", "error", err)
 		return
@@ -511,6 +522,16 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 		}
 	}
 	r.st, r.traj, r.seq, r.applied, r.note = c.Status, c.Trajectory, c.Seq, c.Seq, c.Note
+	r.carriedSpend = spendOf(c.Trajectory, 0)
+	if c.Started != nil {
+		r.jobStarted = *c.Started
+	}
+	if r.cfg.Budget != nil && c.Status.Budget != nil {
+		// A budget a reviewer raised at a gate of an earlier run stays
+		// raised: the job continues as new, not anew.
+		raised := r.cfg.Budget.atLeast(c.Status.Budget.Limit)
+		r.cfg.Budget = &raised
+	}
 }
 
 // modeFor is the mode a new run of wfType gets: off for the overseer's own

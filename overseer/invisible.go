@@ -137,7 +137,7 @@ const summaryRefresh = time.Minute
 // volatileOnly says s differs from was only in the fields a list shows
 // but no view acts on.
 func volatileOnly(s, was Summary) bool {
-	s.Phase, s.Phases, s.OnObjective = was.Phase, was.Phases, was.OnObjective
+	s.Phase, s.Phases, s.OnObjective, s.Spent = was.Phase, was.Phases, was.OnObjective, was.Spent
 	return summariesEqual(s, was)
 }
 

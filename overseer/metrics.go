@@ -31,7 +31,7 @@ const (
 	// the circuit were counted already.
 	metricJudgeErrors = "overseer_judge_errors"
 	// metricPauses counts gates opened, tagged cause (verdict,
-	// judge_failures).
+	// judge_failures, budget).
 	metricPauses = "overseer_pauses"
 	// metricResumes counts gates closed by a human, tagged action
 	// (continue, redo, abort).
@@ -55,6 +55,18 @@ const (
 	// each once, at its first failed attempt (a retry may still deliver
 	// it), tagged kind (opened, escalated, resumed, redone, aborted, expired).
 	metricNotifyFailed = "overseer_notifications_failed"
+	// MetricJobTokens and MetricJobCost count what jobs' phases reported
+	// spending (tokens; cost in millionths of a dollar, a counter being
+	// whole), added when a run ends, tagged outcome (completed, failed,
+	// aborted: at a gate, continued_as_new; a run's own spend only, not
+	// what it carried from its predecessor): failed jobs' share of the
+	// spend is rate(…{outcome="failed"}) over all.
+	MetricJobTokens = "overseer_job_tokens"
+	MetricJobCost   = "overseer_job_cost_microusd"
+	// MetricBudgetsReached counts runs reaching a bound of their budget
+	// (again after a reviewer raised it), tagged mode (in manage mode each opens a gate,
+	// also counted in overseer_pauses{cause="budget"}).
+	MetricBudgetsReached = "overseer_budgets_reached"
 	// MetricOpenGates is a gauge of the running jobs paused at a gate. Workflow
 	// code cannot keep a gauge across workers, so the worker package sets it
 	// from visibility (OverseerPaused = true), by workflow type.
@@ -96,13 +108,16 @@ var metricHelp = map[string]string{
 	metricJudgeLatency:   "Time the judge took to answer an assessment.",
 	metricJudgeTokens:    "Tokens the judge reported, by kind (input, output).",
 	metricJudgeErrors:    "Assessments that failed after retries, by kind (invalid_answer, rejected, invalid_request, timeout, error).",
-	metricPauses:         "Gates opened in manage mode, by cause (verdict, judge_failures).",
+	metricPauses:         "Gates opened in manage mode, by cause (verdict, judge_failures, budget).",
 	metricResumes:        "Gates closed by a human, by action (continue, redo, abort).",
 	metricResumesRefused: "Resume attempts the job refused, by reason (the refusal's error type) and via (update, signal).",
 	MetricGateWait:       "Time a job waited at a gate before a human resumed it, by action (expired: closed by its deadline).",
 	metricEscalations:    "Gates escalated at their deadline.",
 	metricExpired:        "Gates closed by their deadline, by the action taken (continue, abort).",
 	metricNotifyFailed:   "Gate notifications whose delivery failed, counted at their first failed attempt (a retry may still deliver them), by kind (opened, escalated, resumed, redone, aborted, expired).",
+	MetricJobTokens:      "Tokens jobs' phases reported, added when a run ends, by outcome (completed, failed, aborted, continued_as_new).",
+	MetricJobCost:        "Cost jobs' phases reported, in millionths of a US dollar, added when a run ends, by outcome (completed, failed, aborted, continued_as_new).",
+	MetricBudgetsReached: "Runs reaching a bound of their budget (again after it was raised), by mode.",
 	MetricOpenGates:      "Running jobs paused at a gate now, by workflow type (from the OverseerPaused search attribute).",
 
 	MetricLearnPromotions:         "Learn rounds that promoted a candidate model, by job_type.",
@@ -134,6 +149,13 @@ const (
 
 	causeVerdict       = "verdict"
 	causeJudgeFailures = "judge_failures"
+	causeBudget        = GateKindBudget
+
+	// Outcomes of a run, for MetricJobTokens and MetricJobCost.
+	runCompleted      = "completed"
+	runFailed         = "failed"
+	runAborted        = "aborted"
+	runContinuedAsNew = "continued_as_new"
 
 	// Kinds of metricJudgeErrors.
 	errorKindInvalidAnswer  = "invalid_answer"
@@ -165,8 +187,15 @@ func ZeroMetrics(h client.MetricsHandler) {
 	for _, kind := range []string{"input", "output"} {
 		zero(metricJudgeTokens, map[string]string{tagKind: kind})
 	}
-	for _, cause := range []string{causeVerdict, causeJudgeFailures} {
+	for _, cause := range []string{causeVerdict, causeJudgeFailures, causeBudget} {
 		zero(metricPauses, map[string]string{tagCause: cause})
+	}
+	for _, outcome := range []string{runCompleted, runFailed, runAborted, runContinuedAsNew} {
+		zero(MetricJobTokens, map[string]string{tagOutcome: outcome})
+		zero(MetricJobCost, map[string]string{tagOutcome: outcome})
+	}
+	for _, mode := range []Mode{ModeObserve, ModeManage} {
+		zero(MetricBudgetsReached, map[string]string{tagMode: string(mode)})
 	}
 	for _, action := range []Action{ActionContinue, ActionAbort} {
 		zero(metricResumes, map[string]string{tagAction: string(action)})
@@ -275,10 +304,14 @@ func judgeErrorKind(err error) string {
 	return errorKindOther
 }
 
-// metricPause records a gate opening.
-func metricPause(ctx workflow.Context, judgeFailures bool) {
+// metricPause records a gate opening: g's, with judge failures in a row
+// behind it or not.
+func metricPause(ctx workflow.Context, g *Gate, judgeFailures bool) {
 	cause := causeVerdict
-	if judgeFailures {
+	switch {
+	case g.Kind == GateKindBudget:
+		cause = causeBudget
+	case judgeFailures:
 		cause = causeJudgeFailures
 	}
 	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagCause: cause}).Counter(metricPauses).Inc(1)
@@ -327,4 +360,27 @@ func metricEscalation(ctx workflow.Context) {
 // metricNotifyFailure records a notification that failed for good.
 func metricNotifyFailure(ctx workflow.Context, kind GateEventKind) {
 	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagKind: string(kind)}).Counter(metricNotifyFailed).Inc(1)
+}
+
+// metricSpend adds what the run's phases spent (spent, less what it
+// carried from its predecessor) to the job series, by the run's outcome.
+func metricSpend(ctx workflow.Context, spent, carried Budget, aborted bool, wfErr error) {
+	outcome := runCompleted
+	var can *workflow.ContinueAsNewError
+	switch {
+	case aborted:
+		outcome = runAborted
+	case errors.As(wfErr, &can):
+		outcome = runContinuedAsNew
+	case wfErr != nil:
+		outcome = runFailed
+	}
+	m := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagOutcome: outcome})
+	m.Counter(MetricJobTokens).Inc(max(0, spent.Tokens-carried.Tokens))
+	m.Counter(MetricJobCost).Inc(int64(max(0, spent.CostUSD-carried.CostUSD) * 1e6))
+}
+
+// metricBudgetReached records that the run reached a bound of its budget.
+func metricBudgetReached(ctx workflow.Context, mode Mode) {
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{tagMode: string(mode)}).Counter(MetricBudgetsReached).Inc(1)
 }

@@ -96,6 +96,8 @@ func TestMetricsFromWorkflowCode(t *testing.T) {
 				"overseer_judge_tokens{kind=output}":                               20,
 				"overseer_pauses{cause=verdict}":                                   1,
 				"overseer_resumes{action=abort}":                                   1,
+				"overseer_job_tokens{outcome=aborted}":                             0,
+				"overseer_job_cost_microusd{outcome=aborted}":                      1_000_000, // two phases at $0.50
 			},
 			timers: map[string]int{"overseer_judge_latency{}": 2, "overseer_gate_wait{action=abort}": 1},
 		},
@@ -108,6 +110,8 @@ func TestMetricsFromWorkflowCode(t *testing.T) {
 				"overseer_judge_errors{kind=invalid_answer}":                  1,
 				"overseer_judge_tokens{kind=input}":                           200,
 				"overseer_judge_tokens{kind=output}":                          20,
+				"overseer_job_tokens{outcome=completed}":                      0,
+				"overseer_job_cost_microusd{outcome=completed}":               1_500_000, // three phases at $0.50
 			},
 			timers: map[string]int{"overseer_judge_latency{}": 2},
 		},
@@ -120,6 +124,8 @@ func TestMetricsFromWorkflowCode(t *testing.T) {
 				"overseer_judge_errors{kind=rejected}":                        1,
 				"overseer_judge_tokens{kind=input}":                           200,
 				"overseer_judge_tokens{kind=output}":                          20,
+				"overseer_job_tokens{outcome=completed}":                      0,
+				"overseer_job_cost_microusd{outcome=completed}":               1_500_000, // three phases at $0.50
 			},
 			timers: map[string]int{"overseer_judge_latency{}": 2},
 		},
@@ -185,8 +191,10 @@ func TestZeroMetricsCoversEveryCounterWithoutNone(t *testing.T) {
 	}
 	// assessments, judge errors, tokens, pauses, resumes (continue, redo,
 	// abort); gates expired, escalations, failed notifications, refused
-	// resumes (five reasons by update and by signal).
-	assert.Len(t, m.counts, 14+5+2+2+3+2+1+6+10)
+	// resumes (five reasons by update and by signal); a pause's third
+	// cause (budget), job tokens and cost by four outcomes, budgets
+	// reached by two modes.
+	assert.Len(t, m.counts, 14+5+2+2+3+2+1+6+10+1+8+2)
 	assert.Contains(t, m.counts, "overseer_resumes_refused{reason=OverseerNotAuthorized,via=update}")
 	for k := range m.counts {
 		assert.NotContains(t, k, "none", "no series carries a none value")
@@ -195,7 +203,7 @@ func TestZeroMetricsCoversEveryCounterWithoutNone(t *testing.T) {
 		"overseer_judge_errors", "overseer_pauses", "overseer_resumes", overseer.MetricGateWait, overseer.MetricOpenGates,
 		"overseer_gate_escalations", "overseer_gates_expired", "overseer_notifications_failed", "overseer_resumes_refused",
 		overseer.MetricLearnPromotions, overseer.MetricLearnRefusals, overseer.MetricLearnLabelledRuns, overseer.MetricLearnFalsePauseRate,
-		overseer.MetricLearnCatchRate, overseer.MetricLearnPromisedFalsePause} {
+		overseer.MetricLearnCatchRate, overseer.MetricLearnPromisedFalsePause, overseer.MetricJobTokens, overseer.MetricJobCost, overseer.MetricBudgetsReached} {
 		assert.NotEmpty(t, overseer.MetricHelp(name), "HELP text of %s", name)
 	}
 }

@@ -101,11 +101,16 @@ type GateEvent struct {
 	// The gate: its id, the phase after which it opened, what happened
 	// (Evidence, in plain words, most telling first; Gate.Evidence), the
 	// rule that fired (Reason), and when.
-	Gate     string    `json:"gate"`
-	Phase    string    `json:"phase"`
-	Evidence []string  `json:"evidence,omitempty"`
-	Reason   string    `json:"reason"`
-	OpenedAt time.Time `json:"opened_at"`
+	Gate  string `json:"gate"`
+	Phase string `json:"phase"`
+	// GateKind is what opened the gate (Gate.Kind): GateKindBudget for
+	// the job's budget, empty for a verdict. RaisedBudget is the budget a
+	// reviewer continued a budget gate with.
+	GateKind     string    `json:"gate_kind,omitempty"`
+	RaisedBudget *Budget   `json:"raised_budget,omitempty"`
+	Evidence     []string  `json:"evidence,omitempty"`
+	Reason       string    `json:"reason"`
+	OpenedAt     time.Time `json:"opened_at"`
 	// Wait is how long the gate has been open at At.
 	Wait time.Duration `json:"wait_ns"`
 	// Deadline is when the gate's next deadline acts, if it has one.
@@ -143,6 +148,13 @@ func (ev GateEvent) Sentence() string {
 		why = ev.Evidence[0]
 	}
 	why = clip(why, maxPauseWhy)
+	budget := ev.GateKind == GateKindBudget
+	switch {
+	case ev.Kind == GateOpened && budget:
+		return fmt.Sprintf("Job %s reached its budget after phase %s: %s; it waits at gate %s for a raised budget or an abort.", ev.WorkflowID, ev.Phase, why, ev.Gate)
+	case ev.Kind == GateResumed && budget && ev.RaisedBudget != nil:
+		return fmt.Sprintf("Job %s was resumed at gate %s by %s with a raised budget (%s) after %s.", ev.WorkflowID, ev.Gate, ev.By, *ev.RaisedBudget, ev.Wait.Round(time.Second))
+	}
 	switch ev.Kind {
 	case GateOpened:
 		return fmt.Sprintf("Job %s is paused after phase %s: %s; it waits for a person at gate %s.", ev.WorkflowID, ev.Phase, why, ev.Gate)
@@ -230,6 +242,8 @@ func (r *run) event(ctx workflow.Context, kind GateEventKind, g Gate) GateEvent 
 		TaskQueue:      info.TaskQueueName,
 		Gate:           g.ID,
 		Phase:          g.Phase,
+		GateKind:       g.Kind,
+		RaisedBudget:   g.RaisedBudget,
 		Evidence:       g.Evidence,
 		Reason:         g.Reason,
 		OpenedAt:       g.PausedAt,

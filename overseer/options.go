@@ -138,6 +138,12 @@ type Options struct {
 	// attribute fails); the shipped worker turns it on only when the
 	// namespace has it.
 	GateSearchAttribute bool
+	// BudgetSearchAttribute also upserts OverseerBudget (Keyword: near,
+	// reached; SearchAttributeBudget) for jobs with a budget, so that a
+	// list of the jobs over budget is one visibility query. The server
+	// must have it registered; the shipped worker turns it on only when
+	// the namespace has it.
+	BudgetSearchAttribute bool
 	// NoSummaryMemo writes no summary in the job's memo. Runs of this
 	// overseer hide the summary from the workflow's own GetInfo, but the
 	// SDK's test environment hands every UpsertMemo to a workflow's
@@ -370,8 +376,11 @@ type runConfig struct {
 	// SearchAttributes); Summary is set in every run pinned since the
 	// overseer kept a summary in the memo (publish).
 	GateSearchAttribute bool `json:"gate_search_attribute,omitempty"`
-	Summary             bool `json:"summary,omitempty"`
-	RecentAssessments   int  `json:"recent_assessments"`
+	// BudgetSearchAttribute is Options.BudgetSearchAttribute (with
+	// SearchAttributes).
+	BudgetSearchAttribute bool `json:"budget_search_attribute,omitempty"`
+	Summary               bool `json:"summary,omitempty"`
+	RecentAssessments     int  `json:"recent_assessments"`
 	// GateDeadline, Notify and NotifyTimeout are unset in runs pinned
 	// before they existed: their gates wait for ever and tell no one.
 	GateDeadline  GateDeadline  `json:"gate_deadline,omitzero"`
@@ -407,24 +416,25 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		obligations = obl
 	}
 	c := runConfig{
-		Mode:                mode,
-		Policy:              o.Policy,
-		Obligations:         slices.Clone(obligations),
-		PhaseActivities:     slices.Clone(o.PhaseActivities),
-		AssessTimeout:       o.AssessTimeout,
-		AssessTotalTimeout:  o.AssessTotalTimeout,
-		Placement:           o.placementFor(mode),
-		AssessTaskQueue:     o.AssessTaskQueue,
-		SearchAttributes:    o.SearchAttributes,
-		GateSearchAttribute: o.SearchAttributes && o.GateSearchAttribute,
-		Summary:             !o.NoSummaryMemo,
-		RecentAssessments:   o.RecentAssessments,
-		GateDeadline:        o.gateDeadlineFor(workflowType),
-		Notify:              o.Notifier != nil,
-		NotifyTimeout:       o.NotifyTimeout,
-		Approval:            o.approvalFor(workflowType),
-		MaxRedos:            o.MaxRedos,
-		RedoSafe:            slices.Clone(o.RedoSafe),
+		Mode:                  mode,
+		Policy:                o.Policy,
+		Obligations:           slices.Clone(obligations),
+		PhaseActivities:       slices.Clone(o.PhaseActivities),
+		AssessTimeout:         o.AssessTimeout,
+		AssessTotalTimeout:    o.AssessTotalTimeout,
+		Placement:             o.placementFor(mode),
+		AssessTaskQueue:       o.AssessTaskQueue,
+		SearchAttributes:      o.SearchAttributes,
+		GateSearchAttribute:   o.SearchAttributes && o.GateSearchAttribute,
+		BudgetSearchAttribute: o.SearchAttributes && o.BudgetSearchAttribute,
+		Summary:               !o.NoSummaryMemo,
+		RecentAssessments:     o.RecentAssessments,
+		GateDeadline:          o.gateDeadlineFor(workflowType),
+		Notify:                o.Notifier != nil,
+		NotifyTimeout:         o.NotifyTimeout,
+		Approval:              o.approvalFor(workflowType),
+		MaxRedos:              o.MaxRedos,
+		RedoSafe:              slices.Clone(o.RedoSafe),
 	}
 	if len(o.RedoSafe) == 0 {
 		c.MaxRedos = -1 // no phase is safe to run again

@@ -37,6 +37,13 @@ func TestAPausedJobReadsAsOneToLookAt(t *testing.T) {
 	ev := overseer.GateEvent{Kind: overseer.GateOpened, WorkflowID: "job-1", Gate: "code-1", Phase: "code",
 		Reason: "breach", Evidence: []string{"test ran 4 times in the last 8 phase runs"}}
 	assert.Equal(t, "Job job-1 is paused after phase code: test ran 4 times in the last 8 phase runs; it waits for a person at gate code-1.", ev.Sentence())
+
+	// A budget's gate says so, and its resume names the raised budget.
+	budget := overseer.GateEvent{Kind: overseer.GateOpened, WorkflowID: "job-1", Gate: "code-3", Phase: "code", GateKind: overseer.GateKindBudget,
+		Reason: "budget: the job spent 2400 tokens of its budget of 2000 tokens (120%)", Evidence: []string{"the job spent 2400 tokens of its budget of 2000 tokens (120%)"}}
+	assert.Equal(t, "Job job-1 reached its budget after phase code: the job spent 2400 tokens of its budget of 2000 tokens (120%); it waits at gate code-3 for a raised budget or an abort.", budget.Sentence())
+	budget.Kind, budget.By, budget.Wait, budget.RaisedBudget = overseer.GateResumed, "alice", 90*time.Second, &overseer.Budget{Tokens: 5000}
+	assert.Equal(t, "Job job-1 was resumed at gate code-3 by alice with a raised budget (5000 tokens) after 1m30s.", budget.Sentence())
 }
 
 // TestAVerdictNamesTheStageItsPolicyGives: a recalibrated model whose run

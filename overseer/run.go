@@ -90,6 +90,11 @@ type run struct {
 	tracker callTracker
 	// carriedPaused: the run continued from one paused at a gate.
 	carriedPaused bool
+	// carriedSpend is what the runs before this one spent (carried across
+	// continue-as-new), jobStarted when the first of them started (zero:
+	// this run is the first, or its predecessor did not say).
+	carriedSpend Budget
+	jobStarted   time.Time
 	// published is the summary last written to the memo (publish).
 	published *Summary
 	// notifyVersion is notifyChangeID's version, read at the first
@@ -137,6 +142,7 @@ type searchAttributes struct {
 	onObjective float64
 	paused      bool
 	gateSince   time.Time
+	budget      string
 }
 
 // oldestOpenGate is when the oldest open gate opened; zero when none is.
@@ -725,6 +731,9 @@ func (r *run) upsertSearchAttributes(ctx workflow.Context) {
 	if r.cfg.GateSearchAttribute {
 		now.gateSince = r.oldestOpenGate()
 	}
+	if r.cfg.BudgetSearchAttribute {
+		now.budget = r.st.Budget.State()
+	}
 	if now.status == "" {
 		now.status = "not_assessed"
 	}
@@ -747,6 +756,13 @@ func (r *run) upsertSearchAttributes(ctx workflow.Context) {
 			updates = append(updates, SearchAttributeGateSince.ValueUnset())
 		} else {
 			updates = append(updates, SearchAttributeGateSince.ValueSet(now.gateSince))
+		}
+	}
+	if r.cfg.BudgetSearchAttribute {
+		if now.budget == "" {
+			updates = append(updates, SearchAttributeBudget.ValueUnset())
+		} else {
+			updates = append(updates, SearchAttributeBudget.ValueSet(now.budget))
 		}
 	}
 	err := workflow.UpsertTypedSearchAttributes(ctx, updates...)

@@ -63,6 +63,13 @@ type Summary struct {
 	// predecessor's, not the successor's (a successor in mode off never
 	// writes one). Summaries of earlier releases do not say.
 	RunID string `json:"run_id,omitempty"`
+	// Spent is what the job's phases reported spending so far (tokens,
+	// cost, turns) and its phase runs; its elapsed time is the list's to
+	// work out from the start time. Budget is its budget, if it has one,
+	// and BudgetState how near it is to it (BudgetNear, BudgetReached).
+	Spent       Budget  `json:"spent,omitzero"`
+	Budget      *Budget `json:"budget,omitempty"`
+	BudgetState string  `json:"budget_state,omitempty"`
 }
 
 // Of says the summary describes run runID: it was written by that run, or
@@ -142,7 +149,8 @@ func (r *run) summary() Summary {
 	maxRedos, redoPhases := r.redoBounds()
 	s := Summary{Format: SummaryFormat, Mode: st.Mode, Phase: st.Phase, Band: st.Band, OnObjective: st.OnObjective, Assessed: st.Assessed,
 		Basis: clip(ShortBasis(st.Basis), maxSummaryBasis), Standing: clip(StandingOf(st.Basis), maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
-		Approval: st.Approval, StartedBy: clip(st.StartedBy, maxSummaryText), MaxRedos: maxRedos, RedoPhases: redoPhases, RunID: r.runID}
+		Approval: st.Approval, StartedBy: clip(st.StartedBy, maxSummaryText), MaxRedos: maxRedos, RedoPhases: redoPhases, RunID: r.runID,
+		Spent: spendOf(r.traj, 0), Budget: r.cfg.Budget, BudgetState: st.Budget.State()}
 	if len(s.Approval.Approvers) > maxSummaryApprovers {
 		s.MoreApprovers = len(s.Approval.Approvers) - maxSummaryApprovers
 		s.Approval.Approvers = s.Approval.Approvers[:maxSummaryApprovers]

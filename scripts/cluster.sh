@@ -91,7 +91,7 @@ fi
 NAMESPACE="default"
 # What docker-compose.yml's temporal-admin service registers (compose_test.go
 # checks that the two lists agree with the plugin).
-SEARCH_ATTRIBUTES="OverseerStatus=Keyword OverseerOnObjective=Double OverseerPaused=Bool OverseerGateSince=Datetime"
+SEARCH_ATTRIBUTES="OverseerStatus=Keyword OverseerOnObjective=Double OverseerPaused=Bool OverseerGateSince=Datetime OverseerBudget=Keyword"
 
 # The environment deploy/temporal/overseer.yaml and deploy/setup-schema.sh read.
 export BIND_ON_IP=127.0.0.1

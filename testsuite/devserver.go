@@ -42,6 +42,7 @@ var OverseerSearchAttributes = map[string]enumspb.IndexedValueType{
 	"OverseerOnObjective": enumspb.INDEXED_VALUE_TYPE_DOUBLE,
 	"OverseerPaused":      enumspb.INDEXED_VALUE_TYPE_BOOL,
 	"OverseerGateSince":   enumspb.INDEXED_VALUE_TYPE_DATETIME,
+	"OverseerBudget":      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }
 
 // TemporalCLIPath returns the path of the Temporal CLI binary: the value of

@@ -12,30 +12,44 @@ import (
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
-// gateSearchAttribute says whether the namespace has OverseerGateSince
-// registered, so that the worker may upsert it (a workflow task that
-// upserts an attribute the server does not know fails, and the job stops).
-// When it has not, or the check fails, it says in one sentence what to
-// register, and jobs go without it: every view still works, only a query
-// on the oldest gate's age does not.
-func gateSearchAttribute(ctx context.Context, c client.Client, namespace string, log *zap.Logger) bool {
+// optionalSearchAttribute is a search attribute the worker upserts only
+// when the namespace registers it, and what a view loses without it.
+type optionalSearchAttribute struct {
+	name, kind, without string
+}
+
+var (
+	gateSinceAttribute = optionalSearchAttribute{overseer.SearchAttributeGateSince.GetName(), "Datetime", "a query for overdue gates needs it"}
+	budgetAttribute    = optionalSearchAttribute{overseer.SearchAttributeBudget.GetName(), "Keyword", "overseer list --over-budget needs it"}
+)
+
+// registeredSearchAttributes says which of the optional search attributes
+// the namespace registers, so that the worker may upsert them (a workflow
+// task that upserts an attribute the server does not know fails, and the
+// job stops). For one it has not, or when the check fails, it says in one
+// sentence what to register, and jobs go without it: every view still
+// works but the one that needs it.
+func registeredSearchAttributes(ctx context.Context, c client.Client, namespace string, log *zap.Logger, attrs ...optionalSearchAttribute) []bool {
+	has := make([]bool, len(attrs))
 	if c == nil {
-		return false
+		return has
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	name := overseer.SearchAttributeGateSince.GetName()
 	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		log.Warn(fmt.Sprintf("overseer: cannot tell whether namespace %q registers the search attribute %s, so jobs go without it: "+
-			"register it (temporal operator search-attribute create --name %s --type Datetime) and restart the worker", namespace, name, name), zap.Error(err))
-		return false
+	for i, a := range attrs {
+		if err != nil {
+			log.Warn(fmt.Sprintf("overseer: cannot tell whether namespace %q registers the search attribute %s, so jobs go without it: "+
+				"register it (temporal operator search-attribute create --name %s --type %s) and restart the worker", namespace, a.name, a.name, a.kind), zap.Error(err))
+			continue
+		}
+		if _, ok := resp.GetCustomAttributes()[a.name]; ok {
+			has[i] = true
+			continue
+		}
+		log.Warn(fmt.Sprintf("overseer: namespace %q has no search attribute %s, so jobs go without it (%s): "+
+			"register it with `temporal operator search-attribute create --namespace %s --name %s --type %s` and restart the worker",
+			namespace, a.name, a.without, namespace, a.name, a.kind))
 	}
-	if _, ok := resp.GetCustomAttributes()[name]; ok {
-		return true
-	}
-	log.Warn(fmt.Sprintf("overseer: namespace %q has no search attribute %s, so jobs go without it (a query for overdue gates needs it): "+
-		"register it with `temporal operator search-attribute create --namespace %s --name %s --type Datetime` and restart the worker",
-		namespace, name, namespace, name))
-	return false
+	return has
 }

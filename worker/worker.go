@@ -297,7 +297,8 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts.GateSearchAttribute = gateSearchAttribute(context.Background(), c, ns, cfg.logger())
+		has := registeredSearchAttributes(context.Background(), c, ns, cfg.logger(), gateSinceAttribute, budgetAttribute)
+		opts.GateSearchAttribute, opts.BudgetSearchAttribute = has[0], has[1]
 	}
 	if cfg.ModelRegistry {
 		models, err := cfg.modelSource(c, opts)
