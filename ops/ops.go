@@ -282,6 +282,48 @@ func ListQuery(band string, paused bool) (string, error) {
 	return strings.Join(parts, " AND "), nil
 }
 
+// OverBudgetQuery selects the jobs at or past overseer.BudgetWarnShare
+// of a bound of their budget (the OverseerBudget search attribute): join
+// it to a ListQuery with AND.
+var OverBudgetQuery = fmt.Sprintf("%s IN ('%s', '%s')", overseer.SearchAttributeBudget.GetName(), overseer.BudgetNear, overseer.BudgetReached)
+
+// ErrNoBudgetAttribute is the error of a list over budget on a namespace
+// that does not register the OverseerBudget search attribute.
+var ErrNoBudgetAttribute = errors.New("the namespace has no OverseerBudget search attribute, so jobs over budget cannot be listed: " +
+	"register it (temporal operator search-attribute create --name OverseerBudget --type Keyword) and restart the workers; " +
+	"jobs that reach their budget from then on are listed")
+
+// Spend says what the job spent against its budget, from its summary:
+// "2400 tokens, $1.20, 3h0m0s of 2000 tokens (reached)"; elapsed time
+// runs to now while the job is open. Empty without a summary or spend.
+func (j Job) Spend(now time.Time) string {
+	s := j.Summary
+	if s == nil {
+		return ""
+	}
+	end := now
+	if j.Closed != nil {
+		end = *j.Closed
+	}
+	spent := s.Spent
+	spent.PhaseRuns = 0 // the phases column says them
+	var parts []string
+	if spent.Tokens > 0 || spent.CostUSD > 0 || spent.Turns > 0 {
+		parts = append(parts, spent.String())
+	}
+	if !j.Started.IsZero() && end.After(j.Started) {
+		parts = append(parts, end.Sub(j.Started).Round(time.Second).String())
+	}
+	text := strings.Join(parts, ", ")
+	if s.Budget != nil {
+		text += " of " + s.Budget.String()
+		if s.BudgetState != "" {
+			text += " (" + s.BudgetState + ")"
+		}
+	}
+	return text
+}
+
 // ListOptions select the jobs List returns. The zero value lists the 50
 // most recent workflows of the namespace.
 type ListOptions struct {
@@ -330,6 +372,9 @@ func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error)
 			Query: opts.Query, PageSize: int32(min(limit, cmp.Or(opts.PageSize, listPageSize))), NextPageToken: token,
 		})
 		if err != nil {
+			if strings.Contains(opts.Query, overseer.SearchAttributeBudget.GetName()) && unknownAttribute(err, overseer.SearchAttributeBudget.GetName()) {
+				return jobs, fmt.Errorf("list jobs: %w", ErrNoBudgetAttribute)
+			}
 			if ctx.Err() == nil && (TimedOut(err) || errors.Is(err, ErrRateLimited)) {
 				return jobs, fmt.Errorf("list jobs: %w (%d jobs listed before it)", err, len(jobs))
 			}
@@ -349,6 +394,13 @@ func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error)
 		}
 	}
 	return jobs, nil
+}
+
+// unknownAttribute says the server refused a query for naming a search
+// attribute it does not know.
+func unknownAttribute(err error, name string) bool {
+	var invalid *serviceerror.InvalidArgument
+	return errors.As(err, &invalid) && strings.Contains(invalid.Error(), name)
 }
 
 // readSummary decodes the overseer's summary from the job's memo, in the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"go.temporal.io/api/serviceerror"
@@ -74,4 +75,28 @@ func TestJobError(t *testing.T) {
 			assert.ErrorContains(t, err, tt.msg)
 		})
 	}
+}
+
+// A job's spend as the list shows it: what its phases reported, its
+// elapsed time (to its close, or now), against its budget.
+func TestJobSpend(t *testing.T) {
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	closed := start.Add(3 * time.Hour)
+	tests := []struct {
+		name string
+		job  ops.Job
+		want string
+	}{
+		{"no summary", ops.Job{Started: start}, ""},
+		{"open, nothing reported", ops.Job{Started: start, Summary: &overseer.Summary{}}, "1h0m0s"},
+		{"closed, over budget", ops.Job{Started: start, Closed: &closed, Summary: &overseer.Summary{
+			Spent: overseer.Budget{Tokens: 2400, CostUSD: 1.2, Turns: 4, PhaseRuns: 4}, Budget: &overseer.Budget{Tokens: 2000}, BudgetState: overseer.BudgetReached}},
+			"2400 tokens, $1.20, 4 turns, 3h0m0s of 2000 tokens (reached)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.job.Spend(start.Add(time.Hour)))
+		})
+	}
+	assert.Equal(t, "OverseerBudget IN ('near', 'reached')", ops.OverBudgetQuery)
 }

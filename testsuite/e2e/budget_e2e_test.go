@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func TestE2EABudgetStopsAJobAndARaisedBudgetResumesIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tq := fmt.Sprint("budget-", time.Now().UnixNano())
-	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage})
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, SearchAttributes: true, BudgetSearchAttribute: true})
 	require.NoError(t, err)
 	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: []sdkworker.Plugin{plugin}})
 	w.RegisterWorkflowWithOptions(spendingJob, workflow.RegisterOptions{Name: "SpendingJob"})
@@ -65,6 +66,16 @@ func TestE2EABudgetStopsAJobAndARaisedBudgetResumesIt(t *testing.T) {
 		assert.Equal(t, 4, s.Counters.Phases, "the fourth phase reaches 2400 tokens")
 		assert.Equal(t, "budget: the job spent 2400 tokens of its budget of 2000 tokens (120%)", s.PauseReason)
 	}
+	// `overseer list --over-budget` is one visibility query: both jobs, at
+	// their budget, with their spend.
+	var listed string
+	eventually(t, "both jobs listed over budget", time.Minute, func() bool {
+		code, out, _ := overseerCLI(srv, "list", "--over-budget", "--limit", "1000")
+		listed = out
+		return code == 0 && strings.Contains(out, raised.GetID()) && strings.Contains(out, aborted.GetID())
+	})
+	assert.Contains(t, listed, "2400 tokens, 4 turns, ")
+	assert.Contains(t, listed, " of 2000 tokens (reached)")
 
 	code, _, stderr := overseerCLI(srv, "resume", raised.GetID(), "--by", "reviewer", "--note", "worth it")
 	assert.NotEqual(t, 0, code, "a continue without a raise is refused")

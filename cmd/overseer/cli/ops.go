@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -516,7 +518,7 @@ type List struct{}
 
 // Synopsis implements Command.
 func (*List) Synopsis() string {
-	return "list jobs with their band (--status on_track|needs_a_look|off_track), or what waits at a gate, oldest first (--paused)"
+	return "list jobs with their band (--status on_track|needs_a_look|off_track) and spend (--over-budget), or what waits at a gate, oldest first (--paused)"
 }
 
 // Run implements Command.
@@ -526,15 +528,22 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 	conn.register(fs)
 	status := fs.String("status", "", "only jobs with this band: on_track, needs_a_look or off_track")
 	paused := fs.Bool("paused", false, "the queue of open gates of running jobs, oldest first: phase, reason, wait, deadline, who may open it")
+	overBudget := fs.Bool("over-budget", false, "only jobs at or past 80% of a bound of their budget (needs the OverseerBudget search attribute)")
 	limit := fs.Int("limit", 50, "at most this many jobs (with --paused: the oldest this many gates, of the whole queue)")
 	asJSON := fs.Bool("json", false, "print as JSON")
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	if *overBudget && *paused {
+		return fmt.Errorf("%w: --over-budget and --paused: list the gates with --paused (a budget's gate says so), or the jobs over budget with --over-budget", ErrUsage)
+	}
 	query, err := ops.ListQuery(*status, *paused)
 	if err != nil {
 		return fmt.Errorf("%w: --%s", ErrUsage, strings.TrimPrefix(err.Error(), ops.ErrInvalidFilter.Error()+": "))
+	}
+	if *overBudget {
+		query = strings.Join(slices.DeleteFunc([]string{query, ops.OverBudgetQuery}, func(q string) bool { return q == "" }), " AND ")
 	}
 	c, err := conn.dial(ctx)
 	if err != nil {
@@ -560,7 +569,8 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 		return json.NewEncoder(out).Encode(jobs)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tTYPE\tSTATE\tSTATUS\tP(ON OBJECTIVE)\tPAUSED\tPHASE\tSTARTED")
+	fmt.Fprintln(tw, "JOB\tTYPE\tSTATE\tSTATUS\tP(ON OBJECTIVE)\tPAUSED\tPHASE\tSPENT\tSTARTED")
+	now := time.Now()
 	for _, j := range jobs {
 		p := "-"
 		if j.Band != "" && j.Band != "not_assessed" {
@@ -577,7 +587,7 @@ func (*List) Run(ctx context.Context, args []string, out io.Writer) error {
 				band = j.Summary.Headline()
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", j.ID, j.Type, j.State, band, p, j.Paused, phase, j.Started.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\n", j.ID, j.Type, j.State, band, p, j.Paused, phase, cmp.Or(j.Spend(now), "-"), j.Started.Format(time.RFC3339))
 	}
 	tw.Flush()
 	if len(jobs) == 0 {
