@@ -36,12 +36,24 @@ type fakeBackend struct {
 	// counts the List calls.
 	statusCalls []string
 	listCalls   int
+	queries     []string
+}
+
+// lastQuery is the visibility query of the last List call.
+func (f *fakeBackend) lastQuery() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.queries) == 0 {
+		return ""
+	}
+	return f.queries[len(f.queries)-1]
 }
 
 func (f *fakeBackend) List(_ context.Context, opts ops.ListOptions) ([]ops.Job, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.listCalls++
+	f.queries = append(f.queries, opts.Query)
 	var out []ops.Job
 	for _, j := range f.jobs {
 		if strings.Contains(opts.Query, "OverseerPaused") && !j.Paused {

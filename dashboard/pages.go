@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -79,7 +80,7 @@ func stateBadge(state string) badge {
 // filters of the list page: name → visibility query.
 var filters = []struct{ Name, Label string }{
 	{"", "All"}, {"paused", "Paused"}, {"off_track", "Off track"}, {"needs_a_look", "Needs a look"},
-	{"on_track", "On track"}, {"running", "Running"},
+	{"on_track", "On track"}, {"running", "Running"}, {"over_budget", "Over budget"},
 }
 
 func filterQuery(f string) (string, error) {
@@ -90,6 +91,8 @@ func filterQuery(f string) (string, error) {
 		return ops.ListQuery("", true)
 	case "running":
 		return overseer.OpenJobsQuery, nil
+	case "over_budget":
+		return ops.OverBudgetQuery, nil
 	}
 	return ops.ListQuery(f, false)
 }
@@ -136,6 +139,9 @@ type row struct {
 	Age       time.Duration
 	Pauses    int
 	StatusErr string
+	// Spend is what the job spent against its budget (ops.Job.Spend);
+	// BudgetState how near it is (near, reached).
+	Spend, BudgetState string
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -208,7 +214,7 @@ func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
 	sem := make(chan struct{}, rowQueriesInFlight)
 	queries := 0
 	for i, j := range jobs {
-		rows[i] = row{Job: j, URL: jobURL(j.ID), State: stateBadge(j.State), Age: now.Sub(j.Started)}
+		rows[i] = row{Job: j, URL: jobURL(j.ID), State: stateBadge(j.State), Age: now.Sub(j.Started), Spend: j.Spend(now)}
 		if j.Summary != nil {
 			rows[i].fillSummary(j, *j.Summary)
 			continue
@@ -237,7 +243,7 @@ func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
 
 // fillSummary sets a row from the job's summary.
 func (r *row) fillSummary(j ops.Job, sum overseer.Summary) {
-	r.Phase, r.Mode, r.Pauses = sum.Phase, string(sum.Mode), sum.Pauses
+	r.Phase, r.Mode, r.Pauses, r.BudgetState = sum.Phase, string(sum.Mode), sum.Pauses, sum.BudgetState
 	r.Badge, r.P, r.BandClass = bandBadge(sum.Band), sum.OnObjective, string(sum.Band)
 	r.HasP = sum.Assessed && sum.Band != overseer.BandUnknown
 	r.NotAssessed = sum.Assessed && !r.HasP
@@ -386,6 +392,50 @@ type resumeForm struct {
 	// paused again elsewhere is refused instead of closing the new gate.
 	Gate  string
 	Error string
+	// Budget is the raised budget typed at a budget's gate, as typed.
+	Budget budgetForm
+}
+
+// budgetForm is the raised budget a reviewer types at a budget's gate.
+type budgetForm struct{ Tokens, CostUSD, Hours, Turns, PhaseRuns string }
+
+// formInputError is a form field that could not be read; nothing was
+// sent to Temporal.
+type formInputError string
+
+func (e formInputError) Error() string { return string(e) }
+
+// readBudgetForm reads the raised budget of a resume form: nil when no
+// field is filled in; an error, in one sentence, when one is not a
+// positive number.
+func readBudgetForm(r *http.Request) (budgetForm, *overseer.Budget, error) {
+	f := budgetForm{Tokens: strings.TrimSpace(r.PostFormValue("budget_tokens")), CostUSD: strings.TrimSpace(r.PostFormValue("budget_cost_usd")),
+		Hours: strings.TrimSpace(r.PostFormValue("budget_hours")), Turns: strings.TrimSpace(r.PostFormValue("budget_turns")),
+		PhaseRuns: strings.TrimSpace(r.PostFormValue("budget_phase_runs"))}
+	if f == (budgetForm{}) {
+		return f, nil, nil
+	}
+	var b overseer.Budget
+	for _, fld := range []struct {
+		name, v string
+		set     func(float64)
+	}{
+		{"tokens", f.Tokens, func(x float64) { b.Tokens = int64(x) }},
+		{"cost (US dollars)", f.CostUSD, func(x float64) { b.CostUSD = x }},
+		{"hours", f.Hours, func(x float64) { b.Elapsed = time.Duration(x * float64(time.Hour)) }},
+		{"turns", f.Turns, func(x float64) { b.Turns = int(x) }},
+		{"phase runs", f.PhaseRuns, func(x float64) { b.PhaseRuns = int(x) }},
+	} {
+		if fld.v == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(fld.v, 64)
+		if err != nil || x <= 0 || math.IsInf(x, 0) {
+			return f, nil, formInputError(fmt.Sprintf("the raised budget's %s is %q: give a positive number, or leave it empty", fld.name, fld.v))
+		}
+		fld.set(x)
+	}
+	return f, &b, nil
 }
 
 // phaseGroup is a run of consecutive timeline events of one phase.
@@ -580,9 +630,15 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	}
 	req := s.resumeRequest(r, form)
 	req.Gate = r.PostFormValue("gate")
+	var budgetErr error
+	form.Budget, req.Budget, budgetErr = readBudgetForm(r)
 	ctx, cancel := s.call(r)
 	defer cancel()
-	g, err := s.backend.Resume(ctx, id, req)
+	var g overseer.Gate
+	err := budgetErr
+	if err == nil {
+		g, err = s.backend.Resume(ctx, id, req)
+	}
 	s.forgetViews()
 	if err != nil {
 		// Who tried: the signed-in user when users sign in. The worker
@@ -660,7 +716,10 @@ func (s *Server) resumeRequest(r *http.Request, form resumeForm) overseer.Resume
 // refusal words a resume error for the form.
 func refusal(err error) string {
 	var app *temporal.ApplicationError
+	var input formInputError
 	switch {
+	case errors.As(err, &input):
+		return upperFirst(input.Error()) + "."
 	case overseer.ErrorType(err) == overseer.InvalidResumeErrorType && errors.As(err, &app):
 		return "The request was refused: " + strings.TrimPrefix(app.Message(), "overseer: ") + "."
 	case overseer.ErrorType(err) == overseer.NotPausedErrorType:
@@ -706,6 +765,7 @@ var funcs = template.FuncMap{
 	"hasP":        func(a *overseer.Assessment) bool { return a != nil && hasP(*a) },
 	"pausedBadge": func() badge { return pausedBadge },
 	"plus":        func(a, b float64) float64 { return a + b },
+	"join":        strings.Join,
 	// count says n things: "1 pause", "2 pauses".
 	"count": func(n int, thing string) string {
 		if n == 1 {

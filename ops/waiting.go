@@ -39,6 +39,10 @@ type WaitingGate struct {
 	NoStarter bool     `json:"no_starter,omitempty"`
 	// Attempt is which run of its phase the gate holds (1 + its redos).
 	Attempt int `json:"attempt,omitempty"`
+	// Kind is what opened the gate: overseer.GateKindBudget for the job's
+	// budget (continue it with a raised budget, or abort), empty for a
+	// verdict.
+	Kind string `json:"kind,omitempty"`
 	// CanRedo says a redo of the gate would not be refused for the bound
 	// or the phase.
 	CanRedo bool `json:"can_redo,omitempty"`
@@ -221,7 +225,7 @@ func SummaryWaitingGates(j Job, s overseer.Summary, now time.Time) []WaitingGate
 		out = append(out, WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID, Phase: g.Phase,
 			Evidence: []string{g.Why}, Reason: cmp.Or(g.Reason, g.Why), PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
 			Approvers: s.Approval.Approvers, MoreApprovers: s.MoreApprovers, FourEyes: s.Approval.FourEyes, NoStarter: s.Approval.NoStarter,
-			Attempt: g.Attempt, CanRedo: s.CanRedo(g), OperatorPaused: j.State == "paused"})
+			Attempt: g.Attempt, CanRedo: s.CanRedo(g), OperatorPaused: j.State == "paused", Kind: g.Kind})
 	}
 	return out
 }
@@ -234,7 +238,7 @@ func JobWaitingGates(j Job, s overseer.Status, now time.Time) []WaitingGate {
 		out = append(out, WaitingGate{JobID: j.ID, RunID: j.RunID, WorkflowType: j.Type, GateID: g.ID, Phase: g.Phase,
 			Evidence: g.Evidence, Reason: g.Reason, PausedAt: g.PausedAt, Wait: now.Sub(g.PausedAt), Deadline: g.Deadline,
 			Approvers: s.Approval.Approvers, FourEyes: s.Approval.FourEyes, NoStarter: s.Approval.NoStarter,
-			Attempt: g.Attempt, CanRedo: s.CanRedo(g), OperatorPaused: j.State == "paused"})
+			Attempt: g.Attempt, CanRedo: s.CanRedo(g), OperatorPaused: j.State == "paused", Kind: g.Kind})
 	}
 	return out
 }

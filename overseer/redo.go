@@ -241,9 +241,10 @@ func (r *run) redoable(g *Gate) bool {
 
 // CanRedo says a resume of the open gate g with action redo would not be
 // refused for the bound (RedoRefusedErrorType): the job can redo a phase
-// and g's phase was redone fewer than MaxRedos times.
+// and g's phase was redone fewer than MaxRedos times. A gate a budget
+// opened, or one at a declared Boundary, is never redone.
 func (s Status) CanRedo(g Gate) bool {
-	return s.RedoSafe(g.Phase) && !g.AtBoundary && g.Outcome() == "open" && g.attempts()-1 < s.MaxRedos
+	return s.RedoSafe(g.Phase) && !g.AtBoundary && g.Kind != GateKindBudget && g.Outcome() == "open" && g.attempts()-1 < s.MaxRedos
 }
 
 // RedoSafe says the job may redo phase at all: it can redo (MaxRedos > 0)
