@@ -2,6 +2,7 @@ package overseer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -200,6 +201,28 @@ func budgetStatusOf(limit, spent Budget) BudgetStatus {
 	return s
 }
 
+// ErrInvalidBudget is the error of a budget that cannot be read
+// (ParseBudget).
+var ErrInvalidBudget = errors.New("not a budget")
+
+// ParseBudget reads a budget as the memo ([BudgetMemoKey]), `overseer
+// resume --budget` and a job spec give it: JSON such as {"tokens":
+// 2000000, "cost_usd": 40, "elapsed_ns": 21600000000000, "turns": 200,
+// "phase_runs": 500}, every bound positive. An unknown field is refused,
+// not ignored: a misspelt bound would bound nothing.
+func ParseBudget(s string) (Budget, error) {
+	var b Budget
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return Budget{}, fmt.Errorf("%w (%v); give JSON such as {\"tokens\": 2000000, \"cost_usd\": 40, \"elapsed_ns\": 21600000000000}", ErrInvalidBudget, err)
+	}
+	if err := b.Validate(); err != nil {
+		return Budget{}, err
+	}
+	return b, nil
+}
+
 // budgetFromMemo reads the run's budget from its memo (BudgetMemoKey):
 // nil when it sets none.
 func budgetFromMemo(ctx workflow.Context) (*Budget, error) {
@@ -207,14 +230,9 @@ func budgetFromMemo(ctx workflow.Context) (*Budget, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	var b Budget
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("overseer: memo %s is not a budget (%v); give JSON such as {\"tokens\": 2000000, \"elapsed_ns\": 21600000000000}", BudgetMemoKey, err)
-	}
-	if err := b.Validate(); err != nil {
-		return nil, err
+	b, err := ParseBudget(s)
+	if err != nil {
+		return nil, fmt.Errorf("overseer: memo %s: %w", BudgetMemoKey, err)
 	}
 	return &b, nil
 }

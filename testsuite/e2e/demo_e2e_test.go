@@ -57,13 +57,18 @@ func TestDemoTellsTheTruth(t *testing.T) {
 	for _, m := range loopRow.FindAllStringSubmatch(out.String(), -1) {
 		loops[m[1]] = m
 	}
-	require.Len(t, loops, 4, out.String())
+	require.Len(t, loops, 5, out.String())
 	assert.Equal(t, []string{"done", "0"}, []string{loops["healthy"][2], loops["healthy"][5]})
 	assert.True(t, strings.HasPrefix(loops["healthy"][3], "On track"), loops["healthy"][3])
 	assert.Equal(t, "done", loops["blocked"][2], "the reviewer's note unblocked it")
 	for _, sc := range []string{"tool_failing", "looping", "blocked"} {
 		assert.NotEqual(t, "0", loops[sc][5], "%s paused", sc)
 	}
+	// The budgeted loop (healthy, 6,000 tokens) stopped once, at its
+	// budget, and finished with the raised one.
+	assert.Equal(t, []string{"done", "1"}, []string{loops["budget"][2], loops["budget"][5]})
+	assert.Regexp(t, `(?m)^budget\s+⏸  PAUSED after model: the job spent \d+ tokens of its budget of 6000 tokens \(\d+%\)$`, out.String())
+	assert.Contains(t, out.String(), `budget     ▶  resumed by demo-reviewer: "Worth finishing: the budget is raised. (budget raised to 20000 tokens)"`)
 	verdicts := regexp.MustCompile(`(?m)^\w+\s+\w+\s+(On track|Needs a look|Off track)\s+P\(on objective\) \S+\s+basis: (.*)$`).FindAllStringSubmatch(out.String(), -1)
 	require.NotEmpty(t, verdicts)
 	for _, v := range verdicts {

@@ -29,7 +29,7 @@ type Demo struct{}
 
 // Synopsis implements Command.
 func (*Demo) Synopsis() string {
-	return "run the four scenario jobs and four agent loops (or, with --traces DIR, recorded real agent runs) on an embedded dev server and show the overseer at work"
+	return "run the four scenario jobs and five agent loops, one stopped by its budget (or, with --traces DIR, recorded real agent runs) on an embedded dev server and show the overseer at work"
 }
 
 // reviewerNotes are what the demo's human reviewer writes per scenario.
@@ -73,7 +73,19 @@ type demoJob struct {
 	status  overseer.Status
 	latency time.Duration
 	latN    int
+	// budget is the job's budget (a memo, as a job spec gives it), "" for
+	// none; its reviewer continues a budget's gate with raised.
+	budget string
+	raised *overseer.Budget
 }
+
+// The demo's budgeted job: a healthy agent loop whose token budget is
+// reached at its third turn (its model calls report 2,150, 2,550, 2,950
+// … tokens), so that it stops at a budget's gate and the reviewer
+// continues it with a raised budget.
+const demoBudget = `{"tokens": 6000}`
+
+var demoRaisedBudget = overseer.Budget{Tokens: 20_000}
 
 // Run implements Command.
 func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
@@ -98,7 +110,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 		return runTraceDemo(ctx, out, traceDemoOptions{traces: *traces, format: *format, speed: *speed, reviewDelay: *reviewDelay})
 	}
 
-	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs and four agent loops in manage mode, judged by the %s.\n", worker.JudgeConfig{})
+	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs and five agent loops (one with a token budget) in manage mode, judged by the %s.\n", worker.JudgeConfig{})
 	printDemoPolicy(out)
 	c, taskQueue, stop, err := startDemoServer(ctx, out, worker.Config{AgentWork: *agentWork})
 	if err != nil {
@@ -131,6 +143,14 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "started  %-22s agent loop (%s), scenario %s\n", j.id, workflows.AgentLoopWorkflowName, sc)
 		jobs = append(jobs, j)
 	}
+	budgeted := &demoJob{loop: activities.LoopHealthy, label: "budget", id: "demo-agent-loop-budget-" + stamp, budget: demoBudget, raised: &demoRaisedBudget}
+	budgeted.run, err = startJob(ctx, c, taskQueue, JobSpec{ID: budgeted.id, Objective: "Add CSV export to the reports page",
+		Loop: string(activities.LoopHealthy), Mode: string(overseer.ModeManage), Budget: budgeted.budget})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "started  %-22s agent loop (%s), scenario %s, budget %s\n", budgeted.id, workflows.AgentLoopWorkflowName, activities.LoopHealthy, budgeted.budget)
+	jobs = append(jobs, budgeted)
 	fmt.Fprintln(out)
 
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -154,10 +174,25 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 		if want := j.expectedOutcome(); j.outcome != want {
 			return fmt.Errorf("job %s ended %s, not %s", j.id, j.outcome, want)
 		}
+		if j.budget != "" && !raisedAtABudgetGate(j.status) {
+			return fmt.Errorf("job %s never stopped at its budget (%s): its gates are %v", j.id, j.budget, j.status.Gates)
+		}
 	}
 	fmt.Fprintln(out, "\nAll Coro jobs delivered; the healthy and the blocked agent loops are done, the failing and the looping one gave up "+
-		"(their simulated agent ignores a note). The dev server keeps no data; run `overseer dev` for one that stays up.")
+		"(their simulated agent ignores a note); the budgeted loop stopped at its budget and finished with a raised one. "+
+		"The dev server keeps no data; run `overseer dev` for one that stays up.")
 	return nil
+}
+
+// raisedAtABudgetGate says a gate of the job's budget was continued with
+// a raised budget.
+func raisedAtABudgetGate(s overseer.Status) bool {
+	for _, g := range s.Gates {
+		if g.Kind == overseer.GateKindBudget && g.RaisedBudget != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // expectedOutcome is how the job should end.
@@ -219,7 +254,11 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 			note = loopReviewerNotes[j.loop]
 		}
 		req := overseer.ResumeRequest{By: "demo-reviewer", Note: note, Gate: s.GateID}
-		if j.scenario == activities.OnTrack || j.loop == activities.LoopHealthy {
+		if g := openGate(s); g != nil && g.Kind == overseer.GateKindBudget && j.raised != nil {
+			// The job reached its budget: the reviewer raises it.
+			req.Note, req.Budget = "Worth finishing: the budget is raised.", j.raised
+			note = fmt.Sprintf("%s (budget raised to %s)", req.Note, *j.raised)
+		} else if j.scenario == activities.OnTrack || j.loop == activities.LoopHealthy {
 			// "Looks fine": the reviewer calls the pause a false alarm. The
 			// other notes redirect their jobs: needed, by the rule.
 			req.Needed = new(false)

@@ -362,14 +362,9 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	if *budget != "" {
-		var b overseer.Budget
-		dec := json.NewDecoder(strings.NewReader(*budget))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&b); err != nil {
-			return fmt.Errorf("%w: --budget is not a budget (%v); give JSON such as '{\"tokens\": 5000000, \"cost_usd\": 40, \"elapsed_ns\": 21600000000000}'", ErrUsage, err)
-		}
-		if err := b.Validate(); err != nil {
-			return fmt.Errorf("%w: --budget: %v", ErrUsage, err)
+		b, err := overseer.ParseBudget(*budget)
+		if err != nil {
+			return fmt.Errorf("%w: --budget is %v", ErrUsage, err)
 		}
 		req.Budget = &b
 	}

@@ -48,6 +48,10 @@ type JobSpec struct {
 	// scenario instead of a CoroJob: healthy, tool_failing, looping,
 	// blocked. Scenario, Phases, MaxLoops and RetryDelay do not apply.
 	Loop string `json:"loop,omitempty" yaml:"loop"`
+	// Budget is the job's budget, as its memo takes it
+	// (overseer.BudgetMemoKey, overseer.ParseBudget): JSON such as
+	// {"tokens": 2000000, "elapsed_ns": 21600000000000}.
+	Budget string `json:"budget,omitempty" yaml:"budget"`
 }
 
 // Duration reads "10s"-style durations from JSON and YAML.
@@ -228,6 +232,11 @@ func (s JobSpec) Validate() error {
 	if s.MaxLoops < 0 {
 		return fmt.Errorf("job spec: max_loops %d is negative", s.MaxLoops)
 	}
+	if s.Budget != "" {
+		if _, err := overseer.ParseBudget(s.Budget); err != nil {
+			return fmt.Errorf("job spec: budget is %v", err)
+		}
+	}
 	return nil
 }
 
@@ -250,8 +259,11 @@ func startJob(ctx context.Context, c client.Client, taskQueue string, spec JobSp
 		spec.ID = fmt.Sprintf("%s-%d", kind, time.Now().UnixNano())
 	}
 	opts := client.StartWorkflowOptions{ID: spec.ID, TaskQueue: taskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true}
-	if spec.Mode != "" || spec.GateDeadline != "" || spec.StartedBy != "" {
+	if spec.Mode != "" || spec.GateDeadline != "" || spec.StartedBy != "" || spec.Budget != "" {
 		opts.Memo = map[string]any{}
+	}
+	if spec.Budget != "" {
+		opts.Memo[overseer.BudgetMemoKey] = spec.Budget
 	}
 	if spec.StartedBy != "" {
 		opts.Memo[overseer.StartedByMemoKey] = spec.StartedBy
@@ -300,6 +312,7 @@ func (*Start) Run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&spec.Objective, "objective", "", "the job's objective")
 	fs.StringVar(&spec.Scenario, "scenario", "", "simulated scenario: on_track, drifting, looping, blocked")
 	fs.StringVar(&spec.Loop, "loop", "", "start the reference agent loop (CoroAgentLoop) instead, with this scenario: healthy, tool_failing, looping, blocked")
+	fs.StringVar(&spec.Budget, "budget", "", `the job's budget, as JSON (e.g. '{"tokens": 2000000, "elapsed_ns": 21600000000000}'): in manage mode it stops at a gate of its own when it reaches a bound`)
 	fs.StringVar(&spec.Mode, "mode", "", "overseer mode for this job: off, observe, manage")
 	fs.StringVar(&spec.StartedBy, "by", "", "who starts the job, recorded for the four-eyes rule (the starter may not resume its own gates)")
 	fs.StringVar(&spec.GateDeadline, "gate-deadline", "", "this job's gate deadline, e.g. 24h:escalate,72h:abort or none (default: the worker's)")
