@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/corohq/temporal-overseer/overseer"
 )
@@ -169,4 +171,104 @@ func (s Spend) Sentences() []string {
 		fmt.Sprintf("a token budget at the succeeded runs' 95th percentile (%d tokens on average, each run's set by the other task families' runs) would have saved %d tokens (%.1f%% of the failed runs' spend), holding %d of %d succeeded runs",
 			s.BudgetTokens, s.Budget.SavedTokens, 100*s.Budget.SavedShare, s.Budget.Held, s.Budget.Succeeded),
 	}
+}
+
+// Saved is what oversight did and could have done on closed jobs, from
+// their records and the reviewers' decisions at their gates (what a learn
+// round reads): the failed jobs' share of the tokens, what they spent after
+// their first pause (what stopping there would have saved), the jobs a
+// reviewer aborted at a gate and what they had spent by then, and how long
+// jobs waited at gates. Jobs that reported no tokens count for the gates
+// and waits only (TokenJobs says how many reported any).
+type Saved struct {
+	Jobs      int `json:"jobs"`
+	TokenJobs int `json:"token_jobs"`
+	Failed    int `json:"failed"`
+	// FailedTokens of AllTokens were the failed jobs'.
+	FailedTokens int64 `json:"failed_tokens"`
+	AllTokens    int64 `json:"all_tokens"`
+	// PausedFailed failed jobs paused at a gate, and spent AfterFirstPause
+	// tokens after their first one.
+	PausedFailed    int   `json:"paused_failed"`
+	AfterFirstPause int64 `json:"after_first_pause"`
+	// Aborted jobs were stopped at a gate by a reviewer, having spent
+	// AbortedTokens.
+	Aborted       int   `json:"aborted"`
+	AbortedTokens int64 `json:"aborted_tokens"`
+	// Gates were decided by a reviewer, after waiting Waited in all and
+	// MedianWait each in the middle.
+	Gates      int           `json:"gates"`
+	Waited     time.Duration `json:"waited_ns"`
+	MedianWait time.Duration `json:"median_wait_ns"`
+}
+
+// SavedOf measures Saved on records.
+func SavedOf(records []Record) Saved {
+	var s Saved
+	var waits []int64
+	for _, rec := range records {
+		s.Jobs++
+		tokens := tokensByStep(rec)
+		var total int64
+		if n := len(tokens); n > 0 {
+			total = tokens[n-1]
+		}
+		if total > 0 {
+			s.TokenJobs++
+		}
+		s.AllTokens += total
+		failed := rec.Outcome.Failed()
+		if failed {
+			s.Failed++
+			s.FailedTokens += total
+		}
+		for _, g := range rec.Gates {
+			s.Gates++
+			waits = append(waits, g.WaitMS)
+			s.Waited += time.Duration(g.WaitMS) * time.Millisecond
+			if g.Action == GateAbort {
+				s.Aborted++
+				s.AbortedTokens += total
+			}
+		}
+		if failed && len(rec.Gates) > 0 {
+			s.PausedFailed++
+			first := rec.Gates[0].After
+			before := int64(0)
+			if first > 0 && len(tokens) > 0 {
+				before = tokens[min(first, len(tokens))-1]
+			}
+			s.AfterFirstPause += total - before
+		}
+	}
+	if len(waits) > 0 {
+		s.MedianWait = time.Duration(percentile(waits, 0.5)) * time.Millisecond
+	}
+	return s
+}
+
+// Sentence says s in one sentence.
+func (s Saved) Sentence() string {
+	if s.Jobs == 0 {
+		return "no closed jobs to add up"
+	}
+	var parts []string
+	switch {
+	case s.TokenJobs == 0:
+		parts = append(parts, fmt.Sprintf("none of the %d closed jobs reported tokens, so their spend cannot be added up", s.Jobs))
+	case s.AllTokens > 0:
+		parts = append(parts, fmt.Sprintf("failed jobs spent %d of the %d closed jobs' %d tokens (%.0f%%)", s.FailedTokens, s.Jobs, s.AllTokens, 100*float64(s.FailedTokens)/float64(s.AllTokens)))
+		if s.PausedFailed > 0 {
+			parts = append(parts, fmt.Sprintf("the %d failed jobs that paused spent %d tokens after their first pause (what stopping there would have saved)", s.PausedFailed, s.AfterFirstPause))
+		}
+	}
+	if s.Aborted > 0 {
+		parts = append(parts, fmt.Sprintf("reviewers aborted %d at a gate, after %d tokens", s.Aborted, s.AbortedTokens))
+	}
+	if s.Gates > 0 {
+		parts = append(parts, fmt.Sprintf("jobs waited %s at %d gates (median %s)", s.Waited.Round(time.Second), s.Gates, s.MedianWait.Round(time.Second)))
+	} else {
+		parts = append(parts, "no job waited at a gate")
+	}
+	return strings.Join(parts, "; ")
 }

@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,37 @@ func TestSpendOfStopsAtTheFirstPauseAndAtABudget(t *testing.T) {
 
 	_, ok = eval.SpendOf([]eval.Record{records[3]}, scored[3:], overseer.DefaultPolicy())
 	assert.False(t, ok, "no run reported tokens")
+}
+
+// What oversight did on closed jobs: the failed jobs' share, what failed
+// jobs spent after their first pause, the aborted jobs' spend, and the
+// waits at gates.
+func TestSavedOfAddsUpClosedJobsAndTheirGates(t *testing.T) {
+	steps := func(n int, tokens int64) []eval.Step {
+		var out []eval.Step
+		for range n {
+			out = append(out, eval.Step{Phase: "edit", InputTokens: tokens})
+		}
+		return out
+	}
+	records := []eval.Record{
+		// Failed, paused after its first step, continued: 300 tokens after it.
+		{ID: "a-1", Outcome: eval.OutcomeFailed, Steps: steps(4, 100),
+			Gates: []eval.GateDecision{{After: 1, Action: eval.GateContinue, WaitMS: 60_000}}},
+		// Aborted at a gate after two steps.
+		{ID: "b-1", Outcome: eval.OutcomeFailed, Steps: steps(2, 50),
+			Gates: []eval.GateDecision{{After: 2, Action: eval.GateAbort, WaitMS: 180_000}}},
+		{ID: "c-1", Outcome: eval.OutcomeSucceeded, Steps: steps(3, 100),
+			Gates: []eval.GateDecision{{After: 3, Action: eval.GateContinue, WaitMS: 120_000}}},
+		{ID: "d-1", Outcome: eval.OutcomeSucceeded, Steps: steps(2, 0)}, // no tokens
+	}
+	s := eval.SavedOf(records)
+	assert.Equal(t, eval.Saved{Jobs: 4, TokenJobs: 3, Failed: 2, FailedTokens: 500, AllTokens: 800, PausedFailed: 2, AfterFirstPause: 300,
+		Aborted: 1, AbortedTokens: 100, Gates: 3, Waited: 6 * time.Minute, MedianWait: 2 * time.Minute}, s)
+	assert.Equal(t, "failed jobs spent 500 of the 4 closed jobs' 800 tokens (62%); the 2 failed jobs that paused spent 300 tokens after their first pause "+
+		"(what stopping there would have saved); reviewers aborted 1 at a gate, after 100 tokens; jobs waited 6m0s at 3 gates (median 2m0s)", s.Sentence())
+
+	none := eval.SavedOf([]eval.Record{{ID: "e-1", Outcome: eval.OutcomeSucceeded, Steps: steps(2, 0)}})
+	assert.Equal(t, "none of the 1 closed jobs reported tokens, so their spend cannot be added up; no job waited at a gate", none.Sentence())
+	assert.Equal(t, "no closed jobs to add up", eval.SavedOf(nil).Sentence())
 }

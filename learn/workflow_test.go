@@ -124,6 +124,15 @@ func TestRoundCarriesRatesInResultMemoAndMetrics(t *testing.T) {
 			assert.Equal(t, &shipped, res.Rates.Promise)
 			assert.Contains(t, res.Rates.Sentence, "2 of 41 succeeded jobs had a false pause (4.9%), 3 of 9 failed jobs caught (33.3%)")
 
+			// What oversight did on the same 50 jobs: the failed ones, those
+			// of them caught at a gate, the gates' waits added up.
+			require.NotNil(t, res.Saved)
+			assert.Equal(t, 50, res.Saved.Jobs)
+			assert.Equal(t, 9, res.Saved.Failed)
+			assert.Equal(t, 3, res.Saved.PausedFailed, "the caught failed jobs")
+			assert.Positive(t, res.Saved.Gates)
+			assert.Contains(t, res.Saved.Sentence(), fmt.Sprintf("at %d gates", res.Saved.Gates))
+
 			assert.Equal(t, res.Sentence, memo.Sentence)
 			assert.Equal(t, res.Rates, memo.Rates)
 			assert.Equal(t, res.Readiness, memo.Readiness)

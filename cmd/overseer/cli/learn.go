@@ -366,6 +366,9 @@ func printRound(out io.Writer, res learn.Result) {
 	if res.Rates != nil {
 		fmt.Fprintf(out, "false pauses and catches %s\n", res.Rates.Sentence)
 	}
+	if res.Saved != nil {
+		fmt.Fprintf(out, "spend and waits: %s\n", res.Saved.Sentence())
+	}
 	switch {
 	case res.Decision != nil && res.Decision.Figures.Labels.Any():
 		fmt.Fprintln(out, res.Decision.Figures.Labels)
