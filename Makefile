@@ -14,7 +14,7 @@ TESTFLAGS ?=
 # The repository's Go modules, developed together through go.work: the
 # plugin's module at the root (only the Temporal SDK and API, zap and
 # testify), and one module per heavier part.
-MODULES := . overseer/jev/jevopenai notify worker eval ops learn dashboard cmd testsuite/e2e
+MODULES := . overseer/jev/jevopenai notify worker eval ops otel learn dashboard cmd testsuite/e2e
 # Every package of every module (./... from the root covers the root module only).
 PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 
