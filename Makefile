@@ -19,7 +19,7 @@ MODULES := . overseer/jev/jevopenai notify worker eval ops otel learn dashboard 
 PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 
 # Packages containing workflow code checked for non-determinism.
-WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./bench/... ./learn/... ./testsuite/conformance/...
+WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./otel/... ./bench/... ./learn/... ./testsuite/conformance/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
 .PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check demo bench default-model cluster test-cluster test-pause

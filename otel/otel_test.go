@@ -40,8 +40,7 @@ func answer(onObjective float64, breach string, confidence, severity float64) je
 func onTrack() jev.Step { return answer(0.9, overseer.BreachNone, 0.9, 0.2) }
 func flagged() jev.Step { return answer(0.1, overseer.BreachNone, 0.9, 3) }
 
-// phaseResult is what a phase reports: its tool calls failed, so the
-// evidence of a flag quotes them.
+// phaseResult is what a phase returns, with its report to the overseer.
 type phaseResult struct {
 	overseer.ReportCarrier
 	Phase string
