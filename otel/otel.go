@@ -123,7 +123,9 @@ func New(opts Options) (*Telemetry, error) {
 	if ws == nil {
 		ws = contribWorkflowSpan
 	}
-	return &Telemetry{tracer: tp.Tracer(instrumentationName), includeContent: opts.IncludeContent, workflowSpan: ws}, nil
+	// The schema URL says which conventions the attributes follow.
+	tracer := tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL))
+	return &Telemetry{tracer: tracer, includeContent: opts.IncludeContent, workflowSpan: ws}, nil
 }
 
 func isNilPointer(tp trace.TracerProvider) bool {

@@ -115,6 +115,7 @@ func TestEachAssessmentIsOneEvaluationEventUnderTheWorkflowSpan(t *testing.T) {
 	spans := r.named(overseerotel.SpanAssessment)
 	require.Len(t, st.Assessments, 3)
 	require.Len(t, spans, 3, "one span per assessment")
+	assert.Equal(t, "https://opentelemetry.io/schemas/1.41.0", r.schemaOf(spans[0]), "the conventions' version")
 	evs := events(spans, overseerotel.EvaluationResultEvent)
 	require.Len(t, evs, 3, "one evaluation result event per assessment")
 	for i, a := range st.Assessments {

@@ -25,6 +25,15 @@ type receiver struct {
 
 	mu    sync.Mutex
 	spans []*tracepb.Span
+	// schema is each span's scope's schema URL.
+	schema map[*tracepb.Span]string
+}
+
+// schemaOf is the schema URL of the scope span s came in.
+func (r *receiver) schemaOf(s *tracepb.Span) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.schema[s]
 }
 
 func (r *receiver) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
@@ -33,6 +42,9 @@ func (r *receiver) Export(_ context.Context, req *coltracepb.ExportTraceServiceR
 	for _, rs := range req.GetResourceSpans() {
 		for _, ss := range rs.GetScopeSpans() {
 			r.spans = append(r.spans, ss.GetSpans()...)
+			for _, s := range ss.GetSpans() {
+				r.schema[s] = ss.GetSchemaUrl()
+			}
 		}
 	}
 	return &coltracepb.ExportTraceServiceResponse{}, nil
@@ -43,7 +55,7 @@ func startReceiver(t *testing.T) *receiver {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	r := &receiver{addr: lis.Addr().String()}
+	r := &receiver{addr: lis.Addr().String(), schema: map[*tracepb.Span]string{}}
 	s := grpc.NewServer()
 	coltracepb.RegisterTraceServiceServer(s, r)
 	go func() { _ = s.Serve(lis) }()
