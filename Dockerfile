@@ -11,6 +11,7 @@ COPY overseer/jev/jevopenai/go.mod overseer/jev/jevopenai/go.sum overseer/jev/je
 COPY worker/go.mod worker/go.sum worker/
 COPY eval/go.mod eval/go.sum eval/
 COPY ops/go.mod ops/go.sum ops/
+COPY otel/go.mod otel/go.sum otel/
 COPY learn/go.mod learn/go.sum learn/
 COPY dashboard/go.mod dashboard/go.sum dashboard/
 COPY notify/go.mod notify/go.sum notify/

@@ -14,12 +14,12 @@ TESTFLAGS ?=
 # The repository's Go modules, developed together through go.work: the
 # plugin's module at the root (only the Temporal SDK and API, zap and
 # testify), and one module per heavier part.
-MODULES := . overseer/jev/jevopenai notify worker eval ops learn dashboard cmd testsuite/e2e
+MODULES := . overseer/jev/jevopenai notify worker eval ops otel learn dashboard cmd testsuite/e2e
 # Every package of every module (./... from the root covers the root module only).
 PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 
 # Packages containing workflow code checked for non-determinism.
-WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./bench/... ./learn/... ./testsuite/conformance/...
+WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./otel/... ./bench/... ./learn/... ./testsuite/conformance/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
 .PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check demo bench default-model cluster test-cluster test-pause

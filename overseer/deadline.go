@@ -308,6 +308,7 @@ func (r *run) expire(ctx workflow.Context, g *Gate, by string, action DeadlineAc
 	metricExpiry(ctx, *g)
 	for _, c := range closed {
 		r.recordGate(*c)
+		r.reportGate(ctx, *c, now)
 	}
 	r.syncGates(ctx)
 	r.logger.Warn("overseer: gate expired", "gate", g.ID, "phase", g.Phase, "rule", by, "action", string(g.Action), "late", lateBy)

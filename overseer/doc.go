@@ -519,6 +519,12 @@
 // each metric's description and [ZeroMetrics] emits every counter at zero
 // up front.
 //
+// [Options.Telemetry] receives each assessment, each gate as it closes and
+// each budget stop ([Telemetry]), also from workflow code and never on
+// replay; package github.com/corohq/temporal-overseer/otel, a module of
+// its own, exports them to OpenTelemetry as the GenAI conventions'
+// gen_ai.evaluation.result events and gate spans, beside the SDK's traces.
+//
 // # Offline: replaying recorded runs
 //
 // [TrajectoryRecorder] builds a [Trajectory] outside a workflow with the

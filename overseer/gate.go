@@ -383,6 +383,7 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 		r.recordGate(*c)
 		r.st.Counters.Resumes++
 		metricResume(ctx, *c)
+		r.reportGate(ctx, *c, now)
 	}
 	r.syncGates(ctx)
 	r.logger.Info("overseer: job resumed", "by", g.By, "action", string(g.Action), "phase", g.Phase, "gate", g.ID)
@@ -460,6 +461,9 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 	r.open = append(r.open, g)
 	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)
 	metricPause(ctx, g, r.st.Counters.ConsecutiveFailures > 0)
+	if g.Kind == GateKindBudget {
+		r.reportBudgetStop(ctx, *g)
+	}
 	r.syncGates(ctx)
 	r.upsertSearchAttributes(ctx) // the summary once the deadline is set (awaitGate)
 	r.logger.Info("overseer: job paused", "phase", phase, "gate", g.ID, "reason", why.reason, "evidence", strings.Join(why.evidence, "; "))
@@ -472,6 +476,7 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 			g.clearDeadline()
 			r.open = slices.Delete(r.open, i, i+1)
 			r.recordGate(*g)
+			r.reportGate(ctx, *g, workflow.Now(ctx))
 		}
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		r.syncGates(dctx)

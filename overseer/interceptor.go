@@ -181,7 +181,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	}
 	r := newRun(ctx, wfType, cfg, i.opts.Judge)
 	r.runID = info.WorkflowExecution.RunID
-	r.models, r.circuit = i.opts.Models, i.circuit
+	r.models, r.circuit, r.tel = i.opts.Models, i.circuit, i.opts.Telemetry
 	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
 	if r.carriedPaused && r.cfg.SearchAttributes && workflow.GetVersion(ctx, carriedGateChangeID, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 		// Continue-as-new copies the search attributes: say at once that

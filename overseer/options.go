@@ -223,6 +223,14 @@ type Options struct {
 	// it. A run pins the list when it starts.
 	RedoSafe []string
 
+	// Telemetry, if set, receives each assessment, each gate as it closes
+	// and each budget stop, from workflow code when it is not replaying
+	// ([Telemetry]); package github.com/corohq/temporal-overseer/otel
+	// exports them to OpenTelemetry. It is not pinned and writes nothing
+	// to history: a run reports to the Telemetry of whichever worker runs
+	// it. If not set, nothing is reported.
+	Telemetry Telemetry
+
 	// DashboardURL is the base URL of the overseer dashboard (e.g.
 	// https://overseer.example.com): notifications link to the job's page,
 	// DashboardURL/job?id=WORKFLOW_ID. It is read when a notification is

@@ -36,6 +36,9 @@ type run struct {
 	models ModelSource
 	// circuit is the judge's on this worker (judgeCircuit).
 	circuit *judgeCircuit
+	// tel is the worker's Options.Telemetry (not pinned: it sends nothing
+	// to Temporal).
+	tel Telemetry
 
 	st   Status
 	traj Trajectory
@@ -416,6 +419,7 @@ func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajector
 		r.st.Counters.ConsecutiveFailures++
 		r.record(rec)
 		r.meters(ctx).record(rec, err)
+		r.reportAssessment(ctx, rec, err, r.cfg.Policy)
 		r.logger.Warn("overseer: assessment failed", "phase", phase, "error", rec.Error)
 		max := r.cfg.Policy.MaxConsecutiveFailures
 		if r.cfg.Mode == ModeManage && max > 0 && r.st.Counters.ConsecutiveFailures >= max && ctx.Err() == nil {
@@ -443,6 +447,7 @@ func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajector
 	}
 	r.record(rec)
 	r.meters(ctx).record(rec, nil)
+	r.reportAssessment(ctx, rec, nil, policy)
 	if seq > r.applied {
 		r.applied = seq
 		r.st.Band, r.st.OnObjective, r.st.Assessed, r.st.Basis = v.Band, v.OnObjective, true, out.Answers.Basis
@@ -532,6 +537,7 @@ func (r *run) notAssessed(ctx workflow.Context, reason string) {
 		r.st.Counters.ConsecutiveFailures++
 		r.record(a)
 		r.meters(ctx).record(a, notWaitedFor)
+		r.reportAssessment(ctx, a, notWaitedFor, r.cfg.Policy)
 	}
 	r.logger.Warn("overseer: run ends without waiting for a failing judge", "not_assessed", len(r.pending), "reason", reason)
 	r.pending = nil
