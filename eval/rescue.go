@@ -231,7 +231,12 @@ func EstimateRescue(workflowType string, records []Record) RescueEstimate {
 		e.MinutesPerRescue = Num(e.WaitMinutes / float64(e.Rescued))
 	}
 	if e.Paused < MinRescueJobs || e.Observed < MinRescueJobs {
+		// Refused: no figure below the minimum, only the counts.
 		e.Verdict = RescueTooFew
+		nan := Num(math.NaN())
+		e.P, e.R, e.D, e.Threshold, e.Margin = nan, nan, nan, nan, nan
+		e.PLow, e.PHigh, e.RLow, e.RHigh, e.DLow, e.DHigh = nan, nan, nan, nan, nan, nan
+		e.ThresholdLow, e.ThresholdHigh, e.MarginLow, e.MarginHigh = nan, nan, nan, nan
 		e.Sentence = e.say()
 		return e
 	}
