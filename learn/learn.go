@@ -133,6 +133,10 @@ type Result struct {
 	// Rates are the false-pause and catch rates measured on the newest
 	// closed jobs, against the promise of the model current then.
 	Rates *Rates `json:"rates,omitempty"`
+	// Rescue is rescue against disruption on the jobs the round read
+	// (MeasureRescue): whether pausing the type's jobs helps. It only
+	// recommends; no round switches a mode.
+	Rescue *eval.RescueEstimate `json:"rescue,omitempty"`
 	// Decision is this round's candidate, if one was fitted.
 	Decision *Decision `json:"decision,omitempty"`
 	// Current is the model version jobs of the type use after the round.
@@ -168,6 +172,8 @@ type ExportOutput struct {
 	Readiness Readiness       `json:"readiness"`
 	Labels    eval.GateLabels `json:"gate_labels"`
 	Rates     Rates           `json:"rates"`
+	// Rescue: see Result.
+	Rescue *eval.RescueEstimate `json:"rescue,omitempty"`
 	// StoreNote: see Result.
 	StoreNote string `json:"store_note,omitempty"`
 }
@@ -246,6 +252,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	if ex.Rates.Sentence != "" { // an export activity older than the rates measures none
 		res.Rates = &ex.Rates
 	}
+	res.Rescue = ex.Rescue
 	// A round before the stages recorded no Recalibrate: it replays as it ran.
 	if !ex.Readiness.Ready && !ex.Readiness.Recalibrate {
 		res.Sentence = fmt.Sprintf("round %d for %s: no candidate: %s", res.Rounds, in.Type, ex.Readiness.Sentence)
@@ -399,6 +406,7 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	out.Labels = eval.UseGateLabels(recs)
 	out.Readiness = Ready(recs, in.Options)
 	out.Rates = a.measure(ctx, recs, in)
+	out.Rescue = MeasureRescue(in.Type, recs)
 	cctx, cancel := context.WithTimeout(ctx, promiseReadTimeout)
 	defer cancel()
 	if cur, err := a.current(cctx, in.Type); err == nil {

@@ -366,6 +366,7 @@ func printRound(out io.Writer, res learn.Result) {
 	if res.Rates != nil {
 		fmt.Fprintf(out, "false pauses and catches %s\n", res.Rates.Sentence)
 	}
+	printRescue(out, res)
 	switch {
 	case res.Decision != nil && res.Decision.Figures.Labels.Any():
 		fmt.Fprintln(out, res.Decision.Figures.Labels)

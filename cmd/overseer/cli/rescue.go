@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/learn"
 )
 
 // asPhasesFlag registers --as-phases: the docs' figures of the phase model
@@ -97,4 +98,13 @@ func printRecordedPauses(out io.Writer, groups []eval.RecordedPauses) {
 	for _, g := range groups {
 		fmt.Fprintf(out, "  %s (%s): %s\n", g.Type, g.Shape, g.Sentence)
 	}
+}
+
+// printRescue prints a learn round's rescue against disruption: one
+// sentence for the type, which recommends and never switches a mode.
+func printRescue(out io.Writer, res learn.Result) {
+	if res.Rescue == nil { // rounds before the estimate measured none
+		return
+	}
+	fmt.Fprintf(out, "should pauses be on for %s? %s (the rule: pause only when p > d/(r+d); the overseer never switches mode)\n", res.Type, res.Rescue.Sentence)
 }
