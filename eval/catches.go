@@ -169,3 +169,23 @@ func CatchesByGroup(records []Record, scored []ScoredRun, rates []float64) []Gro
 	}
 	return out
 }
+
+// RecordedCatches are the catches at rates of the assessments the jobs'
+// records carry (exported from Temporal): each job judged live, by the
+// model in force when it ran, before any refit learned from it — held-out
+// scores. Jobs without a recorded P count for nothing.
+func RecordedCatches(records []Record, rates []float64) []CatchAtRate {
+	runs := make([]ScoredRun, 0, len(records))
+	for _, rec := range records {
+		run := ScoredRun{ID: rec.ID, Outcome: rec.Outcome, Steps: len(rec.Steps)}
+		for i, s := range rec.Steps {
+			if a := s.Assessment; a != nil && a.Error == "" && !a.NotAssessed {
+				run.Points = append(run.Points, Point{Steps: i + 1, Answers: overseer.Answers{OnObjective: a.OnObjective}})
+			}
+		}
+		if len(run.Points) > 0 {
+			runs = append(runs, run)
+		}
+	}
+	return CatchesAt(runs, rates)
+}

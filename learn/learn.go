@@ -137,6 +137,10 @@ type Result struct {
 	// (MeasureRescue): whether pausing the type's jobs helps. It only
 	// recommends; no round switches a mode.
 	Rescue *eval.RescueEstimate `json:"rescue,omitempty"`
+	// Catches are the failed jobs caught at eval.FixedFalsePauseRates of
+	// succeeded jobs paused, on the assessments the jobs recorded live
+	// (eval.RecordedCatches).
+	Catches []eval.CatchAtRate `json:"catches,omitempty"`
 	// Decision is this round's candidate, if one was fitted.
 	Decision *Decision `json:"decision,omitempty"`
 	// Current is the model version jobs of the type use after the round.
@@ -173,7 +177,8 @@ type ExportOutput struct {
 	Labels    eval.GateLabels `json:"gate_labels"`
 	Rates     Rates           `json:"rates"`
 	// Rescue: see Result.
-	Rescue *eval.RescueEstimate `json:"rescue,omitempty"`
+	Rescue  *eval.RescueEstimate `json:"rescue,omitempty"`
+	Catches []eval.CatchAtRate   `json:"catches,omitempty"`
 	// StoreNote: see Result.
 	StoreNote string `json:"store_note,omitempty"`
 }
@@ -252,7 +257,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	if ex.Rates.Sentence != "" { // an export activity older than the rates measures none
 		res.Rates = &ex.Rates
 	}
-	res.Rescue = ex.Rescue
+	res.Rescue, res.Catches = ex.Rescue, ex.Catches
 	// A round before the stages recorded no Recalibrate: it replays as it ran.
 	if !ex.Readiness.Ready && !ex.Readiness.Recalibrate {
 		res.Sentence = fmt.Sprintf("round %d for %s: no candidate: %s", res.Rounds, in.Type, ex.Readiness.Sentence)
@@ -407,6 +412,7 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	out.Readiness = Ready(recs, in.Options)
 	out.Rates = a.measure(ctx, recs, in)
 	out.Rescue = MeasureRescue(in.Type, recs)
+	out.Catches = eval.RecordedCatches(recs, eval.FixedFalsePauseRates)
 	cctx, cancel := context.WithTimeout(ctx, promiseReadTimeout)
 	defer cancel()
 	if cur, err := a.current(cctx, in.Type); err == nil {

@@ -103,6 +103,13 @@ func printRecordedPauses(out io.Writer, groups []eval.RecordedPauses) {
 // printRescue prints a learn round's rescue against disruption: one
 // sentence for the type, which recommends and never switches a mode.
 func printRescue(out io.Writer, res learn.Result) {
+	if len(res.Catches) > 0 {
+		var parts []string
+		for _, c := range res.Catches {
+			parts = append(parts, fmt.Sprintf("at %g%% of succeeded jobs paused %s", 100*c.Rate, c))
+		}
+		fmt.Fprintf(out, "failed jobs caught on the assessments they recorded live (a threshold on their lowest P): %s\n", strings.Join(parts, "; "))
+	}
 	if res.Rescue == nil { // rounds before the estimate measured none
 		return
 	}

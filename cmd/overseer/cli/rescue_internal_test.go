@@ -30,7 +30,12 @@ func rescueJobs(typ string, needed, rescued, notNeeded, disrupted, observed, obs
 		for s, ph := range []string{"plan", "code", "test"} {
 			a := &eval.RecordedAssessment{OnObjective: 0.8, Band: "on_track"}
 			if s == 1 {
-				a = &eval.RecordedAssessment{OnObjective: 0.3, Band: "off_track", Flagged: true}
+				// Failed jobs' P lowest: the live catches are all of them.
+				p := 0.3 + 0.01*float64(i)
+				if failed {
+					p = 0.25
+				}
+				a = &eval.RecordedAssessment{OnObjective: p, Band: "off_track", Flagged: true}
 			}
 			rec.Steps = append(rec.Steps, eval.Step{Phase: ph, Turns: 3, InputTokens: 900, OutputTokens: 120, Assessment: a})
 		}
@@ -89,6 +94,7 @@ func TestLearnStatusSaysRescueAgainstDisruptionPerType(t *testing.T) {
 	assert.Contains(t, got, "should pauses be on for AgentLoop? keep observing: 4 labelled gates are too few to say whether pausing AgentLoop helps (need 10)")
 	assert.Contains(t, got, "should pauses be on for CoroJob? pauses here were needed 8 times in 10 (9 of 12 paused jobs); p 0.500 > d/(r+d) 0.000: pausing helps")
 	assert.Contains(t, got, "29 reviewer minutes per rescued job", "12 gates waited 12 minutes each for 5 rescued jobs")
+	assert.Contains(t, got, "at 5% of succeeded jobs paused 100.0% (10 of 10; 0 of 14 paused)", "CoroJob's failed jobs, all below its succeeded ones")
 	goldenInternal(t, "learn_status_rescue.txt", got)
 }
 
