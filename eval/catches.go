@@ -44,6 +44,11 @@ func (c CatchAtRate) String() string {
 	return fmt.Sprintf("%.1f%% (%d of %d; %d of %d paused)", 100*float64(c.Catch), c.Caught, c.Failed, c.Paused, c.Succeeded)
 }
 
+// RateText is the rate as a percentage: "1%".
+func (c CatchAtRate) RateText() string {
+	return fmt.Sprintf("%g%% of succeeded jobs paused", 100*c.Rate)
+}
+
 // CatchesAt measures the catches of runs at each rate (see [CatchAtRate]).
 func CatchesAt(runs []ScoredRun, rates []float64) []CatchAtRate {
 	p, failed := answersOf(runs, minAnswer)
