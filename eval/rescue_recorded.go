@@ -132,6 +132,12 @@ func (g RecordedPauses) say() string {
 		return s + "; with no flag, pausing changes nothing here"
 	case g.FlaggedFailed == 0:
 		return s + "; p 0: every flagged run succeeded, so a pause here can only disrupt"
+	case g.FlaggedSucceeded == 0:
+		s += "; p 1: every flagged run failed, so a pause here can only rescue (r cannot be observed on recorded runs: nobody paused them)"
+		if g.Flagged < MinRescueJobs {
+			s += fmt.Sprintf("; %d flagged %s too few to trust p (need %d)", g.Flagged, plural(g.Flagged, "run is", "runs are"), MinRescueJobs)
+		}
+		return s
 	}
 	s += fmt.Sprintf("; p %s (%s–%s) among the flagged runs; r cannot be observed on recorded runs (nobody paused them): pausing helps only if a pause rescues more than %.2f·d of the failing runs it pauses (at d = 1, every such pause a disruption: more than %s)",
 		g.P, g.PLow, g.PHigh, float64(g.RescueNeededPerD), rescueNeeded(float64(g.RescueNeededPerD)))
