@@ -32,7 +32,7 @@ type RecordedPauses struct {
 	Succeeded int `json:"succeeded"`
 	Failed    int `json:"failed"`
 	// P is FlaggedFailed / Flagged, with its 95 % bootstrap interval (the
-	// flagged runs resampled; fixed seed).
+	// flagged runs resampled; the same runs always give the same interval).
 	P     Num `json:"p"`
 	PLow  Num `json:"p_low"`
 	PHigh Num `json:"p_high"`
@@ -108,7 +108,7 @@ func RecordedPausesByGroup(records []Record, scored []ScoredRun, policy overseer
 }
 
 // shareInterval is the 95 % percentile bootstrap interval of the share of
-// true values (fixed seed).
+// true values (reproducible: the same values always give the same interval).
 func shareInterval(vs []bool) (lo, hi Num) {
 	rng := rand.New(rand.NewPCG(rescueSeed, rescueSeed^0x9e3779b97f4a7c15))
 	shares := make([]float64, rescueResamples)
