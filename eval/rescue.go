@@ -322,8 +322,12 @@ func (e RescueEstimate) say() string {
 		verdict = fmt.Sprintf("not yet clear whether pausing helps: p − d/(r+d) is %s–%s at 95%%; keep observing", e.MarginLow, e.MarginHigh)
 	}
 	minutes := "no job rescued"
-	if !math.IsNaN(float64(e.MinutesPerRescue)) {
-		minutes = fmt.Sprintf("%.0f reviewer minutes per rescued job", float64(e.MinutesPerRescue))
+	switch m := float64(e.MinutesPerRescue); {
+	case math.IsNaN(m):
+	case m < 1:
+		minutes = "under a reviewer minute per rescued job"
+	default:
+		minutes = fmt.Sprintf("%.0f reviewer minutes per rescued job", m)
 	}
 	return fmt.Sprintf("%s; %s: %s (rescue r %s, %s–%s: %d judged needed then succeeded; disruption d %s, %s–%s: %d judged not needed then failed or aborted; p %s, %s–%s: %d of %d flagged jobs left alone in observe mode failed); %s",
 		head, rule, verdict, e.R, e.RLow, e.RHigh, e.Rescued, e.D, e.DLow, e.DHigh, e.Disrupted, e.P, e.PLow, e.PHigh, e.ObservedFailed, e.Observed, minutes)
