@@ -329,8 +329,13 @@ func (e RescueEstimate) say() string {
 	default:
 		minutes = fmt.Sprintf("%.0f reviewer minutes per rescued job", m)
 	}
-	return fmt.Sprintf("%s; %s: %s (rescue r %s, %s–%s: %d judged needed then succeeded; disruption d %s, %s–%s: %d judged not needed then failed or aborted; p %s, %s–%s: %d of %d flagged jobs left alone in observe mode failed); %s",
+	s := fmt.Sprintf("%s; %s: %s (rescue r %s, %s–%s: %d judged needed then succeeded; disruption d %s, %s–%s: %d judged not needed then failed or aborted; p %s, %s–%s: %d of %d flagged jobs left alone in observe mode failed); %s",
 		head, rule, verdict, e.R, e.RLow, e.RHigh, e.Rescued, e.D, e.DLow, e.DHigh, e.Disrupted, e.P, e.PLow, e.PHigh, e.ObservedFailed, e.Observed, minutes)
+	if e.Unjudged > 0 {
+		s += fmt.Sprintf("; %d paused %s exported before gates recorded whether the pause was needed, judged by the old rule (an abort or redo needed, a continue not)",
+			e.Unjudged, plural(e.Unjudged, "job was", "jobs were"))
+	}
+	return s
 }
 
 // timesIn says k of n as "9 times in 10", rounded to tenths of n.

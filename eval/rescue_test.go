@@ -206,6 +206,17 @@ func TestEstimateRescueCountsAnAbortAsAFailure(t *testing.T) {
 	assert.Equal(t, 1, e.Disrupted)
 }
 
+// Gates exported before the judgement existed are judged by the old rule,
+// and the sentence says how many.
+func TestEstimateRescueSaysUnjudgedGates(t *testing.T) {
+	recs := jobsFor(8, 4, 2, 0, 10, 5)
+	recs[0].Gates[0].Needed, recs[0].Gates[0].Action = nil, eval.GateRedo // needed by the old rule
+	e := eval.EstimateRescue("Job", recs)
+	assert.Equal(t, 1, e.Unjudged)
+	assert.Equal(t, 8, e.Needed)
+	assert.Contains(t, e.Sentence, "; 1 paused job was exported before gates recorded whether the pause was needed, judged by the old rule")
+}
+
 func numEq(t *testing.T, want float64, got eval.Num, name string) {
 	t.Helper()
 	if math.IsNaN(want) {
