@@ -169,8 +169,8 @@ func CatchesByGroup(records []Record, scored []ScoredRun, rates []float64) []Gro
 	out := make([]GroupCatches, 0, len(keys))
 	for _, k := range keys {
 		runs := groups[k]
-		any := checkpoint("any boundary", runs, minAnswer)
-		out = append(out, GroupCatches{Type: k.typ, Shape: k.shape, Runs: any.Runs, Failed: any.Failed, AUROC: any.AUROC, Catches: CatchesAt(runs, rates)})
+		whole := checkpoint("any boundary", runs, minAnswer)
+		out = append(out, GroupCatches{Type: k.typ, Shape: k.shape, Runs: whole.Runs, Failed: whole.Failed, AUROC: whole.AUROC, Catches: CatchesAt(runs, rates)})
 	}
 	return out
 }
