@@ -343,6 +343,12 @@ type Report struct {
 	// policy's first pause, or at a token budget, would have saved and
 	// held (SpendOf; set by the caller that has the records).
 	Spend *Spend `json:"spend,omitempty"`
+	// Catches are the failed runs caught at FixedFalsePauseRates per
+	// workflow type and shape (CatchesByGroup), and Pauses what the policy
+	// would do to them as rescue against disruption (RecordedPausesByGroup);
+	// set by the caller that has the records.
+	Catches []GroupCatches   `json:"catches_at_fixed_false_pause_rate,omitempty"`
+	Pauses  []RecordedPauses `json:"pauses_rescue_or_disruption,omitempty"`
 }
 
 // NewReport measures scored runs and what policy does to them.

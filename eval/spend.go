@@ -259,7 +259,11 @@ func (s Saved) Sentence() string {
 	case s.AllTokens > 0:
 		parts = append(parts, fmt.Sprintf("failed jobs spent %d of the %d closed jobs' %d tokens (%.0f%%)", s.FailedTokens, s.Jobs, s.AllTokens, 100*float64(s.FailedTokens)/float64(s.AllTokens)))
 		if s.PausedFailed > 0 {
-			parts = append(parts, fmt.Sprintf("the %d failed jobs that paused spent %d tokens after their first pause (what stopping there would have saved)", s.PausedFailed, s.AfterFirstPause))
+			jobs := "jobs"
+			if s.PausedFailed == 1 {
+				jobs = "job"
+			}
+			parts = append(parts, fmt.Sprintf("the %d failed %s that paused spent %d tokens after the first pause (what stopping there would have saved)", s.PausedFailed, jobs, s.AfterFirstPause))
 		}
 	}
 	if s.Aborted > 0 {

@@ -79,7 +79,7 @@ func TestSavedOfAddsUpClosedJobsAndTheirGates(t *testing.T) {
 	s := eval.SavedOf(records)
 	assert.Equal(t, eval.Saved{Jobs: 4, TokenJobs: 3, Failed: 2, FailedTokens: 500, AllTokens: 800, PausedFailed: 2, AfterFirstPause: 300,
 		Aborted: 1, AbortedTokens: 100, Gates: 3, Waited: 6 * time.Minute, MedianWait: 2 * time.Minute}, s)
-	assert.Equal(t, "failed jobs spent 500 of the 4 closed jobs' 800 tokens (62%); the 2 failed jobs that paused spent 300 tokens after their first pause "+
+	assert.Equal(t, "failed jobs spent 500 of the 4 closed jobs' 800 tokens (62%); the 2 failed jobs that paused spent 300 tokens after the first pause "+
 		"(what stopping there would have saved); reviewers aborted 1 at a gate, after 100 tokens; jobs waited 6m0s at 3 gates (median 2m0s)", s.Sentence())
 
 	none := eval.SavedOf([]eval.Record{{ID: "e-1", Outcome: eval.OutcomeSucceeded, Steps: steps(2, 0)}})

@@ -166,6 +166,9 @@ type FoldModel struct {
 	Features    []string     `json:"features"`
 	HeldOut     int          `json:"held_out_runs"`
 	Checkpoints []Checkpoint `json:"checkpoints"`
+	// Catches are the failed held-out runs caught at FixedFalsePauseRates,
+	// the threshold set on this fold's held-out succeeded runs.
+	Catches []CatchAtRate `json:"catches,omitempty"`
 }
 
 func meanFoldAUROC(folds []FoldModel) map[string]float64 {
@@ -717,7 +720,8 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		for i, r := range outer[f] {
 			res.CV[r] = testScored[i]
 		}
-		res.FoldModels = append(res.FoldModels, FoldModel{Features: familyFeatures(m), HeldOut: len(outer[f]), Checkpoints: Checkpoints(testScored)})
+		res.FoldModels = append(res.FoldModels, FoldModel{Features: familyFeatures(m), HeldOut: len(outer[f]), Checkpoints: Checkpoints(testScored),
+			Catches: CatchesAt(testScored, FixedFalsePauseRates)})
 		// Each sub-model alone, on the held-out runs that carry its inputs.
 		for _, sm := range m.SubModels {
 			sd := subByName(subs, sm.Name)

@@ -137,6 +137,14 @@ type Result struct {
 	// spend, what they spent after their first pause, the jobs aborted at
 	// a gate and the time jobs waited at gates (eval.SavedOf).
 	Saved *eval.Saved `json:"saved,omitempty"`
+	// Rescue is rescue against disruption on the jobs the round read
+	// (MeasureRescue): whether pausing the type's jobs helps. It only
+	// recommends; no round switches a mode.
+	Rescue *eval.RescueEstimate `json:"rescue,omitempty"`
+	// Catches are the failed jobs caught at eval.FixedFalsePauseRates of
+	// succeeded jobs paused, on the assessments the jobs recorded live
+	// (eval.RecordedCatches).
+	Catches []eval.CatchAtRate `json:"catches,omitempty"`
 	// Decision is this round's candidate, if one was fitted.
 	Decision *Decision `json:"decision,omitempty"`
 	// Current is the model version jobs of the type use after the round.
@@ -174,6 +182,9 @@ type ExportOutput struct {
 	Rates     Rates           `json:"rates"`
 	// Saved: see Result; nil from an export activity older than it.
 	Saved *eval.Saved `json:"saved,omitempty"`
+	// Rescue: see Result.
+	Rescue  *eval.RescueEstimate `json:"rescue,omitempty"`
+	Catches []eval.CatchAtRate   `json:"catches,omitempty"`
 	// StoreNote: see Result.
 	StoreNote string `json:"store_note,omitempty"`
 }
@@ -253,6 +264,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 		res.Rates = &ex.Rates
 	}
 	res.Saved = ex.Saved
+	res.Rescue, res.Catches = ex.Rescue, ex.Catches
 	// A round before the stages recorded no Recalibrate: it replays as it ran.
 	if !ex.Readiness.Ready && !ex.Readiness.Recalibrate {
 		res.Sentence = fmt.Sprintf("round %d for %s: no candidate: %s", res.Rounds, in.Type, ex.Readiness.Sentence)
@@ -412,6 +424,8 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	}
 	saved := eval.SavedOf(recs[:min(window, len(recs))]) // the jobs the rates measure
 	out.Saved = &saved
+	out.Rescue = MeasureRescue(in.Type, recs)
+	out.Catches = eval.RecordedCatches(recs, eval.FixedFalsePauseRates)
 	cctx, cancel := context.WithTimeout(ctx, promiseReadTimeout)
 	defer cancel()
 	if cur, err := a.current(cctx, in.Type); err == nil {

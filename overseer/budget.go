@@ -67,7 +67,7 @@ func (b Budget) IsZero() bool { return b == Budget{} }
 func (b Budget) Validate() error {
 	switch {
 	case b.Tokens < 0, b.Turns < 0, b.PhaseRuns < 0, b.Elapsed < 0:
-		return fmt.Errorf("overseer: budget %s has a negative bound; give each bound as a positive number, or leave it out", b)
+		return fmt.Errorf("overseer: a budget's bound is negative; give each bound as a positive number, or leave it out")
 	case b.CostUSD < 0 || math.IsNaN(b.CostUSD) || math.IsInf(b.CostUSD, 0):
 		return fmt.Errorf("overseer: budget cost_usd %v is not a positive number of dollars", b.CostUSD)
 	}

@@ -207,7 +207,7 @@ func TestTheMemoSetsARunsBudget(t *testing.T) {
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app))
 	assert.Equal(t, overseer.InvalidBudgetErrorType, app.Type())
-	assert.Contains(t, app.Message(), "has a negative bound")
+	assert.Contains(t, app.Message(), "overseer: memo overseer.budget: overseer: a budget's bound is negative")
 }
 
 // What a view shows of a budget: the summary in the memo carries the

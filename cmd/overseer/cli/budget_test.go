@@ -14,9 +14,9 @@ import (
 // A --budget that is not one is refused in one sentence before any call.
 func TestResumeBudgetMustBeABudget(t *testing.T) {
 	for _, tc := range []struct{ budget, want string }{
-		{`{"tokens": "many"}`, "--budget is not a budget"},
-		{`{"tokns": 5}`, "--budget is not a budget"},
-		{`{"tokens": -5}`, "--budget: overseer: budget"},
+		{`{"tokens": "many"}`, "--budget: not a budget"},
+		{`{"tokns": 5}`, "--budget: not a budget"},
+		{`{"tokens": -5}`, "--budget: overseer: a budget's bound is negative"},
 	} {
 		var out bytes.Buffer
 		err := (&Resume{}).Run(context.Background(), []string{"job-1", "--by", "ana", "--budget", tc.budget, "--address", "127.0.0.1:1"}, &out)

@@ -107,6 +107,7 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	scoring.register(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	plotDir := fs.String("plot", "", "write roc.svg and calibration.svg into this directory")
+	asPhases := asPhasesFlag(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -114,6 +115,7 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	records = recast(records, *asPhases)
 	judge, policy, scored, err := scoring.score(ctx, records)
 	if err != nil {
 		return err
@@ -122,6 +124,8 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	if sp, ok := eval.SpendOf(records, scored, policy); ok {
 		rep.Spend = &sp
 	}
+	rep.Catches = eval.CatchesByGroup(records, scored, eval.FixedFalsePauseRates)
+	rep.Pauses = eval.RecordedPausesByGroup(records, scored, policy)
 	if *plotDir != "" {
 		if err := eval.WritePlots(*plotDir, scored, rep); err != nil {
 			return err
@@ -166,6 +170,8 @@ func printReport(out io.Writer, rep eval.Report) {
 		fmt.Fprintf(out, "  %s\n", rep.PauseBudget)
 	}
 	fmt.Fprintf(out, "  %s\n", rep.Promise)
+	printCatches(out, rep.Catches)
+	printRecordedPauses(out, rep.Pauses)
 	if rep.Spend != nil {
 		fmt.Fprintf(out, "\nspend (model tokens):\n")
 		for _, l := range rep.Spend.Sentences() {
@@ -259,6 +265,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	version := fs.String("version", "", "model version (default: learned- and a hash of the weights)")
 	featureSet := fs.String("features", "rates", "features to select from: rates (no cumulative sizes; safe for jobs of any length), all, or a comma-separated list")
 	asJSON := fs.Bool("json", false, "print the cross-validated report as JSON")
+	asPhases := asPhasesFlag(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -276,6 +283,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	records = recast(records, *asPhases)
 	var features []string
 	switch *featureSet {
 	case "rates":
@@ -334,7 +342,8 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			Refused    []string              `json:"cv_policy_refused,omitempty"`
 			Policy     *eval.Calibration     `json:"policy,omitempty"`
 			GateLabels eval.GateLabels       `json:"gate_labels"`
-		}{res.Model.Version, res.SubModels, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, res.CVPolicyRefused, cal, gates}); err != nil {
+			Catches    heldOutCatches        `json:"cv_catches_at_fixed_false_pause_rate"`
+		}{res.Model.Version, res.SubModels, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, res.CVPolicyRefused, cal, gates, heldOutCatchesOf(res)}); err != nil {
 			return err
 		}
 		return calErr
@@ -375,6 +384,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	tw.Flush()
 	fmt.Fprintf(out, "\nall held-out scores pooled (also measures how differently the fold models are scaled):\n")
 	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
+	printHeldOutCatches(out, heldOutCatchesOf(res))
 	for _, k := range res.CVByKind {
 		fmt.Fprintf(out, "\na policy certified for at most %.0f%% false pauses %s on each fold's training runs scored out of fold, applied to its held-out runs:\n", 100**budget, promiseWords(k.Kind))
 		if k.Rates.Succeeded > 0 {

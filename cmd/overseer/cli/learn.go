@@ -369,6 +369,7 @@ func printRound(out io.Writer, res learn.Result) {
 	if res.Saved != nil {
 		fmt.Fprintf(out, "spend and waits: %s\n", res.Saved.Sentence())
 	}
+	printRescue(out, res)
 	switch {
 	case res.Decision != nil && res.Decision.Figures.Labels.Any():
 		fmt.Fprintln(out, res.Decision.Figures.Labels)

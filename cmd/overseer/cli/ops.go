@@ -364,7 +364,7 @@ func (*Resume) Run(ctx context.Context, args []string, out io.Writer) error {
 	if *budget != "" {
 		b, err := overseer.ParseBudget(*budget)
 		if err != nil {
-			return fmt.Errorf("%w: --budget is %v", ErrUsage, err)
+			return fmt.Errorf("%w: --budget: %v", ErrUsage, err)
 		}
 		req.Budget = &b
 	}

@@ -234,7 +234,7 @@ func (s JobSpec) Validate() error {
 	}
 	if s.Budget != "" {
 		if _, err := overseer.ParseBudget(s.Budget); err != nil {
-			return fmt.Errorf("job spec: budget is %v", err)
+			return fmt.Errorf("job spec: budget: %v", err)
 		}
 	}
 	return nil
