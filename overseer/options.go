@@ -145,10 +145,13 @@ type Options struct {
 	// the namespace has it.
 	BudgetSearchAttribute bool
 	// NoSummaryMemo writes no summary in the job's memo. Runs of this
-	// overseer hide the summary from the workflow's own GetInfo, but the
-	// SDK's test environment hands every UpsertMemo to a workflow's
-	// UpsertMemo mock (TestWorkflowEnvironment.OnUpsertMemo): set it in a
-	// unit test that mocks UpsertMemo. Without the summary, a view of many
+	// overseer hide the summary from the workflow's own GetInfo, and a run
+	// in the SDK's test environment whose UpsertMemo mock
+	// (TestWorkflowEnvironment.OnUpsertMemo) does not expect the summary
+	// writes none, so that a strict mock passes at the defaults; but a mock
+	// that accepts any memo (mock.Anything) also receives the summary, and
+	// a Run callback that checks every memo sees it: set NoSummaryMemo in
+	// such a test. Without the summary, a view of many
 	// jobs (overseer list, the dashboard's list and Waiting page, resume
 	// --query's rows) has to ask each job for its status, a query per row
 	// that needs a worker, as for runs started before the summary existed.

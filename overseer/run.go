@@ -115,6 +115,9 @@ type run struct {
 	structure workflow.Version
 	// summaryAt is when the summary was last written (publishSummary).
 	summaryAt time.Time
+	// summaryMocked: the test environment's UpsertMemo mock refused the
+	// summary (upsertSummary); the run writes no more.
+	summaryMocked bool
 	// opening counts the gates a verdict asked for whose coroutine has not
 	// yet opened them (afterVerdict).
 	opening int
