@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -27,6 +29,9 @@ type Spend struct {
 	// (so that no run sets its own budget); BudgetTokens is their mean.
 	Budget       SpendSaved `json:"budget"`
 	BudgetTokens int64      `json:"budget_tokens"`
+	// Relative is a relative budget learned from the other task families'
+	// succeeded runs (RelativeSpendOf).
+	Relative RelativeSpend `json:"relative"`
 }
 
 // SpendSaved is what one way of stopping runs would have saved and held.
@@ -131,6 +136,7 @@ func SpendOf(records []Record, scored []ScoredRun, policy overseer.Policy) (s Sp
 	if len(budgets) > 0 {
 		s.BudgetTokens = sum / int64(len(budgets))
 	}
+	s.Relative = RelativeSpendOf(records)
 	return s, true
 }
 
@@ -170,6 +176,7 @@ func (s Spend) Sentences() []string {
 			s.Policy.SavedTokens, 100*s.Policy.SavedShare, s.Policy.Held, s.Policy.Succeeded),
 		fmt.Sprintf("a token budget at the succeeded runs' 95th percentile (%d tokens on average, each run's set by the other task families' runs) would have saved %d tokens (%.1f%% of the failed runs' spend), holding %d of %d succeeded runs",
 			s.BudgetTokens, s.Budget.SavedTokens, 100*s.Budget.SavedShare, s.Budget.Held, s.Budget.Succeeded),
+		s.Relative.Sentence(),
 	}
 }
 
@@ -275,4 +282,194 @@ func (s Saved) Sentence() string {
 		parts = append(parts, "no job waited at a gate")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Bounds of a relative budget (SpendBudgetOf).
+const (
+	// SpendBudgetMaxReached is the share of jobs like the succeeded ones
+	// a relative budget lets reach it, in expectation.
+	SpendBudgetMaxReached = 0.05
+	// minSpendFit and minSpendCalibration are the succeeded jobs with
+	// tokens the curve is fitted on and the factor calibrated on, at
+	// least: split conformal at 5 % needs 19 to calibrate on.
+	minSpendFit         = 10
+	minSpendCalibration = 19
+)
+
+// ErrTooFewForSpendBudget is the refusal of a relative budget that too
+// few succeeded jobs back.
+var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens for a relative budget")
+
+// SpendBudgetOf learns a relative budget from the succeeded records that
+// reported tokens: their task families split in two alternately (sorted
+// by name), the curve is the median tokens by phase run of one half, and
+// the factor is the split-conformal quantile, at 1 − maxReached, of the
+// other half's highest ratio to the curve, so that a new job like the
+// succeeded ones reaches it with probability at most maxReached. It
+// refuses, in one sentence, when fewer than minSpendFit and
+// minSpendCalibration jobs back the halves.
+func SpendBudgetOf(records []Record, maxReached float64) (overseer.SpendBudget, error) {
+	byFamily := map[string][][]int64{}
+	for _, rec := range records {
+		if rec.Outcome.Failed() {
+			continue
+		}
+		t := tokensByStep(rec)
+		if len(t) == 0 || t[len(t)-1] == 0 {
+			continue
+		}
+		byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], t)
+	}
+	families := slices.Sorted(maps.Keys(byFamily))
+	var fit, cal [][]int64
+	for i, f := range families {
+		if i%2 == 0 {
+			fit = append(fit, byFamily[f]...)
+		} else {
+			cal = append(cal, byFamily[f]...)
+		}
+	}
+	if len(fit) < minSpendFit || len(cal) < minSpendCalibration || len(families) < 2 {
+		return overseer.SpendBudget{}, fmt.Errorf("%w: it needs %d to fit and %d to calibrate on, from two task families or more; there are %d and %d (%d families)",
+			ErrTooFewForSpendBudget, minSpendFit, minSpendCalibration, len(fit), len(cal), len(families))
+	}
+	b := overseer.SpendBudget{Curve: medianCurve(fit), MaxReached: maxReached, Jobs: len(cal)}
+	scores := make([]float64, len(cal))
+	for i, t := range cal {
+		scores[i] = highestRatio(t, b)
+	}
+	slices.Sort(scores)
+	k := int(math.Ceil(float64(len(cal)+1) * (1 - maxReached)))
+	if k > len(cal) {
+		return overseer.SpendBudget{}, fmt.Errorf("%w: %d jobs to calibrate on cannot promise %.0f%%", ErrTooFewForSpendBudget, len(cal), 100*maxReached)
+	}
+	// Just above the k-th score: a job reaches the budget at a ratio at
+	// or above the factor.
+	b.Factor = math.Nextafter(scores[k-1], math.Inf(1))
+	return b, nil
+}
+
+// medianCurve is the median, at each phase run, of the jobs' tokens by
+// then (a job that had ended counts its total), as far as the longest.
+func medianCurve(jobs [][]int64) []int64 {
+	longest := 0
+	for _, t := range jobs {
+		longest = max(longest, len(t))
+	}
+	curve := make([]int64, longest)
+	at := make([]int64, len(jobs))
+	for k := range longest {
+		for i, t := range jobs {
+			at[i] = t[min(k, len(t)-1)]
+		}
+		curve[k] = percentile(at, 0.5)
+		if k > 0 && curve[k] < curve[k-1] {
+			curve[k] = curve[k-1]
+		}
+	}
+	return curve
+}
+
+// highestRatio is a job's highest ratio of its tokens to the curve, over
+// its phase runs.
+func highestRatio(tokens []int64, b overseer.SpendBudget) float64 {
+	best := 0.0
+	for k, v := range tokens {
+		if typical := b.At(k + 1); typical > 0 {
+			best = max(best, float64(v)/float64(typical))
+		}
+	}
+	return best
+}
+
+// firstReached is the first phase run (1-based) at which tokens reach
+// the relative budget b; 0 when they never do.
+func firstReached(tokens []int64, b overseer.SpendBudget) int {
+	for k, v := range tokens {
+		if typical := b.At(k + 1); typical > 0 && float64(v)/float64(typical) >= b.Factor {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+// RelativeSpend is what a relative budget would have done on recorded
+// runs, each run's budget learned from the runs of the other task families
+// (grouped by family, so that no run sets its own): failed runs' tokens it
+// would have saved, stopping them where it was reached, and the succeeded
+// runs that would have reached it. Refused lists the families whose
+// budget could not be learned (too few runs backed it).
+type RelativeSpend struct {
+	SpendSaved
+	Runs    int      `json:"runs"`
+	Refused []string `json:"refused,omitempty"`
+	// MeanFactor is the learned factors' mean.
+	MeanFactor float64 `json:"mean_factor"`
+}
+
+// RelativeSpendOf measures RelativeSpend on records.
+func RelativeSpendOf(records []Record) RelativeSpend {
+	var s RelativeSpend
+	byFamily := map[string][]Record{}
+	for _, rec := range records {
+		byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], rec)
+	}
+	var failedTokens int64
+	var factors float64
+	learned := 0
+	for _, f := range slices.Sorted(maps.Keys(byFamily)) {
+		var others []Record
+		for _, g := range slices.Sorted(maps.Keys(byFamily)) {
+			if g != f {
+				others = append(others, byFamily[g]...)
+			}
+		}
+		b, err := SpendBudgetOf(others, SpendBudgetMaxReached)
+		if err != nil {
+			s.Refused = append(s.Refused, f)
+			continue
+		}
+		learned++
+		factors += b.Factor
+		for _, rec := range byFamily[f] {
+			t := tokensByStep(rec)
+			if len(t) == 0 || t[len(t)-1] == 0 {
+				continue
+			}
+			s.Runs++
+			at := firstReached(t, b)
+			if rec.Outcome.Failed() {
+				failedTokens += t[len(t)-1]
+				if at > 0 {
+					s.SavedTokens += t[len(t)-1] - t[at-1]
+				}
+				continue
+			}
+			s.Succeeded++
+			if at > 0 {
+				s.Held++
+			}
+		}
+	}
+	if failedTokens > 0 {
+		s.SavedShare = float64(s.SavedTokens) / float64(failedTokens)
+	}
+	if learned > 0 {
+		s.MeanFactor = factors / float64(learned)
+	}
+	return s
+}
+
+// Sentence says s in one sentence.
+func (s RelativeSpend) Sentence() string {
+	if s.Runs == 0 {
+		return fmt.Sprintf("no relative budget could be learned: for each of the %d task families, too few succeeded runs of the others reported tokens", len(s.Refused))
+	}
+	out := fmt.Sprintf("a relative budget learned from the other task families' succeeded runs (%.1f× their median tokens at the same step on average, promising at most %.0f%% of runs like them reach it) "+
+		"is reached by %d of %d succeeded runs; stopped where they reached it, the failed runs would have saved %d tokens (%.1f%% of their spend)",
+		s.MeanFactor, 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.SavedTokens, 100*s.SavedShare)
+	if len(s.Refused) > 0 {
+		out += fmt.Sprintf("; not learned for %d families (too few runs of the others)", len(s.Refused))
+	}
+	return out
 }

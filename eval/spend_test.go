@@ -1,6 +1,7 @@
 package eval_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -85,4 +86,46 @@ func TestSavedOfAddsUpClosedJobsAndTheirGates(t *testing.T) {
 	none := eval.SavedOf([]eval.Record{{ID: "e-1", Outcome: eval.OutcomeSucceeded, Steps: steps(2, 0)}})
 	assert.Equal(t, "none of the 1 closed jobs reported tokens, so their spend cannot be added up; no job waited at a gate", none.Sentence())
 	assert.Equal(t, "no closed jobs to add up", eval.SavedOf(nil).Sentence())
+}
+
+// A relative budget is learned from succeeded runs with tokens, the curve
+// from one half of their task families and the factor from the other's,
+// and refused in one sentence when too few back it; learned from the
+// other families, it is reached by the runs that spend far more than the
+// succeeded ones by the same step.
+func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
+	run := func(id string, outcome eval.Outcome, steps int, perStep int64) eval.Record {
+		rec := eval.Record{ID: id, Outcome: outcome, Task: eval.Task{Family: id[:2]}}
+		for range steps {
+			rec.Steps = append(rec.Steps, eval.Step{Phase: "edit", InputTokens: perStep})
+		}
+		return rec
+	}
+	var records []eval.Record
+	for f := range 6 {
+		for i := range 10 {
+			// Succeeded runs spend 100 to 190 tokens a step.
+			records = append(records, run(fmt.Sprintf("f%d-%d", f, i), eval.OutcomeSucceeded, 5+i%3, int64(100+10*i)))
+		}
+		// A failed run that spends ten times as much.
+		records = append(records, run(fmt.Sprintf("f%d-x", f), eval.OutcomeFailed, 8, 1500))
+	}
+	b, err := eval.SpendBudgetOf(records, eval.SpendBudgetMaxReached)
+	require.NoError(t, err)
+	require.NoError(t, b.Validate())
+	assert.Equal(t, 30, b.Jobs, "three families calibrate")
+	assert.InDelta(t, 145, b.At(1), 10, "the median succeeded run's first step")
+	assert.Greater(t, b.Factor, 1.0)
+	assert.Less(t, b.Factor, 2.0, "the succeeded runs stay within 2× the median")
+
+	rel := eval.RelativeSpendOf(records)
+	assert.Equal(t, 66, rel.Runs)
+	assert.Equal(t, 60, rel.Succeeded)
+	assert.LessOrEqual(t, rel.Held, 6, "few succeeded runs reach a budget their likes set")
+	assert.Greater(t, rel.SavedShare, 0.8, "each failed run is stopped at its first step")
+	assert.Empty(t, rel.Refused)
+
+	_, err = eval.SpendBudgetOf(records[:12], eval.SpendBudgetMaxReached)
+	require.ErrorIs(t, err, eval.ErrTooFewForSpendBudget)
+	assert.EqualError(t, err, "too few succeeded jobs with tokens for a relative budget: it needs 10 to fit and 19 to calibrate on, from two task families or more; there are 10 and 1 (2 families)")
 }

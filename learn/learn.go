@@ -137,6 +137,9 @@ type Result struct {
 	// spend, what they spent after their first pause, the jobs aborted at
 	// a gate and the time jobs waited at gates (eval.SavedOf).
 	Saved *eval.Saved `json:"saved,omitempty"`
+	// RelativeBudget says the relative budget the type's jobs back (it
+	// rides in the next promoted policy, Policy.Spend), or why none.
+	RelativeBudget string `json:"relative_budget,omitempty"`
 	// Rescue is rescue against disruption on the jobs the round read
 	// (MeasureRescue): whether pausing the type's jobs helps. It only
 	// recommends; no round switches a mode.
@@ -182,6 +185,8 @@ type ExportOutput struct {
 	Rates     Rates           `json:"rates"`
 	// Saved: see Result; nil from an export activity older than it.
 	Saved *eval.Saved `json:"saved,omitempty"`
+	// RelativeBudget: see Result.
+	RelativeBudget string `json:"relative_budget,omitempty"`
 	// Rescue: see Result.
 	Rescue  *eval.RescueEstimate `json:"rescue,omitempty"`
 	Catches []eval.CatchAtRate   `json:"catches,omitempty"`
@@ -263,7 +268,7 @@ func Workflow(ctx workflow.Context, in Input) (Result, error) {
 	if ex.Rates.Sentence != "" { // an export activity older than the rates measures none
 		res.Rates = &ex.Rates
 	}
-	res.Saved = ex.Saved
+	res.Saved, res.RelativeBudget = ex.Saved, ex.RelativeBudget
 	res.Rescue, res.Catches = ex.Rescue, ex.Catches
 	// A round before the stages recorded no Recalibrate: it replays as it ran.
 	if !ex.Readiness.Ready && !ex.Readiness.Recalibrate {
@@ -424,6 +429,7 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	}
 	saved := eval.SavedOf(recs[:min(window, len(recs))]) // the jobs the rates measure
 	out.Saved = &saved
+	out.RelativeBudget = relativeBudgetSentence(recs)
 	out.Rescue = MeasureRescue(in.Type, recs)
 	out.Catches = eval.RecordedCatches(recs, eval.FixedFalsePauseRates)
 	cctx, cancel := context.WithTimeout(ctx, promiseReadTimeout)
@@ -553,6 +559,13 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	if err != nil {
 		return RefitOutput{}, err
 	}
+	// The promoted policy carries the type's relative budget, learned from
+	// the same jobs, when enough of them back it.
+	if sb, err := eval.SpendBudgetOf(recs, eval.SpendBudgetMaxReached); err == nil {
+		if d.Policy, err = withSpendBudget(d.Policy, sb); err != nil {
+			return RefitOutput{}, err
+		}
+	}
 	r, err := registry.Promote(ctx, a.Client, registry.PromoteRequest{Type: in.Type, Model: d.Model, Policy: d.Policy, Figures: figures, By: PromotedBy, Note: d.Reason})
 	if err != nil {
 		out.Decision.Promote = false
@@ -562,6 +575,32 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	}
 	out.Promoted, out.Current = true, r.Version
 	return out, nil
+}
+
+// withSpendBudget is the policy file policy with sb as its relative
+// budget, everything else as it was (the calibration kept with it
+// included).
+func withSpendBudget(policy json.RawMessage, sb overseer.SpendBudget) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(policy, &fields); err != nil {
+		return nil, fmt.Errorf("add the relative budget to the candidate's policy: %w", err)
+	}
+	raw, err := json.Marshal(sb)
+	if err != nil {
+		return nil, err
+	}
+	fields["spend_budget"] = raw
+	return json.MarshalIndent(fields, "", "  ")
+}
+
+// relativeBudgetSentence says what relative budget the jobs back, or why
+// none.
+func relativeBudgetSentence(recs []eval.Record) string {
+	sb, err := eval.SpendBudgetOf(recs, eval.SpendBudgetMaxReached)
+	if err != nil {
+		return "no relative budget: " + err.Error()
+	}
+	return "relative budget the next promotion carries: " + sb.String()
 }
 
 // heartbeatEvery heartbeats the activity of ctx with details() every d

@@ -136,6 +136,11 @@ type BudgetStatus struct {
 	// in words; Exceeded the one it reached, if any.
 	Warning  string `json:"warning,omitempty"`
 	Exceeded string `json:"exceeded,omitempty"`
+	// Relative is the type's relative budget the run pinned (Policy.Spend),
+	// and RelativeReached says, in words, that the job reached it (it
+	// reads Near, never opens a gate).
+	Relative        *SpendBudget `json:"relative,omitempty"`
+	RelativeReached string       `json:"relative_reached,omitempty"`
 }
 
 // State is how near the job is to its budget: BudgetReached,
@@ -240,11 +245,29 @@ func budgetFromMemo(ctx workflow.Context) (*Budget, error) {
 // checkBudget records the run's spend at this boundary against its budget
 // in the status, and returns it; nil when the run has no budget.
 func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
-	if r.cfg.Budget == nil {
+	relative := r.cfg.Policy.Spend
+	if r.cfg.Budget == nil && relative == nil {
 		return nil
 	}
+	var limit Budget
+	if r.cfg.Budget != nil {
+		limit = *r.cfg.Budget
+	}
 	elapsed := workflow.Now(ctx).Sub(r.started(ctx))
-	s := budgetStatusOf(*r.cfg.Budget, spendOf(traj, elapsed))
+	spent := spendOf(traj, elapsed)
+	s := budgetStatusOf(limit, spent)
+	if relative != nil {
+		s.Relative = relative
+		switch words := relative.reached(spent); {
+		case words != "":
+			s.RelativeReached = words
+			if s.Warning == "" {
+				s.Warning = words
+			}
+		case spent.Tokens == 0 && spent.PhaseRuns > 0:
+			s.Unchecked = append(s.Unchecked, "relative tokens")
+		}
+	}
 	if s.Exceeded != "" && r.st.Budget.State() != BudgetReached {
 		metricBudgetReached(ctx, r.cfg.Mode)
 	}

@@ -273,3 +273,27 @@ func compact(vs []any) []any {
 	}
 	return out
 }
+
+// A relative budget in the run's pinned policy (as a promoted model's
+// policy carries it): the job reads Needs a look once its tokens reach the
+// factor times what the type's succeeded jobs had spent by the same phase
+// run, with the comparison named, and near its budget; in manage mode it
+// opens no gate.
+func TestARelativeBudgetReadsNeedsALookAndNeverStops(t *testing.T) {
+	policy := overseer.DefaultPolicy()
+	policy.Spend = &overseer.SpendBudget{Curve: []int64{300, 600, 900}, Factor: 1.8, MaxReached: 0.05, Jobs: 40}
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Policy: policy})
+	var first overseer.Status
+	env.RegisterDelayedCallback(func() { first = envStatus(t, env) }, time.Minute) // after the first phase: 600 tokens, 2× 300
+	env.ExecuteWorkflow("Spending", 4, true)
+	require.NoError(t, env.GetWorkflowError())
+
+	require.NotNil(t, first.Budget)
+	assert.Equal(t, "spent 600 tokens by phase run 1, 2.0× what the type's succeeded jobs typically had (300); at most 5% of jobs like them reach 1.8×", first.Budget.RelativeReached)
+	assert.Equal(t, overseer.BudgetNear, first.Budget.State())
+	assert.Equal(t, overseer.BandNeedsALook, first.Band)
+	st := envStatus(t, env)
+	assert.Zero(t, st.Counters.Pauses, "a relative budget never opens a gate")
+	require.NotNil(t, st.Budget)
+	assert.Equal(t, "spent 2400 tokens by phase run 4, 2.7× what the type's succeeded jobs typically had (900); at most 5% of jobs like them reach 1.8×", st.Budget.RelativeReached)
+}

@@ -235,6 +235,7 @@ func TestLearnedModelFiles(t *testing.T) {
 func TestPolicyFiles(t *testing.T) {
 	p := overseer.DefaultPolicy()
 	p.Name, p.PauseAtOrBelow = "team", 0.3
+	p.Spend = &overseer.SpendBudget{Curve: []int64{100, 250}, Factor: 2.5, MaxReached: 0.05, Jobs: 30}
 	data, err := overseer.MarshalPolicy(p, map[string]any{"max_false_pause": 0.05})
 	require.NoError(t, err)
 	back, err := overseer.LoadPolicy(writeTemp(t, string(data)))
@@ -251,6 +252,11 @@ func TestPolicyFiles(t *testing.T) {
 		{"misspelled field", `"pause_at_or_below"`, `"pause_at_or_bellow"`, `unknown field "pause_at_or_bellow"`},
 		{"out of range", `"pause_at_or_below": 0.3`, `"pause_at_or_below": 1.3`, "want a probability in [0,1]"},
 		{"not json", `{`, `[`, "policy file"},
+		{"a relative budget whose curve decreases", `"curve": [
+      100,
+      250
+    ]`, `"curve": [250, 100]`, "spend_budget: invalid relative budget: the curve must not decrease"},
+		{"a relative budget without a promise", `"max_reached": 0.05`, `"max_reached": 0`, "max_reached 0 is not a share in (0,1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := overseer.LoadPolicy(writeTemp(t, strings.Replace(string(data), tc.from, tc.to, 1)))

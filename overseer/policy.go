@@ -80,6 +80,9 @@ type Policy struct {
 	// phases. Nil: agent loops are held to the same thresholds. Runs
 	// pinned before it existed have none.
 	Loop *Policy `json:",omitempty"`
+	// Spend, when set, is the type's relative budget, learned from its
+	// succeeded jobs (SpendBudget). Nil: none.
+	Spend *SpendBudget `json:",omitempty"`
 }
 
 // ForShape is the policy of a job of shape s: Loop for an agent loop,
@@ -348,6 +351,8 @@ type policyFile struct {
 	Calibration            json.RawMessage `json:"calibration,omitempty"`
 	// AgentLoop is Policy.Loop, a policy file of its own.
 	AgentLoop json.RawMessage `json:"agent_loop,omitempty"`
+	// SpendBudget is Policy.Spend.
+	SpendBudget *SpendBudget `json:"spend_budget,omitempty"`
 }
 
 // MarshalPolicy writes p as a policy file; calibration, if not nil, is
@@ -374,6 +379,7 @@ func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
 		}
 		f.Calibration = raw
 	}
+	f.SpendBudget = p.Spend
 	if p.Loop != nil {
 		raw, err := MarshalPolicy(*p.Loop, nil)
 		if err != nil {
@@ -416,6 +422,12 @@ func parsePolicy(data []byte) (Policy, error) {
 	}
 	if f.PauseBudget != nil {
 		p.PauseBudget = *f.PauseBudget
+	}
+	if f.SpendBudget != nil {
+		if err := f.SpendBudget.Validate(); err != nil {
+			return Policy{}, fmt.Errorf("%w: spend_budget: %v", ErrPolicy, err)
+		}
+		p.Spend = f.SpendBudget
 	}
 	if err := p.Validate(); err != nil {
 		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)

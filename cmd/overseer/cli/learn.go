@@ -369,6 +369,9 @@ func printRound(out io.Writer, res learn.Result) {
 	if res.Saved != nil {
 		fmt.Fprintf(out, "spend and waits: %s\n", res.Saved.Sentence())
 	}
+	if res.RelativeBudget != "" {
+		fmt.Fprintln(out, res.RelativeBudget)
+	}
 	printRescue(out, res)
 	switch {
 	case res.Decision != nil && res.Decision.Figures.Labels.Any():

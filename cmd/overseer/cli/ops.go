@@ -701,8 +701,14 @@ func budgetLine(b overseer.BudgetStatus) string {
 	switch {
 	case b.Exceeded != "":
 		line += "; reached: " + b.Exceeded
-	case b.Warning != "":
+	case b.Warning != "" && b.Warning != b.RelativeReached:
 		line += "; " + b.Warning
+	}
+	if b.Relative != nil {
+		line += "; relative budget " + b.Relative.String()
+		if b.RelativeReached != "" {
+			line += ": reached: " + b.RelativeReached
+		}
 	}
 	if len(b.Unchecked) > 0 {
 		line += "; unchecked (the phases report none): " + strings.Join(b.Unchecked, ", ")
