@@ -56,7 +56,9 @@ func TestModelsPageSaysWhetherPausesShouldBeOn(t *testing.T) {
 	require.Equal(t, eval.RescueTooFew, few.Verdict)
 	catches := eval.RecordedCatches(rescueRecords(9, 5, 3, 0, 12, 6), eval.FixedFalsePauseRates)
 	rounds := []learn.Result{
-		{Type: "CoroJob", At: t0, Rounds: 3, Rescue: helps, Catches: catches, Readiness: learn.Readiness{Sentence: "40 labelled runs"}},
+		{Type: "CoroJob", At: t0, Rounds: 3, Rescue: helps, Catches: catches, Readiness: learn.Readiness{Sentence: "40 labelled runs"},
+			Saved: &eval.Saved{Jobs: 24, TokenJobs: 24, Failed: 10, FailedTokens: 30600, AllTokens: 73440, Gates: 2, Waited: 20 * time.Minute, MedianWait: 10 * time.Minute},
+			RelativeBudget: "relative budget the next promotion carries: 3.4× the succeeded jobs' tokens at the same phase run"},
 		{Type: "AgentLoop", At: t0, Rounds: 2, Rescue: hurts, Readiness: learn.Readiness{Sentence: "20 labelled runs"}},
 		{Type: "NewJob", At: t0, Rounds: 1, Rescue: few, Readiness: learn.Readiness{Sentence: "14 labelled runs"}},
 		{Type: "OldJob", At: t0, Rounds: 9, Readiness: learn.Readiness{Sentence: "a round before the estimate"}},
@@ -78,6 +80,9 @@ func TestModelsPageSaysWhetherPausesShouldBeOn(t *testing.T) {
 	assert.Contains(t, coro, `<p data-rescue="helps">pauses here were needed 8 times in 10 (9 of 12 paused jobs); p 0.500 &gt; d/(r&#43;d) 0.000: pausing helps`)
 	assert.Contains(t, coro, "the overseer never switches a type's mode")
 	assert.Contains(t, coro, "at 1% of succeeded jobs paused, 0.0% (0 of 10; 0 of 14 paused); at 5% of succeeded jobs paused, 0.0% (0 of 10; 0 of 14 paused).", "tied P: no threshold pauses anyone")
+	assert.Contains(t, coro, `<p data-saved>Spend and waits: failed jobs spent 30600 of the 24 closed jobs&#39; 73440 tokens (42%); jobs waited 20m0s at 2 gates (median 10m0s).</p>`)
+	assert.Contains(t, coro, `<p data-relative-budget>relative budget the next promotion carries: 3.4× the succeeded jobs&#39; tokens at the same phase run.</p>`)
+	assert.NotContains(t, section("OldJob"), "data-saved", "a round before it says nothing")
 	assert.Contains(t, section("AgentLoop"), `<p data-rescue="hurts" class="form-error" role="alert">pauses here were needed 2 times in 10`)
 	assert.Contains(t, section("NewJob"), `<p data-rescue="too_few">keep observing: 4 labelled gates are too few to say whether pausing NewJob helps (need 10).</p>`)
 	assert.NotContains(t, section("OldJob"), "Should pauses be on?", "a round before the estimate says nothing")
