@@ -349,6 +349,9 @@ type Report struct {
 	// set by the caller that has the records.
 	Catches []GroupCatches   `json:"catches_at_fixed_false_pause_rate,omitempty"`
 	Pauses  []RecordedPauses `json:"pauses_rescue_or_disruption,omitempty"`
+	// Endings is how the finished runs read, by outcome (EndingsOf; set
+	// by the caller that has the records).
+	Endings *Endings `json:"endings,omitempty"`
 }
 
 // NewReport measures scored runs and what policy does to them.

@@ -303,6 +303,7 @@ func (r *run) finishRun(wait workflow.Context, result any, wfErr error) (any, er
 	// judge is failing. This is the one wait observe mode has on a judge in
 	// an activity: it delays the end of the run, never a phase.
 	r.awaitAssessments(wait)
+	r.settleRunBand(wait)
 	if r.invisible() {
 		r.publishSummary(wait) // the volatile fields it held back
 	}

@@ -387,6 +387,9 @@ type runConfig struct {
 	// SearchAttributes); Summary is set in every run pinned since the
 	// overseer kept a summary in the memo (publish).
 	GateSearchAttribute bool `json:"gate_search_attribute,omitempty"`
+	// RunBand: a finished agent loop reads its RunBand, not its last
+	// verdict (runs pinned since it existed).
+	RunBand bool `json:"run_band,omitempty"`
 	// BudgetSearchAttribute is Options.BudgetSearchAttribute (with
 	// SearchAttributes).
 	BudgetSearchAttribute bool `json:"budget_search_attribute,omitempty"`
@@ -439,6 +442,7 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		GateSearchAttribute:   o.SearchAttributes && o.GateSearchAttribute,
 		BudgetSearchAttribute: o.SearchAttributes && o.BudgetSearchAttribute,
 		Summary:               !o.NoSummaryMemo,
+		RunBand:               true,
 		RecentAssessments:     o.RecentAssessments,
 		GateDeadline:          o.gateDeadlineFor(workflowType),
 		Notify:                o.Notifier != nil,

@@ -17,10 +17,13 @@ type Status struct {
 	Objective string `json:"objective,omitempty"`
 	// Band and OnObjective come from the latest successful assessment;
 	// Assessed is false before the first one. Band is BandUnknown after an
-	// assessment whose judge had no basis for P(on objective).
+	// assessment whose judge had no basis for P(on objective). Once an
+	// agent loop has finished, Band is its RunBand (RunBand is then set):
+	// the worst of its last assessments, not its last call's.
 	Band        Band    `json:"band"`
 	OnObjective float64 `json:"on_objective"`
 	Assessed    bool    `json:"assessed"`
+	RunBand     bool    `json:"run_band,omitempty"`
 	// Basis is what the latest assessment was based on, in the judge's
 	// words (the learned judge names its sub-model and inputs).
 	Basis  string `json:"basis,omitempty"`

@@ -44,6 +44,7 @@ func ExampleOverseerSearchAttributes() {
 		fmt.Println(name, testsuite.OverseerSearchAttributes[name])
 	}
 	// Output:
+	// OverseerBudget Keyword
 	// OverseerGateSince Datetime
 	// OverseerOnObjective Double
 	// OverseerPaused Bool

@@ -126,6 +126,8 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	rep.Catches = eval.CatchesByGroup(records, scored, eval.FixedFalsePauseRates)
 	rep.Pauses = eval.RecordedPausesByGroup(records, scored, policy)
+	endings := eval.EndingsOf(scored, policy, eval.ShapeOfRecords(records))
+	rep.Endings = &endings
 	if *plotDir != "" {
 		if err := eval.WritePlots(*plotDir, scored, rep); err != nil {
 			return err
@@ -172,6 +174,12 @@ func printReport(out io.Writer, rep eval.Report) {
 	fmt.Fprintf(out, "  %s\n", rep.Promise)
 	printCatches(out, rep.Catches)
 	printRecordedPauses(out, rep.Pauses)
+	if rep.Endings != nil {
+		fmt.Fprintf(out, "\nhow finished runs read:\n")
+		for _, l := range rep.Endings.Sentences() {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+	}
 	if rep.Spend != nil {
 		fmt.Fprintf(out, "\nspend (model tokens):\n")
 		for _, l := range rep.Spend.Sentences() {
