@@ -57,7 +57,7 @@ func TestModelsPageSaysWhetherPausesShouldBeOn(t *testing.T) {
 	catches := eval.RecordedCatches(rescueRecords(9, 5, 3, 0, 12, 6), eval.FixedFalsePauseRates)
 	rounds := []learn.Result{
 		{Type: "CoroJob", At: t0, Rounds: 3, Rescue: helps, Catches: catches, Readiness: learn.Readiness{Sentence: "40 labelled runs"},
-			Saved: &eval.Saved{Jobs: 24, TokenJobs: 24, Failed: 10, FailedTokens: 30600, AllTokens: 73440, Gates: 2, Waited: 20 * time.Minute, MedianWait: 10 * time.Minute},
+			Saved:          &eval.Saved{Jobs: 24, TokenJobs: 24, Failed: 10, FailedTokens: 30600, AllTokens: 73440, Gates: 2, Waited: 20 * time.Minute, MedianWait: 10 * time.Minute},
 			RelativeBudget: "relative budget the next promotion carries: 3.4× the succeeded jobs' tokens at the same phase run"},
 		{Type: "AgentLoop", At: t0, Rounds: 2, Rescue: hurts, Readiness: learn.Readiness{Sentence: "20 labelled runs"}},
 		{Type: "NewJob", At: t0, Rounds: 1, Rescue: few, Readiness: learn.Readiness{Sentence: "14 labelled runs"}},
