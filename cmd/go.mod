@@ -11,6 +11,7 @@ replace (
 	github.com/corohq/temporal-overseer/learn => ../learn
 	github.com/corohq/temporal-overseer/notify => ../notify
 	github.com/corohq/temporal-overseer/ops => ../ops
+	github.com/corohq/temporal-overseer/otel => ../otel
 	github.com/corohq/temporal-overseer/overseer/jev/jevopenai => ../overseer/jev/jevopenai
 	github.com/corohq/temporal-overseer/testsuite/e2e => ../testsuite/e2e
 	github.com/corohq/temporal-overseer/worker => ../worker
@@ -75,10 +76,12 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.5 // indirect
 	github.com/aws/smithy-go v1.28.6 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cncf/xds/go v0.0.0-20260202195803-dba9d589def2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
+	github.com/corohq/temporal-overseer/otel v0.0.0-00010101000000-000000000000 // indirect
 	github.com/corohq/temporal-overseer/overseer/jev/jevopenai v0.0.0-00010101000000-000000000000 // indirect
 	github.com/envoyproxy/go-control-plane/envoy v1.39.0 // indirect
 	github.com/envoyproxy/protoc-gen-validate v1.3.3 // indirect
@@ -128,12 +131,15 @@ require (
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
 	go.temporal.io/sdk/contrib/envconfig v1.0.2 // indirect
 	go.temporal.io/sdk/contrib/opentelemetry v0.8.1 // indirect
 	go.uber.org/multierr v1.11.0 // indirect

@@ -10,6 +10,7 @@ replace (
 	github.com/corohq/temporal-overseer/eval => ../eval
 	github.com/corohq/temporal-overseer/learn => ../learn
 	github.com/corohq/temporal-overseer/ops => ../ops
+	github.com/corohq/temporal-overseer/otel => ../otel
 	github.com/corohq/temporal-overseer/overseer/jev/jevopenai => ../overseer/jev/jevopenai
 	github.com/corohq/temporal-overseer/testsuite/e2e => ../testsuite/e2e
 	github.com/corohq/temporal-overseer/worker => ../worker

@@ -9,6 +9,7 @@ replace (
 	github.com/corohq/temporal-overseer/cmd => ../cmd
 	github.com/corohq/temporal-overseer/dashboard => ../dashboard
 	github.com/corohq/temporal-overseer/ops => ../ops
+	github.com/corohq/temporal-overseer/otel => ../otel
 	github.com/corohq/temporal-overseer/overseer/jev/jevopenai => ../overseer/jev/jevopenai
 	github.com/corohq/temporal-overseer/testsuite/e2e => ../testsuite/e2e
 	github.com/corohq/temporal-overseer/worker => ../worker

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"net"
 	"net/http"
 	"os"
@@ -96,6 +97,12 @@ type Config struct {
 	// NewMetrics). Dial sets it on the client; a worker built with New on
 	// another client uses that client's handler. If not set, no metrics.
 	MetricsHandler client.MetricsHandler
+	// TracerProvider, when set, receives the worker's traces: its
+	// workflows' and activities' spans (the SDK's tracing interceptor) and
+	// the overseer's assessments, gates and budget stops in them (package
+	// otel; docs/opentelemetry.md). TracesFromEnv makes one from
+	// OpenTelemetry's environment. If not set, no traces.
+	TracerProvider trace.TracerProvider
 	// OpenGatesEvery is how often the overseer_open_gates gauge is counted
 	// (with MetricsHandler and the search attributes). If not set, 15 s.
 	OpenGatesEvery time.Duration
@@ -307,6 +314,13 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 		}
 		opts.Models = models
 	}
+	tracing, tel, err := cfg.tracing()
+	if err != nil {
+		return nil, err
+	}
+	if tel != nil && opts.Telemetry == nil {
+		opts.Telemetry = tel
+	}
 	plugin, err := overseer.NewPlugin(opts)
 	if err != nil {
 		return nil, err
@@ -337,8 +351,11 @@ func New(c client.Client, cfg Config) (sdkworker.Worker, error) {
 	// no activity scheduled here waits longer than its heartbeat timeout
 	// or its attempt's own work plus a minute (docs/performance.md).
 	autoscaling := sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{})
-	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: plugins,
-		WorkflowTaskPollerBehavior: autoscaling, ActivityTaskPollerBehavior: autoscaling})
+	wo := sdkworker.Options{Plugins: plugins, WorkflowTaskPollerBehavior: autoscaling, ActivityTaskPollerBehavior: autoscaling}
+	if tracing != nil {
+		wo.Interceptors = append(wo.Interceptors, tracing)
+	}
+	w := sdkworker.New(c, tq, wo)
 	workflows.Register(w)
 	(&activities.Agents{Work: cfg.AgentWork}).Register(w)
 	workflows.RegisterRecorded(w)

@@ -12,6 +12,7 @@ replace (
 	github.com/corohq/temporal-overseer/learn => ../../learn
 	github.com/corohq/temporal-overseer/notify => ../../notify
 	github.com/corohq/temporal-overseer/ops => ../../ops
+	github.com/corohq/temporal-overseer/otel => ../../otel
 	github.com/corohq/temporal-overseer/overseer/jev/jevopenai => ../../overseer/jev/jevopenai
 	github.com/corohq/temporal-overseer/worker => ../../worker
 )
@@ -25,10 +26,12 @@ require (
 	github.com/corohq/temporal-overseer/learn v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/notify v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/ops v0.0.0-00010101000000-000000000000
+	github.com/corohq/temporal-overseer/otel v0.0.0-00010101000000-000000000000
 	github.com/corohq/temporal-overseer/worker v0.0.0-00010101000000-000000000000
 	github.com/oauth2-proxy/mockoidc v0.0.0-20261103160011-e06ed0b7cb7f
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stretchr/testify v1.12.1
+	go.opentelemetry.io/otel/sdk v1.47.0
 	go.temporal.io/api v1.64.3
 	go.temporal.io/sdk v1.51.0
 	go.uber.org/zap v1.28.0
@@ -44,6 +47,7 @@ require (
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
@@ -79,12 +83,14 @@ require (
 	github.com/tidwall/sjson v1.2.5 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
 	go.temporal.io/sdk/contrib/envconfig v1.0.2 // indirect
 	go.temporal.io/sdk/contrib/opentelemetry v0.8.1 // indirect
 	go.uber.org/multierr v1.11.0 // indirect

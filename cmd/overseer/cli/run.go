@@ -257,6 +257,19 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 		defer ms.Close()
 		fmt.Fprintf(out, "Metrics on %s\n", ms.URL())
 	}
+	tp, stopTraces, err := worker.TracesFromEnv(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if tp != nil {
+		cfg.TracerProvider = tp
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = stopTraces(sctx) // the spans still batched
+		}()
+		fmt.Fprintf(out, "Traces over OTLP (%s=otlp)\n", worker.EnvTracesExporter)
+	}
 	dctx, cancel := context.WithTimeout(ctx, conn.timeout)
 	defer cancel()
 	c, err := worker.Dial(dctx, cfg)
