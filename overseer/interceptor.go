@@ -482,15 +482,17 @@ type carriedState struct {
 	Seq        int        `json:"seq"`
 	Note       *Note      `json:"note,omitempty"`
 	// Started is when the job's first run started: a budget's elapsed
-	// time counts from it across continue-as-new.
+	// time counts from it across continue-as-new. Budget is the run's
+	// budget as it ended, raised at a gate or not.
 	Started *time.Time `json:"started,omitempty"`
+	Budget  *Budget    `json:"budget,omitempty"`
 }
 
 func (r *run) carryOver(ctx workflow.Context, can *workflow.ContinueAsNewError) {
 	// The worker's converter: the status and trajectory are as private as
 	// the run's own payloads.
 	started := r.started(ctx)
-	p, err := toWorkflowPayload(ctx, carriedState{Status: r.st, Trajectory: r.traj, Seq: r.seq, Note: r.note, Started: &started})
+	p, err := toWorkflowPayload(ctx, carriedState{Status: r.st, Trajectory: r.traj, Seq: r.seq, Note: r.note, Started: &started, Budget: r.cfg.Budget})
 	if err != nil {
 		r.logger.Error("overseer: cannot carry state across continue-as-new", "error", err)
 		return
@@ -527,10 +529,10 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 	if c.Started != nil {
 		r.jobStarted = *c.Started
 	}
-	if r.cfg.Budget != nil && c.Status.Budget != nil {
+	if r.cfg.Budget != nil && c.Budget != nil {
 		// A budget a reviewer raised at a gate of an earlier run stays
 		// raised: the job continues as new, not anew.
-		raised := r.cfg.Budget.atLeast(c.Status.Budget.Limit)
+		raised := r.cfg.Budget.atLeast(*c.Budget)
 		r.cfg.Budget = &raised
 	}
 }

@@ -97,3 +97,59 @@ func TestE2EABudgetStopsAJobAndARaisedBudgetResumesIt(t *testing.T) {
 	require.True(t, errors.As(err, &app), "%v", err)
 	assert.Equal(t, overseer.AbortedErrorType, app.Type())
 }
+
+// spendingJobThenNew runs n phases, each reporting 600 tokens, then
+// continues as new for the rest, runs times in all.
+func spendingJobThenNew(ctx workflow.Context, n, runs int) (int, error) {
+	done, err := spendingJob(ctx, n)
+	if err != nil || runs <= 1 {
+		return done, err
+	}
+	return 0, workflow.NewContinueAsNewError(ctx, "SpendingJobThenNew", n, runs-1)
+}
+
+// A budget raised at a gate stays raised when the job continues as new:
+// the successor keeps the higher bound and goes on from the spend it
+// carried, instead of stopping at once at the budget it pinned again.
+func TestE2EARaisedBudgetOutlivesContinueAsNew(t *testing.T) {
+	srv := e2eServer(t)
+	c := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tq := fmt.Sprint("budget-can-", time.Now().UnixNano())
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage})
+	require.NoError(t, err)
+	w := sdkworker.New(c, tq, sdkworker.Options{Plugins: []sdkworker.Plugin{plugin}})
+	w.RegisterWorkflowWithOptions(spendingJobThenNew, workflow.RegisterOptions{Name: "SpendingJobThenNew"})
+	w.RegisterActivityWithOptions(func(context.Context) (overseer.ReportCarrier, error) {
+		return overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{Turns: 1, InputTokens: 500, OutputTokens: 100}}, nil
+	}, activity.RegisterOptions{Name: "spend"})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	// 4 phases a run, two runs: the first reaches 2,000 tokens at its 4th
+	// phase (2,400) and is raised to 4,000; the second carries 2,400 and
+	// reaches 4,000 at its 3rd phase (4,200), not at its first.
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: tq, TaskQueue: tq,
+		Memo: map[string]any{overseer.BudgetMemoKey: `{"tokens": 2000}`}}, "SpendingJobThenNew", 4, 2)
+	require.NoError(t, err)
+	eventually(t, "the first run's budget gate", time.Minute, func() bool { return status(t, c, tq).Paused })
+	code, _, stderr := overseerCLI(srv, "resume", tq, "--by", "reviewer", "--budget", `{"tokens": 4000}`)
+	require.Equal(t, 0, code, stderr)
+	eventually(t, "the successor's gate", time.Minute, func() bool {
+		s := status(t, c, tq)
+		return s.Paused && s.Counters.Phases > 4
+	})
+	s := status(t, c, tq)
+	require.NotNil(t, s.Budget)
+	assert.Equal(t, int64(4000), s.Budget.Limit.Tokens, "the raised budget")
+	assert.Equal(t, int64(4200), s.Budget.Spent.Tokens, "the spend carried on")
+	assert.Equal(t, 7, s.Counters.Phases, "stopped at the successor's third phase")
+	require.NotEmpty(t, s.Gates)
+	assert.Equal(t, overseer.GateKindBudget, s.Gates[len(s.Gates)-1].Kind)
+	d, err := c.DescribeWorkflow(ctx, tq, "")
+	require.NoError(t, err)
+	assert.NotEqual(t, run.GetRunID(), d.WorkflowExecution.RunID, "the gate is the successor's")
+	code, _, stderr = overseerCLI(srv, "resume", tq, "--by", "reviewer", "--abort")
+	require.Equal(t, 0, code, stderr)
+}
