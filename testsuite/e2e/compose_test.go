@@ -273,6 +273,7 @@ func TestComposeRegistersTheOverseerSearchAttributes(t *testing.T) {
 	want := map[string]string{}
 	for _, k := range []temporal.SearchAttributeKey{
 		overseer.SearchAttributeStatus, overseer.SearchAttributeOnObjective, overseer.SearchAttributePaused, overseer.SearchAttributeGateSince,
+		overseer.SearchAttributeBudget,
 	} {
 		// IndexedValueType's String() is the CLI's type name: Keyword, Double, Bool, Datetime.
 		want[k.GetName()] = k.GetValueType().String()
