@@ -54,33 +54,40 @@ func CatchesAt(runs []ScoredRun, rates []float64) []CatchAtRate {
 	p, failed := answersOf(runs, minAnswer)
 	out := make([]CatchAtRate, 0, len(rates))
 	for _, rate := range rates {
-		c := CatchAtRate{Rate: rate, Threshold: Num(math.NaN()), Catch: Num(math.NaN())}
-		for _, f := range failed {
-			if f {
-				c.Failed++
-			} else {
-				c.Succeeded++
-			}
-		}
-		t := thresholdAtBudget(p, failed, rate)
-		if !math.IsNaN(t) {
-			c.Threshold = Num(t)
-			for i, v := range p {
-				switch {
-				case v > t:
-				case failed[i]:
-					c.Caught++
-				default:
-					c.Paused++
-				}
-			}
-			if c.Failed > 0 {
-				c.Catch = Num(ratio(c.Caught, c.Failed))
-			}
-		}
-		out = append(out, c)
+		out = append(out, catchAt(p, failed, rate))
 	}
 	return out
+}
+
+// catchAt is the catch at rate of runs with scores p (a run is paused at
+// or below the threshold), failed saying which failed.
+func catchAt(p []float64, failed []bool, rate float64) CatchAtRate {
+	c := CatchAtRate{Rate: rate, Threshold: Num(math.NaN()), Catch: Num(math.NaN())}
+	for _, f := range failed {
+		if f {
+			c.Failed++
+		} else {
+			c.Succeeded++
+		}
+	}
+	t := thresholdAtBudget(p, failed, rate)
+	if math.IsNaN(t) {
+		return c
+	}
+	c.Threshold = Num(t)
+	for i, v := range p {
+		switch {
+		case v > t:
+		case failed[i]:
+			c.Caught++
+		default:
+			c.Paused++
+		}
+	}
+	if c.Failed > 0 {
+		c.Catch = Num(ratio(c.Caught, c.Failed))
+	}
+	return c
 }
 
 // SumCatches adds the counts of catches measured on separate sets of runs

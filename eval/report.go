@@ -210,20 +210,7 @@ func thresholdUnder(candidates, negatives []float64, allowed int, floor float64)
 }
 
 func catchAtBudget(values []float64, failed []bool, budget float64) float64 {
-	t := thresholdAtBudget(values, failed, budget)
-	if math.IsNaN(t) {
-		return math.NaN()
-	}
-	caught, pos := 0, 0
-	for i, v := range values {
-		if failed[i] {
-			pos++
-			if v <= t {
-				caught++
-			}
-		}
-	}
-	return ratio(caught, pos)
+	return float64(catchAt(values, failed, budget).Catch)
 }
 
 func reliability(p []float64, failed []bool, bins int) []Bin {

@@ -414,12 +414,13 @@ func RelativeSpendOf(records []Record) RelativeSpend {
 	for _, rec := range records {
 		byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], rec)
 	}
+	families := slices.Sorted(maps.Keys(byFamily))
 	var failedTokens int64
 	var factors float64
 	learned := 0
-	for _, f := range slices.Sorted(maps.Keys(byFamily)) {
+	for _, f := range families {
 		var others []Record
-		for _, g := range slices.Sorted(maps.Keys(byFamily)) {
+		for _, g := range families {
 			if g != f {
 				others = append(others, byFamily[g]...)
 			}

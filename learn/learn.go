@@ -423,11 +423,7 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	out.Labels = eval.UseGateLabels(recs)
 	out.Readiness = Ready(recs, in.Options)
 	out.Rates = a.measure(ctx, recs, in)
-	window := in.RateWindow
-	if window <= 0 {
-		window = DefaultRateWindow
-	}
-	saved := eval.SavedOf(recs[:min(window, len(recs))]) // the jobs the rates measure
+	saved := eval.SavedOf(newestWindow(recs, in.RateWindow)) // the jobs the rates measure
 	out.Saved = &saved
 	out.RelativeBudget = relativeBudgetSentence(recs)
 	out.Rescue = MeasureRescue(in.Type, recs)

@@ -62,6 +62,15 @@ func (r Rates) Above() bool {
 	return r.Check != nil && (r.Check.Verdict == eval.PromiseBroken || r.Check.Verdict == eval.PromiseAbove)
 }
 
+// newestWindow is the newest window of records, newest first
+// (DefaultRateWindow when window is 0 or less): the jobs a round measures.
+func newestWindow(records []eval.Record, window int) []eval.Record {
+	if window <= 0 {
+		window = DefaultRateWindow
+	}
+	return records[:min(window, len(records))]
+}
+
 func share(k, n int) float64 {
 	if n == 0 {
 		return 0
@@ -81,10 +90,7 @@ func MeasureRates(records []eval.Record, window int, model string, promise overs
 // model's promise could not be read, which the sentence then says instead
 // of saying there is none.
 func measureRates(records []eval.Record, window int, model string, promise overseer.Promise, unread error) Rates {
-	if window <= 0 {
-		window = DefaultRateWindow
-	}
-	records = records[:min(window, len(records))]
+	records = newestWindow(records, window)
 	r := Rates{Jobs: len(records), Model: model}
 	for _, rec := range records {
 		paused := len(rec.Gates) > 0

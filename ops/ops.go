@@ -287,11 +287,33 @@ func ListQuery(band string, paused bool) (string, error) {
 // it to a ListQuery with AND.
 var OverBudgetQuery = fmt.Sprintf("%s IN ('%s', '%s')", overseer.SearchAttributeBudget.GetName(), overseer.BudgetNear, overseer.BudgetReached)
 
-// ErrNoBudgetAttribute is the error of a list over budget on a namespace
-// that does not register the OverseerBudget search attribute.
-var ErrNoBudgetAttribute = errors.New("the namespace has no OverseerBudget search attribute, so jobs over budget cannot be listed: " +
-	"register it (temporal operator search-attribute create --name OverseerBudget --type Keyword) and restart the workers; " +
-	"jobs that reach their budget from then on are listed")
+// ErrUnregisteredAttribute is wrapped by the error of a list whose query
+// names an overseer search attribute the namespace does not register.
+var ErrUnregisteredAttribute = errors.New("unregistered search attribute")
+
+// overseerAttributes are the search attributes the overseer upserts, which
+// a list's query may name.
+var overseerAttributes = []temporal.SearchAttributeKey{overseer.SearchAttributeStatus, overseer.SearchAttributeOnObjective,
+	overseer.SearchAttributePaused, overseer.SearchAttributeGateSince, overseer.SearchAttributeBudget}
+
+// unregistered is the error of a list the server refused because query
+// names an overseer search attribute it does not know, saying what to
+// register; nil for any other error.
+func unregistered(err error, query string) error {
+	var invalid *serviceerror.InvalidArgument
+	if !errors.As(err, &invalid) {
+		return nil
+	}
+	for _, k := range overseerAttributes {
+		name := k.GetName()
+		if strings.Contains(query, name) && strings.Contains(invalid.Error(), name) {
+			return wordedError{Msg: fmt.Sprintf("the namespace has no %s search attribute, so this list cannot be read: register it "+
+				"(temporal operator search-attribute create --name %s --type %s) and restart the workers; jobs set it from then on", name, name, k.GetValueType()),
+				Err: ErrUnregisteredAttribute}
+		}
+	}
+	return nil
+}
 
 // Spend says what the job spent against its budget, from its summary:
 // "2400 tokens, $1.20, 3h0m0s of 2000 tokens (reached)"; elapsed time
@@ -372,8 +394,8 @@ func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error)
 			Query: opts.Query, PageSize: int32(min(limit, cmp.Or(opts.PageSize, listPageSize))), NextPageToken: token,
 		})
 		if err != nil {
-			if strings.Contains(opts.Query, overseer.SearchAttributeBudget.GetName()) && unknownAttribute(err, overseer.SearchAttributeBudget.GetName()) {
-				return jobs, fmt.Errorf("list jobs: %w", ErrNoBudgetAttribute)
+			if u := unregistered(err, opts.Query); u != nil {
+				return jobs, fmt.Errorf("list jobs: %w", u)
 			}
 			if ctx.Err() == nil && (TimedOut(err) || errors.Is(err, ErrRateLimited)) {
 				return jobs, fmt.Errorf("list jobs: %w (%d jobs listed before it)", err, len(jobs))
@@ -394,13 +416,6 @@ func List(ctx context.Context, c client.Client, opts ListOptions) ([]Job, error)
 		}
 	}
 	return jobs, nil
-}
-
-// unknownAttribute says the server refused a query for naming a search
-// attribute it does not know.
-func unknownAttribute(err error, name string) bool {
-	var invalid *serviceerror.InvalidArgument
-	return errors.As(err, &invalid) && strings.Contains(invalid.Error(), name)
 }
 
 // readSummary decodes the overseer's summary from the job's memo, in the

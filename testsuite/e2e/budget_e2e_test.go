@@ -10,12 +10,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
 )
 
@@ -152,4 +155,27 @@ func TestE2EARaisedBudgetOutlivesContinueAsNew(t *testing.T) {
 	assert.NotEqual(t, run.GetRunID(), d.WorkflowExecution.RunID, "the gate is the successor's")
 	code, _, stderr = overseerCLI(srv, "resume", tq, "--by", "reviewer", "--abort")
 	require.Equal(t, 0, code, stderr)
+}
+
+// A list whose query names an overseer search attribute the namespace
+// does not register is refused in one sentence saying what to register,
+// not with the server's parse error.
+func TestE2EAListOnANamespaceWithoutTheAttributeSaysWhatToRegister(t *testing.T) {
+	srv := e2eServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ns := fmt.Sprint("e2e-no-sa-", time.Now().UnixNano())
+	_, err := srv.Client().WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace: ns, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
+	require.NoError(t, err)
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendHostPort(), Namespace: ns})
+	require.NoError(t, err)
+	defer c.Close()
+	var listErr error
+	eventually(t, "the new namespace to answer", 30*time.Second, func() bool {
+		_, listErr = ops.List(ctx, c, ops.ListOptions{Query: ops.OverBudgetQuery, Namespace: ns})
+		return errors.Is(listErr, ops.ErrUnregisteredAttribute)
+	})
+	assert.EqualError(t, listErr, "list jobs: the namespace has no OverseerBudget search attribute, so this list cannot be read: "+
+		"register it (temporal operator search-attribute create --name OverseerBudget --type Keyword) and restart the workers; jobs set it from then on")
 }
