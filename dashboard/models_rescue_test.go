@@ -48,9 +48,9 @@ func rescueRecords(needed, rescued, notNeeded, disrupted, observed, observedFail
 // below the minimum, and the catches at fixed false-pause rates.
 func TestModelsPageSaysWhetherPausesShouldBeOn(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	helps := learn.MeasureRescue("CoroJob", rescueRecords(9, 5, 3, 0, 12, 6))
-	hurts := learn.MeasureRescue("AgentLoop", rescueRecords(2, 0, 8, 4, 10, 2))
-	few := learn.MeasureRescue("NewJob", rescueRecords(3, 2, 1, 0, 10, 4))
+	helps := ptr(eval.EstimateRescue("CoroJob", rescueRecords(9, 5, 3, 0, 12, 6)))
+	hurts := ptr(eval.EstimateRescue("AgentLoop", rescueRecords(2, 0, 8, 4, 10, 2)))
+	few := ptr(eval.EstimateRescue("NewJob", rescueRecords(3, 2, 1, 0, 10, 4)))
 	require.Equal(t, eval.RescueHelps, helps.Verdict)
 	require.Equal(t, eval.RescueHurts, hurts.Verdict)
 	require.Equal(t, eval.RescueTooFew, few.Verdict)
@@ -87,3 +87,5 @@ func TestModelsPageSaysWhetherPausesShouldBeOn(t *testing.T) {
 	assert.Contains(t, section("NewJob"), `<p data-rescue="too_few">keep observing: 4 labelled gates are too few to say whether pausing NewJob helps (need 10).</p>`)
 	assert.NotContains(t, section("OldJob"), "Should pauses be on?", "a round before the estimate says nothing")
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -141,7 +141,7 @@ type Result struct {
 	// rides in the next promoted policy, Policy.Spend), or why none.
 	RelativeBudget string `json:"relative_budget,omitempty"`
 	// Rescue is rescue against disruption on the jobs the round read
-	// (MeasureRescue): whether pausing the type's jobs helps. It only
+	// (eval.EstimateRescue): whether pausing the type's jobs helps. It only
 	// recommends; no round switches a mode.
 	Rescue *eval.RescueEstimate `json:"rescue,omitempty"`
 	// Catches are the failed jobs caught at eval.FixedFalsePauseRates of
@@ -426,7 +426,11 @@ func (a *Activities) Export(ctx context.Context, in ExportInput) (ExportOutput, 
 	saved := eval.SavedOf(newestWindow(recs, in.RateWindow)) // the jobs the rates measure
 	out.Saved = &saved
 	out.RelativeBudget = relativeBudgetSentence(recs)
-	out.Rescue = MeasureRescue(in.Type, recs)
+	// Every record the round reads, not only the rate window: the estimate
+	// needs eval.MinRescueJobs jobs of each kind, and a deployment flags
+	// few of its jobs.
+	rescue := eval.EstimateRescue(in.Type, recs)
+	out.Rescue = &rescue
 	out.Catches = eval.RecordedCatches(recs, eval.FixedFalsePauseRates)
 	cctx, cancel := context.WithTimeout(ctx, promiseReadTimeout)
 	defer cancel()

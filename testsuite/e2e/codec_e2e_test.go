@@ -180,6 +180,23 @@ func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, status(t, c, redone.GetID()).Counters.Redos, "the redo took effect under the codec")
 
+	// The memo's budget takes effect under the codec: the job stops at its
+	// budget's gate, and a raised budget sent through the codec resumes it.
+	budgeted := d.start(t, map[string]any{overseer.ModeMemoKey: "manage", overseer.StartedByMemoKey: "alice", overseer.BudgetMemoKey: `{"phase_runs": 3}`},
+		workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack})
+	eventually(t, "the budgeted job to stop at its budget", 30*time.Second, func() bool { return status(t, c, budgeted.GetID()).Paused })
+	bs := status(t, c, budgeted.GetID())
+	require.NotEmpty(t, bs.Gates)
+	assert.Equal(t, overseer.GateKindBudget, bs.Gates[len(bs.Gates)-1].Kind, "the memo's budget took effect")
+	bh, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: budgeted.GetID(), UpdateName: overseer.ResumeName,
+		Args: []any{overseer.ResumeRequest{By: "bob", Budget: &overseer.Budget{PhaseRuns: 100}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	require.NoError(t, bh.Get(context.Background(), nil))
+	_, err = finish(t, c, budgeted, "bob")
+	require.NoError(t, err)
+	require.NotNil(t, status(t, c, budgeted.GetID()).Budget)
+	assert.Equal(t, 100, status(t, c, budgeted.GetID()).Budget.Limit.PhaseRuns, "the raised budget, read through the codec")
+
 	// A client without the codec reads the histories as the server stores
 	// them: every payload is the codec's.
 	plain := srv.Client()
@@ -189,6 +206,9 @@ func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
 	redoneChain, err := testsuite.FetchChain(ctx, plain, redone.GetID(), redone.GetRunID())
 	require.NoError(t, err)
 	gated = append(gated, redoneChain...)
+	budgetChain, err := testsuite.FetchChain(ctx, plain, budgeted.GetID(), budgeted.GetRunID())
+	require.NoError(t, err)
+	gated = append(gated, budgetChain...)
 	chain, err := testsuite.FetchChain(ctx, plain, long.GetID(), firstRun)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(chain), 2, "the long job continued as new")
@@ -201,12 +221,13 @@ func TestE2EEncryptedDeploymentWorksAndLeaksNothing(t *testing.T) {
 		assert.True(t, codec.Encrypted(p.Payload), "payload in clear: %s", p)
 		seen[payloadKind(p)]++
 	}
-	for _, kind := range []string{"memo overseer.mode", "memo overseer.gate_deadline", "memo overseer.started_by",
+	for _, kind := range []string{"memo overseer.mode", "memo overseer.gate_deadline", "memo overseer.started_by", "memo overseer.budget", "memo overseer.summary",
 		"header overseer-note", "header overseer-state", "marker", "activity input", "activity result",
 		"update input", "update result", "signal input"} {
 		assert.Positive(t, seen[kind], "the scan saw a %s (it covers every kind of overseer payload): %v", kind, seen)
 	}
-	assertNoClearText(t, append(gated, chain...), "fix the parser, not the test", "redo it without the flaky fixture", "alice", "Process note", `"trajectory"`, `"evidence"`)
+	assertNoClearText(t, append(gated, chain...), "fix the parser, not the test", "redo it without the flaky fixture", "alice", "Process note", `"trajectory"`, `"evidence"`,
+		`"phase_runs"`, `"spent"`, "budget: the job spent")
 
 	// overseer export reads the histories with the codec, and says what to
 	// configure without it.

@@ -84,6 +84,12 @@ func TestE2EViewsReadVisibilityWithEveryWorkerStopped(t *testing.T) {
 	for id, g := range gates {
 		assert.Regexp(t, id+`\s+`+g, stdout, "overseer list --paused shows %s at its gate", id)
 	}
+	// Each job's spend too, from its summary, not a status query.
+	code, stdout, stderr = overseerCLI(srv, "list", "--limit", "1000")
+	require.Equal(t, 0, code, stderr)
+	for id := range ids {
+		assert.Regexp(t, id+`\s.*\s\d+ tokens, \$\d+\.\d\d, \d+ turns, \S+\s`, stdout, "overseer list shows %s's spend", id)
+	}
 
 	dash := startDashboard(t, srv)
 	body := httpGetBody(t, dash+"/waiting")
@@ -96,6 +102,7 @@ func TestE2EViewsReadVisibilityWithEveryWorkerStopped(t *testing.T) {
 		assert.Contains(t, body, id, "the list page shows %s", id)
 	}
 	assert.NotContains(t, body, "status query failed", "no row needed a worker")
+	assert.Contains(t, body, " tokens, $", "the list page shows the jobs' spend")
 }
 
 // httpGetBody fetches u and returns its body; it fails the test unless the
