@@ -66,7 +66,7 @@ func TestTheListAndTheQueueShowBudgets(t *testing.T) {
 	srv := newServer(t, b, dashboard.Options{Now: func() time.Time { return t0.Add(time.Hour) }})
 	code, page := get(t, srv.Client(), srv.URL+"/?filter=over_budget")
 	require.Equal(t, http.StatusOK, code, page)
-	assert.Contains(t, page, `data-spend data-budget-state="reached">2400 tokens, 4 turns, 1h0m0s of 2000 tokens (reached)</td>`)
+	assert.Contains(t, page, `data-spend data-budget-state="reached" title="2400 tokens, 4 turns, 1h0m0s of 2000 tokens (reached)">2.4k tokens · budget reached</td>`)
 	assert.Equal(t, "OverseerBudget IN ('near', 'reached')", b.lastQuery())
 
 	code, page = get(t, srv.Client(), srv.URL+"/waiting")

@@ -139,9 +139,10 @@ type row struct {
 	Age       time.Duration
 	Pauses    int
 	StatusErr string
-	// Spend is what the job spent against its budget (ops.Job.Spend);
+	// Spend is what the job's phases reported spending, in short
+	// (spendCell), SpendTitle in full against its budget (ops.Job.Spend);
 	// BudgetState how near it is (near, reached).
-	Spend, BudgetState string
+	Spend, SpendTitle, BudgetState string
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -214,7 +215,7 @@ func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
 	sem := make(chan struct{}, rowQueriesInFlight)
 	queries := 0
 	for i, j := range jobs {
-		rows[i] = row{Job: j, URL: jobURL(j.ID), State: stateBadge(j.State), Age: now.Sub(j.Started), Spend: j.Spend(now)}
+		rows[i] = row{Job: j, URL: jobURL(j.ID), State: stateBadge(j.State), Age: now.Sub(j.Started), Spend: spendCell(j.Summary), SpendTitle: j.Spend(now)}
 		if j.Summary != nil {
 			rows[i].fillSummary(j, *j.Summary)
 			continue
@@ -239,6 +240,38 @@ func (s *Server) rows(ctx context.Context, jobs []ops.Job) []row {
 	}
 	wg.Wait()
 	return rows
+}
+
+// spendCell is a job's spend as the list's narrow column says it: tokens
+// and cost in short ("702k tokens · $2.22"), and how near its budget it
+// is; the age is a column of its own. Empty without a summary or spend.
+func spendCell(s *overseer.Summary) string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	if t := s.Spent.Tokens; t > 0 {
+		parts = append(parts, shortCount(t)+" tokens")
+	}
+	if c := s.Spent.CostUSD; c > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", c))
+	}
+	if s.BudgetState != "" {
+		parts = append(parts, "budget "+s.BudgetState)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// shortCount says n in three significant digits: 950, 9.5k, 702k, 1.93M.
+func shortCount(n int64) string {
+	switch v := float64(n); {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000:
+		return strconv.FormatFloat(v/1e3, 'g', 3, 64) + "k"
+	default:
+		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
+	}
 }
 
 // fillSummary sets a row from the job's summary.

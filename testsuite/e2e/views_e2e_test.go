@@ -102,7 +102,7 @@ func TestE2EViewsReadVisibilityWithEveryWorkerStopped(t *testing.T) {
 		assert.Contains(t, body, id, "the list page shows %s", id)
 	}
 	assert.NotContains(t, body, "status query failed", "no row needed a worker")
-	assert.Contains(t, body, " tokens, $", "the list page shows the jobs' spend")
+	assert.Contains(t, body, " tokens · $", "the list page shows the jobs' spend")
 }
 
 // httpGetBody fetches u and returns its body; it fails the test unless the
