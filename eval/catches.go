@@ -129,14 +129,6 @@ type GroupCatches struct {
 	Catches []CatchAtRate `json:"catches"`
 }
 
-// ShapeOfRecord is the shape one record replays as ([Replay]): an agent's
-// run as an agent loop, a job of phases as phases.
-func ShapeOfRecord(r Record) overseer.Shape {
-	if r.unit() == UnitStep {
-		return overseer.ShapeAgentLoop
-	}
-	return overseer.ShapePhases
-}
 
 // TypeOfRecord is the workflow type a record's figures are grouped under:
 // its Agent (exported jobs carry their workflow type there), or

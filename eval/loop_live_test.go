@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
@@ -35,7 +36,14 @@ func liveVerdicts(t *testing.T, rec eval.Record, toolFailures string) []overseer
 	acts := &workflows.RecordedLoopActivities{In: in}
 	acts.Register(env)
 	env.ExecuteWorkflow(workflows.RecordedLoopWorkflowName, in)
-	require.NoError(t, env.GetWorkflowError())
+	if rec.Outcome.Failed() {
+		// The job closes as the run did.
+		var app *temporal.ApplicationError
+		require.ErrorAs(t, env.GetWorkflowError(), &app)
+		require.Equal(t, workflows.RecordedRunFailedErrorType, app.Type())
+	} else {
+		require.NoError(t, env.GetWorkflowError())
+	}
 	v, err := env.QueryWorkflow(overseer.StatusQueryName)
 	require.NoError(t, err)
 	var st overseer.Status

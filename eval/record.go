@@ -49,6 +49,14 @@ const (
 	// UnitPhase: each entry is one phase run, as the overseer plugin sees it
 	// in Temporal (one phase activity); each entry ends at a boundary.
 	UnitPhase Unit = "phase"
+	// UnitCall: each entry is one activity of a workflow as the plugin's
+	// interceptor observed it at a boundary (`overseer export` writes
+	// these): its phase, failure and error, the digests of its input
+	// (Call) and result (Output), and what its result reported. It is
+	// replayed call by call through the code the interceptor records a
+	// live call with, so a job of phases and an agent loop (a model call,
+	// then the tool it asked for) each replay as the plugin judged them.
+	UnitCall Unit = "call"
 )
 
 // Record is one recorded agent run with its known outcome: one line of a
@@ -64,7 +72,12 @@ type Record struct {
 	// Agent names the agent (and model) that ran, e.g. "mini-swe-agent/gemini-3-pro".
 	Agent string `json:"agent,omitempty"`
 	// Unit is what a step is; if not set, UnitStep.
-	Unit  Unit   `json:"unit,omitempty"`
+	Unit Unit `json:"unit,omitempty"`
+	// Shape is the shape the plugin judged the job as (UnitCall, read
+	// from the judge's recorded answers): replayed with it declared, so a
+	// loop whose activities' names do not say "model" still replays as
+	// one. Empty: the plugin's rule from the names ([overseer.ShapeOf]).
+	Shape overseer.Shape `json:"shape,omitempty"`
 	Steps []Step `json:"steps"`
 	// Gates are the reviewers' decisions at the job's overseer gates, in
 	// order (exported from Temporal); see [UseGateLabels].
@@ -80,7 +93,8 @@ type Task struct {
 	Objective string `json:"objective,omitempty"`
 }
 
-// Step is one agent step (UnitStep) or one phase run (UnitPhase).
+// Step is one agent step (UnitStep), one phase run (UnitPhase) or one
+// activity call (UnitCall; what is said of a phase run holds for it).
 type Step struct {
 	// Phase is the phase or action class, e.g. "read", "edit", "test",
 	// "code". Empty only for a failed step of unknown class (UnitStep).
@@ -118,6 +132,8 @@ type Step struct {
 	Output   string `json:"output,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
 	TimedOut bool   `json:"timed_out,omitempty"`
+	// Error is the failed activity's error message (UnitCall).
+	Error string `json:"error,omitempty"`
 	// Assessment is what the overseer recorded at this boundary, when the
 	// record was exported from Temporal (UnitPhase only).
 	Assessment *RecordedAssessment `json:"assessment,omitempty"`
@@ -156,15 +172,15 @@ func (r Record) Validate() error {
 	if !r.Outcome.valid() {
 		return bad("record %q has outcome %q: use succeeded, failed or blocked", r.ID, r.Outcome)
 	}
-	if r.Unit != "" && r.Unit != UnitStep && r.Unit != UnitPhase {
-		return bad("record %q has unit %q: use step or phase", r.ID, r.Unit)
+	if r.Unit != "" && r.Unit != UnitStep && r.Unit != UnitPhase && r.Unit != UnitCall {
+		return bad("record %q has unit %q: use step, phase or call", r.ID, r.Unit)
 	}
 	if len(r.Steps) == 0 {
 		return bad("record %q has no steps", r.ID)
 	}
 	for i, s := range r.Steps {
 		switch {
-		case s.Phase == "" && (r.unit() == UnitPhase || !s.Failed):
+		case s.Phase == "" && (r.unit() != UnitStep || !s.Failed):
 			return bad("record %q step %d has no phase (only a failed step may omit it)", r.ID, i)
 		case s.DurationMS < 0 || s.CostUSD < 0 || s.InputTokens < 0 || s.OutputTokens < 0 || s.Turns < 0 || s.Rework < 0:
 			return bad("record %q step %d has a negative duration, cost, token or turn count", r.ID, i)
@@ -231,14 +247,15 @@ type Boundary struct {
 	Report *overseer.PhaseReport
 }
 
-// Boundaries groups a record's steps into phase runs, in order. For
+// Boundaries groups a record's steps into phase runs, in order (a
+// UnitCall record's calls as phase runs, one to one). For
 // step-unit records a phase run reports its steps as turns, the sums of
 // their cost, tokens and durations, one failed tool call per failed step,
 // one unit of rework when it is an edit after an earlier edit that was
 // verified since ([overseer.PhaseKindOf]), and a missing output when any
 // of its steps says so. Phase-unit entries map one to one.
 func (r Record) Boundaries() []Boundary {
-	if r.unit() == UnitPhase {
+	if r.unit() != UnitStep {
 		out := make([]Boundary, 0, len(r.Steps))
 		steps := 0
 		for _, s := range r.Steps {

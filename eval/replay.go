@@ -3,6 +3,9 @@ package eval
 import (
 	"fmt"
 	"hash/fnv"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/workflows"
@@ -27,11 +30,17 @@ type Replayed struct {
 //     then the tool activity it asked for, each call a boundary, recorded
 //     through [overseer.TrajectoryRecorder.RecordCall] as the interceptor
 //     records a live call;
-//   - a job of phases (UnitPhase, e.g. exported from Temporal) is replayed
-//     phase run by phase run, as the plugin saw it.
+//   - a job exported from Temporal (UnitCall) is replayed call by call,
+//     each activity recorded through [overseer.TrajectoryRecorder.RecordCall]
+//     as the interceptor recorded it live: a job of phases as phases, an
+//     agent loop as a loop;
+//   - a job of phases (UnitPhase) is replayed phase run by phase run.
 func Replay(rec Record) []Replayed {
-	if rec.unit() == UnitStep {
+	switch rec.unit() {
+	case UnitStep:
 		return ReplayLoop(rec, workflows.ToolFailuresAsErrors)
+	case UnitCall:
+		return replayCalls(rec)
 	}
 	var r overseer.TrajectoryRecorder
 	r.SetObjective(rec.Task.Objective)
@@ -44,15 +53,75 @@ func Replay(rec Record) []Replayed {
 	return out
 }
 
+// replayCalls replays an exported job (UnitCall) call by call.
+func replayCalls(rec Record) []Replayed {
+	var r overseer.TrajectoryRecorder
+	r.SetObjective(rec.Task.Objective)
+	if rec.Shape != "" {
+		r.SetShape(rec.Shape)
+	}
+	out := make([]Replayed, 0, len(rec.Steps))
+	steps := 0
+	for _, s := range rec.Steps {
+		steps += max(1, s.Turns)
+		r.RecordCall(activityCallOf(s))
+		out = append(out, Replayed{Steps: steps, Trajectory: r.Trajectory()})
+	}
+	return out
+}
+
+// activityCallOf is an exported call as the interceptor observed it. The
+// digests of its input and result stand for them: the plugin only ever
+// compares them.
+func activityCallOf(s Step) overseer.ActivityCall {
+	call := overseer.ActivityCall{Phase: s.Phase, Duration: time.Duration(s.DurationMS) * time.Millisecond,
+		Report: &overseer.PhaseReport{Turns: s.Turns, CostUSD: s.CostUSD, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+			Rework: s.Rework, FailedToolCategories: s.FailedTools, OutputMissing: s.OutputMissing}}
+	if s.Failed {
+		call.Err = recordedError(s.Error)
+	}
+	if s.Call != "" {
+		call.Args = []any{s.Call}
+	}
+	if s.Output != "" {
+		call.Result = &commonpb.Payload{Data: []byte(s.Output)}
+	}
+	return call
+}
+
+// recordedError is a failed call's recorded error message ("" when the
+// export could not read one).
+type recordedError string
+
+func (e recordedError) Error() string { return string(e) }
+
 // ShapeOfRecords is the shape the records replay as: ShapeAgentLoop when
-// every one is an agent's run (UnitStep), ShapePhases otherwise.
+// every one replays as an agent loop ([ShapeOfRecord]), ShapePhases
+// otherwise.
 func ShapeOfRecords(records []Record) overseer.Shape {
 	for _, r := range records {
-		if r.unit() != UnitStep {
+		if ShapeOfRecord(r) != overseer.ShapeAgentLoop {
 			return overseer.ShapePhases
 		}
 	}
 	return overseer.ShapeAgentLoop
+}
+
+// ShapeOfRecord is the shape one record replays as ([Replay]): an agent's
+// run (UnitStep) as an agent loop; any other as the plugin judged it: its
+// Shape, else what [overseer.ShapeOf] makes of its phases' names.
+func ShapeOfRecord(r Record) overseer.Shape {
+	switch {
+	case r.unit() == UnitStep:
+		return overseer.ShapeAgentLoop
+	case r.Shape != "":
+		return r.Shape
+	}
+	var t overseer.TrajectoryRecorder
+	for _, s := range r.Steps {
+		t.RecordPhase(overseer.PhaseRun{Phase: s.Phase}, nil)
+	}
+	return overseer.ShapeOf(t.Trajectory())
 }
 
 // ReplayLoop replays an agent's run (UnitStep) as the loop
@@ -79,7 +148,7 @@ func ReplayLoop(rec Record, toolFailures string) []Replayed {
 // Text, and one without its output (Output) never answered as another
 // did; a failed step without its exit code exited 1.
 func LoopInput(rec Record) workflows.RecordedLoopInput {
-	in := workflows.RecordedLoopInput{Objective: rec.Task.Objective}
+	in := workflows.RecordedLoopInput{Objective: rec.Task.Objective, Outcome: string(rec.Outcome)}
 	for i, s := range rec.Steps {
 		t := workflows.RecordedTurn{Command: s.Call, Output: s.Output, ExitCode: s.ExitCode, TimedOut: s.TimedOut,
 			InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD, DurationMS: s.DurationMS}

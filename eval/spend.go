@@ -148,7 +148,7 @@ func tokensByStep(rec Record) []int64 {
 	var total int64
 	for _, st := range rec.Steps {
 		turns := 1
-		if rec.unit() == UnitPhase {
+		if rec.unit() != UnitStep {
 			turns = max(1, st.Turns)
 		}
 		for range turns - 1 {

@@ -287,6 +287,18 @@ type Current struct {
 	Policy overseer.Policy
 }
 
+// ForRecords is the model and policy that judge jobs like records in the
+// plugin: for agent loops ([eval.ShapeOfRecords]) the shipped loop model,
+// under the policy's loop part, when the current model is one of phases
+// (the learned judge never asks a phase model about a loop), so a round
+// recalibrates and compares the judge that answers the type's jobs.
+func (c Current) ForRecords(records []eval.Record) Current {
+	if len(records) == 0 || eval.ShapeOfRecords(records) != overseer.ShapeAgentLoop || c.Model.Shape == overseer.ShapeAgentLoop {
+		return c
+	}
+	return Current{Model: overseer.DefaultLoopModel(), Policy: c.Policy.ForShape(overseer.ShapeAgentLoop)}
+}
+
 // ErrNotReady is returned by Decide when the runs are too few.
 var ErrNotReady = errors.New("too few labelled runs")
 

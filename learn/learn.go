@@ -536,6 +536,7 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	if err != nil {
 		return RefitOutput{}, err
 	}
+	cur = cur.ForRecords(recs)
 	activity.RecordHeartbeat(ctx, "training")
 	var d Decision
 	labelled := append([]eval.Record(nil), recs...)

@@ -15,6 +15,7 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -367,7 +368,7 @@ func RecordOfJobWith(ctx context.Context, c client.Client, namespace, id, runID 
 // recordOfJob reads the runs' payloads with dc; withoutCodec refuses, in
 // one sentence, a history whose payloads a codec encoded.
 func recordOfJob(ctx context.Context, c client.Client, namespace, id, runID string, dc converter.DataConverter, withoutCodec bool) (eval.Record, error) {
-	rec := eval.Record{Format: eval.RecordFormat, ID: id, Unit: eval.UnitPhase, Task: eval.Task{Family: eval.FamilyOf(id)}}
+	rec := eval.Record{Format: eval.RecordFormat, ID: id, Unit: eval.UnitCall, Task: eval.Task{Family: eval.FamilyOf(id)}}
 	seen := map[string]bool{}
 	for runID != "" && !seen[runID] {
 		seen[runID] = true
@@ -384,6 +385,9 @@ func recordOfJob(ctx context.Context, c client.Client, namespace, id, runID stri
 		rec.Steps = append(h.Steps, rec.Steps...)
 		if h.Agent != "" {
 			rec.Agent = h.Agent
+		}
+		if rec.Shape == "" {
+			rec.Shape = h.Shape
 		}
 		runID = h.continuedFrom
 	}
@@ -419,7 +423,11 @@ type HistoryRecord struct {
 	// Steps are the phase boundaries, in the order the phases ended.
 	Steps []eval.Step
 	// Gates are the reviewers' decisions at the run's gates, in order.
-	Gates         []eval.GateDecision
+	Gates []eval.GateDecision
+	// Shape is the shape the plugin judged the run as, from its latest
+	// recorded answer that says (empty in histories from before answers
+	// said it).
+	Shape         overseer.Shape
 	continuedFrom string
 	// assessedAt holds, for each step with an assessment, the id of the
 	// event that recorded it.
@@ -462,6 +470,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 	type scheduled struct {
 		activityType string
 		at           time.Time
+		input        *commonpb.Payloads
 	}
 	sched := map[int64]scheduled{}
 	var assessments []*eval.RecordedAssessment
@@ -485,7 +494,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 		}
 		return false
 	}
-	closePhase := func(schedID int64, at time.Time, failed bool, result *commonpb.Payloads) {
+	closePhase := func(schedID int64, at time.Time, failure *failurepb.Failure, failed bool, result *commonpb.Payloads) {
 		s, ok := sched[schedID]
 		if !ok {
 			return
@@ -500,6 +509,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 					a.Error = "unreadable assessment: " + err.Error()
 				} else {
 					fillAssessment(a, ao, policy)
+					out.Shape = cmp.Or(ao.Shape, out.Shape)
 				}
 			}
 			addAssessment(a)
@@ -508,11 +518,15 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 		if !isPhase(s.activityType) {
 			return
 		}
-		step := eval.Step{Phase: phaseName(s.activityType), Failed: failed, Text: s.activityType}
+		step := eval.Step{Phase: phaseName(s.activityType), Failed: failed, Text: s.activityType, Call: payloadsDigest(dc, s.input)}
 		if d := at.Sub(s.at); d > 0 {
 			step.DurationMS = d.Milliseconds()
 		}
+		if failed {
+			step.Error = failure.GetMessage()
+		}
 		if !failed && result != nil {
+			step.Output = payloadsDigest(dc, result)
 			var rc overseer.ReportCarrier
 			if err := dc.FromPayloads(result, &rc); err == nil && rc.OverseerReport != nil {
 				r := rc.OverseerReport
@@ -566,6 +580,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 					ra := &eval.RecordedAssessment{Error: ans.Error}
 					if ans.Output != nil {
 						fillAssessment(ra, *ans.Output, policy)
+						out.Shape = cmp.Or(ans.Output.Shape, out.Shape)
 					} else if ra.Error == "" {
 						ra.Error = "unreadable assessment: no output"
 					}
@@ -598,6 +613,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 						ra.Error = "unreadable assessment: " + err.Error()
 					} else {
 						fillAssessment(ra, ao, policy)
+						out.Shape = cmp.Or(ao.Shape, out.Shape)
 					}
 				}
 				addAssessment(ra)
@@ -625,16 +641,18 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := e.GetActivityTaskScheduledEventAttributes()
-			sched[e.GetEventId()] = scheduled{activityType: a.GetActivityType().GetName(), at: at}
+			sched[e.GetEventId()] = scheduled{activityType: a.GetActivityType().GetName(), at: at, input: a.GetInput()}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := e.GetActivityTaskCompletedEventAttributes()
-			closePhase(a.GetScheduledEventId(), at, false, a.GetResult())
+			closePhase(a.GetScheduledEventId(), at, nil, false, a.GetResult())
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
-			closePhase(e.GetActivityTaskFailedEventAttributes().GetScheduledEventId(), at, true, nil)
+			a := e.GetActivityTaskFailedEventAttributes()
+			closePhase(a.GetScheduledEventId(), at, a.GetFailure(), true, nil)
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-			closePhase(e.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId(), at, true, nil)
+			a := e.GetActivityTaskTimedOutEventAttributes()
+			closePhase(a.GetScheduledEventId(), at, a.GetFailure(), true, nil)
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
-			closePhase(e.GetActivityTaskCanceledEventAttributes().GetScheduledEventId(), at, true, nil)
+			closePhase(e.GetActivityTaskCanceledEventAttributes().GetScheduledEventId(), at, &failurepb.Failure{Message: "canceled"}, true, nil)
 		}
 	}
 	for i := range out.Steps {
@@ -647,9 +665,27 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 }
 
 func fillAssessment(a *eval.RecordedAssessment, ao overseer.AssessOutput, p overseer.Policy) {
-	v := p.Evaluate(ao.Answers)
+	v := p.ForShape(ao.Shape).Evaluate(ao.Answers)
 	a.OnObjective, a.Band, a.Flagged, a.ModelVersion = ao.Answers.OnObjective, string(v.Band), v.Flagged, ao.Model
 	a.NotAssessed, a.Basis = ao.Answers.OnObjectiveUnknown, ao.Answers.Basis
+}
+
+// payloadsDigest stands for an activity's input or result as the plugin
+// compares them (overseer.ActivityCall): each payload as the workflow read
+// it, after the deployment's codec decoded it; "" when there is none.
+func payloadsDigest(dc converter.DataConverter, ps *commonpb.Payloads) string {
+	if len(ps.GetPayloads()) == 0 {
+		return ""
+	}
+	var b []byte
+	for _, p := range ps.GetPayloads() {
+		var raw converter.RawValue
+		if dc.FromPayload(p, &raw) == nil && raw.Payload() != nil {
+			p = raw.Payload()
+		}
+		b = append(append(b, p.GetData()...), 0)
+	}
+	return eval.Digest(string(b))
 }
 
 // phaseName is the plugin's name of a phase activity: its type after the

@@ -48,6 +48,11 @@ type AssessOutput struct {
 	Model   string        `json:"model"`
 	Usage   jev.Usage     `json:"usage"`
 	Latency time.Duration `json:"latency_ns"`
+	// Shape is the shape the job was judged as ([ShapeOf] its trajectory),
+	// so that a tool reading the history (`overseer export`) applies the
+	// policy of that shape and replays the job as the plugin saw it.
+	// Empty in answers recorded before it was kept.
+	Shape Shape `json:"shape,omitempty"`
 }
 
 // assessor runs the Overseer activity with a judge that lives on the worker.
@@ -145,5 +150,5 @@ func decide(ctx context.Context, judge jev.Judge, in AssessInput) (AssessOutput,
 	if latency == 0 {
 		latency = failed.Latency
 	}
-	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: latency}, nil
+	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: latency, Shape: ShapeOf(in.Trajectory)}, nil
 }

@@ -19,6 +19,9 @@ func (r *TrajectoryRecorder) SetObjective(objective string) {
 	r.t.Objective = clip(objective, maxObjectiveChars)
 }
 
+// SetShape declares what a phase is in the job, like [SetShape].
+func (r *TrajectoryRecorder) SetShape(shape Shape) { r.t.Shape = shape }
+
 // SetLane records the lane the job is in; a change counts as a lane switch,
 // like [SetLane].
 func (r *TrajectoryRecorder) SetLane(lane string) { r.t.setLane(lane) }

@@ -42,7 +42,15 @@ type RecordedLoopInput struct {
 	// ToolFailures is ToolFailuresAsErrors (the default) or
 	// ToolFailuresAsResults.
 	ToolFailures string `json:"tool_failures,omitempty"`
+	// Outcome is how the recorded run ended: "failed" or "blocked" make
+	// the loop fail after its last turn (RecordedRunFailedErrorType), so
+	// that the job closes as the run did; anything else completes it.
+	Outcome string `json:"outcome,omitempty"`
 }
+
+// RecordedRunFailedErrorType is the error type a recorded loop whose run
+// failed ends with.
+const RecordedRunFailedErrorType = "RecordedRunFailed"
 
 // RecordedTurn is one turn of a recorded agent run: what the model asked
 // for and what the tool gave back. Digests stand for the texts, which the
@@ -165,39 +173,73 @@ func RecordedLoop(ctx workflow.Context, in RecordedLoopInput) (string, error) {
 		var out RecordedToolOutput
 		_ = workflow.ExecuteActivity(ctx, RecordedToolActivity, RecordedToolInput{Command: t.Command}).Get(ctx, &out)
 	}
+	if in.Outcome == "failed" || in.Outcome == "blocked" {
+		return "", temporal.NewNonRetryableApplicationError("the recorded run "+in.Outcome, RecordedRunFailedErrorType, nil)
+	}
 	return "done", nil
 }
 
-// RecordedLoopActivities answer a recorded loop's calls from its input:
-// the model activity with its turn's command, the tool activity with the
-// outcome of the turn the latest model call was of (the loop calls them
-// one at a time, and never retries them). Register them with Register.
+// RecordedLoopActivities answer recorded loops' calls: each job's from
+// the recording Add gave for its workflow ID, or from In for any other.
+// The model activity answers with its turn's command, the tool activity
+// with the outcome of the turn the job's latest model call was of (a loop
+// calls them one at a time, and never retries them). Register them with
+// Register.
 type RecordedLoopActivities struct {
 	In   RecordedLoopInput
 	mu   sync.Mutex
+	runs map[string]*recordedLoopRun
+	// turn is In's latest model call's turn.
 	turn int
 }
 
-// Model is the recorded model call.
-func (a *RecordedLoopActivities) Model(_ context.Context, in RecordedModelInput) (*RecordedModelOutput, error) {
-	if in.Turn < 1 || in.Turn > len(a.In.Turns) {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("turn %d: the recording has %d", in.Turn, len(a.In.Turns)), "NoSuchTurn", nil)
-	}
+type recordedLoopRun struct {
+	in   RecordedLoopInput
+	turn int
+}
+
+// Add gives the recording of the job with workflowID.
+func (a *RecordedLoopActivities) Add(workflowID string, in RecordedLoopInput) {
 	a.mu.Lock()
-	a.turn = in.Turn
+	defer a.mu.Unlock()
+	if a.runs == nil {
+		a.runs = map[string]*recordedLoopRun{}
+	}
+	a.runs[workflowID] = &recordedLoopRun{in: in}
+}
+
+// recording is the calling job's recording and its latest model turn
+// (1-based; 0 before any), with a.mu held.
+func (a *RecordedLoopActivities) recording(ctx context.Context) (*RecordedLoopInput, *int) {
+	if r, ok := a.runs[activity.GetInfo(ctx).WorkflowExecution.ID]; ok {
+		return &r.in, &r.turn
+	}
+	return &a.In, &a.turn
+}
+
+// Model is the recorded model call.
+func (a *RecordedLoopActivities) Model(ctx context.Context, in RecordedModelInput) (*RecordedModelOutput, error) {
+	a.mu.Lock()
+	rec, turn := a.recording(ctx)
+	if in.Turn < 1 || in.Turn > len(rec.Turns) {
+		a.mu.Unlock()
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("turn %d: the recording has %d", in.Turn, len(rec.Turns)), "NoSuchTurn", nil)
+	}
+	*turn = in.Turn
 	a.mu.Unlock()
-	return a.In.ModelOutput(in.Turn - 1)
+	return rec.ModelOutput(in.Turn - 1)
 }
 
 // Tool is the recorded tool call of the latest model call's turn.
-func (a *RecordedLoopActivities) Tool(_ context.Context, _ RecordedToolInput) (*RecordedToolOutput, error) {
+func (a *RecordedLoopActivities) Tool(ctx context.Context, _ RecordedToolInput) (*RecordedToolOutput, error) {
 	a.mu.Lock()
-	turn := a.turn
+	rec, turn := a.recording(ctx)
+	t := *turn
 	a.mu.Unlock()
-	if turn == 0 {
+	if t == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("a tool call before any model call", "NoSuchTurn", nil)
 	}
-	return a.In.ToolOutput(turn - 1)
+	return rec.ToolOutput(t - 1)
 }
 
 // Register registers the activities under RecordedModelActivity and

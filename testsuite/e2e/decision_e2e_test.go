@@ -94,7 +94,7 @@ func TestDecisionLoopOnDevServer(t *testing.T) {
 	assessed := 0
 	for _, r := range records {
 		got[r.ID] = r.Outcome
-		assert.Equal(t, eval.UnitPhase, r.Unit, r.ID)
+		assert.Equal(t, eval.UnitCall, r.Unit, r.ID)
 		assert.Equal(t, workflows.JobWorkflowName, r.Agent, r.ID)
 		assert.Equal(t, strings.TrimSuffix(r.ID, r.ID[strings.LastIndexByte(r.ID, '-'):]), r.FamilyName(), r.ID)
 		assert.Equal(t, "spec", r.Steps[0].Phase, r.ID)
