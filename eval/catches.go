@@ -129,7 +129,6 @@ type GroupCatches struct {
 	Catches []CatchAtRate `json:"catches"`
 }
 
-
 // TypeOfRecord is the workflow type a record's figures are grouped under:
 // its Agent (exported jobs carry their workflow type there), or
 // "unnamed" when it has none.

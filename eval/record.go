@@ -78,7 +78,7 @@ type Record struct {
 	// loop whose activities' names do not say "model" still replays as
 	// one. Empty: the plugin's rule from the names ([overseer.ShapeOf]).
 	Shape overseer.Shape `json:"shape,omitempty"`
-	Steps []Step `json:"steps"`
+	Steps []Step         `json:"steps"`
 	// Gates are the reviewers' decisions at the job's overseer gates, in
 	// order (exported from Temporal); see [UseGateLabels].
 	Gates []GateDecision `json:"gates,omitempty"`
