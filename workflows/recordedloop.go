@@ -22,8 +22,8 @@ const RecordedLoopWorkflowName = "CoroRecordedLoop"
 // The recorded loop's activities: the model call, then the tool call it
 // asked for. Their phases are "model" and "bash".
 const (
-	RecordedModelActivity = "agent.model"
-	RecordedToolActivity  = "agent.bash"
+	RecordedModelActivity = "recordedloop.model"
+	RecordedToolActivity  = "recordedloop.bash"
 )
 
 // How a recorded loop's tool reports a failed command.
