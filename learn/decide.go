@@ -288,12 +288,22 @@ type Current struct {
 }
 
 // ForRecords is the model and policy that judge jobs like records in the
-// plugin: for agent loops ([eval.ShapeOfRecords]) the shipped loop model,
-// under the policy's loop part, when the current model is one of phases
-// (the learned judge never asks a phase model about a loop), so a round
-// recalibrates and compares the judge that answers the type's jobs.
+// plugin: [Current.ForShape] the shape they replay as
+// ([eval.ShapeOfRecords]); c when there are none.
 func (c Current) ForRecords(records []eval.Record) Current {
-	if len(records) == 0 || eval.ShapeOfRecords(records) != overseer.ShapeAgentLoop || c.Model.Shape == overseer.ShapeAgentLoop {
+	if len(records) == 0 {
+		return c
+	}
+	return c.ForShape(eval.ShapeOfRecords(records))
+}
+
+// ForShape is the model and policy that judge jobs of shape s in the
+// plugin: for an agent loop, the shipped loop model under the policy's
+// loop part when the current model is one of phases (the learned judge
+// never asks a phase model about a loop), so that a round recalibrates and
+// compares the judge that answers the type's jobs.
+func (c Current) ForShape(s overseer.Shape) Current {
+	if s != overseer.ShapeAgentLoop || c.Model.Shape == overseer.ShapeAgentLoop {
 		return c
 	}
 	return Current{Model: overseer.DefaultLoopModel(), Policy: c.Policy.ForShape(overseer.ShapeAgentLoop)}

@@ -64,7 +64,9 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	delay := fs.Duration("reviewer-delay", 100*time.Millisecond, "how long the simulated reviewer waits at a gate before deciding")
 	speed := fs.Float64("speed", workflows.DefaultRecordedSpeed, "recorded time divided by this is the time a phase takes")
 	stepTime := fs.Duration("step-time", workflows.DefaultRecordedStepTime, "time a step takes in a run recorded without timestamps")
-	typ := fs.String("type", workflows.RecordedJobWorkflowName, "workflow type of the jobs, whose model the learn rounds fit (a fresh one keeps a cluster's other replays apart)")
+	typ := fs.String("type", "", "workflow type of the jobs, whose model the learn rounds fit (a fresh one keeps a cluster's other replays apart; default: "+
+		workflows.RecordedLoopWorkflowName+" for agents' runs, "+workflows.RecordedJobWorkflowName+" for jobs of phases)")
+	asPhases := fs.Bool("as-phases", false, "replay agents' runs as a job of phases (one activity per phase of work) instead of the agent loop a team writes on Temporal (a model-call activity, then the tool activity it asked for)")
 	budget := fs.Float64("max-false-pause", 0.05, "the false-pause promise a learn round's model must keep, in (0,1)")
 	promise := promiseFlag(fs)
 	pauseBudget := fs.Float64("pause-budget", 0, "until a promise can be certified, let a recalibrated model pause at most this share of jobs, in (0,1); default: no pause on P until then")
@@ -91,6 +93,14 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	case *delay < 0 || !(*speed > 0) || *stepTime <= 0:
 		return fmt.Errorf("%w: --reviewer-delay takes a duration of 0 or more, --step-time one above 0 and --speed a factor above 0", ErrUsage)
 	}
+	recs, src, err := eval.LoadSource(*traces, *format)
+	if err != nil {
+		return err
+	}
+	loops := !*asPhases && eval.ShapeOfRecords(recs) == overseer.ShapeAgentLoop && allSteps(recs)
+	if *typ == "" {
+		*typ = map[bool]string{true: workflows.RecordedLoopWorkflowName, false: workflows.RecordedJobWorkflowName}[loops]
+	}
 	lin, err := learnInput(*typ, "", *budget, *promise, *pauseBudget)
 	if err != nil {
 		return err
@@ -101,11 +111,10 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	dc := codecOpts.DataConverter
-	recs, src, err := eval.LoadSource(*traces, *format)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintln(out, src)
+	if loops {
+		fmt.Fprintln(out, "Each run is a job of the agent loop a team writes on Temporal: a model-call activity, then the tool activity it asked for (--as-phases: phases of work).")
+	}
 	if note := src.SkippedNote(); note != "" {
 		fmt.Fprintln(out, note)
 	}
@@ -134,7 +143,7 @@ func (*ReplayCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	defer c.Close()
-	opts := replayOptions{Records: recs, Jobs: *jobs, Concurrency: *concurrency, Mode: m, LearnEvery: *learnEvery,
+	opts := replayOptions{Records: recs, Loops: loops, Jobs: *jobs, Concurrency: *concurrency, Mode: m, LearnEvery: *learnEvery,
 		Type: *typ, Namespace: ns, ErrorRate: *errorRate, Delay: *delay, Speed: *speed, StepTime: *stepTime, Seed: *seed, Learn: lin, Progress: out,
 		DataConverter: dc}
 	res, err := runReplay(ctx, c, opts)
@@ -181,7 +190,11 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 
 // replayOptions configure runReplay.
 type replayOptions struct {
-	Records     []eval.Record
+	Records []eval.Record
+	// Loops replays agents' runs (eval.UnitStep) as the agent loop a team
+	// writes (workflows.RecordedLoop); otherwise every record is a job of
+	// phases (workflows.RecordedJob).
+	Loops       bool
 	Jobs        int // 0: one per record
 	Concurrency int
 	Mode        overseer.Mode
@@ -214,6 +227,8 @@ type replayJob struct {
 	n        int // from 1
 	rec      *eval.Record
 	in       workflows.RecordedJobInput
+	// loop is the job's input when it replays as an agent loop.
+	loop     *workflows.RecordedLoopInput
 	id       string
 	runID    string
 	outcome  eval.Outcome // as the job closed
@@ -269,7 +284,12 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 	if err != nil {
 		return nil, err
 	}
-	if o.Type != workflows.RecordedJobWorkflowName {
+	loopActs := &workflows.RecordedLoopActivities{}
+	switch {
+	case o.Loops:
+		w.RegisterWorkflowWithOptions(workflows.RecordedLoop, workflow.RegisterOptions{Name: o.Type})
+		loopActs.Register(w)
+	case o.Type != workflows.RecordedJobWorkflowName:
 		w.RegisterWorkflowWithOptions(workflows.RecordedJob, workflow.RegisterOptions{Name: o.Type})
 	}
 	if learnRounds {
@@ -299,7 +319,13 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 		rec := &o.Records[i%len(o.Records)]
 		in := eval.RecordedJob(*rec)
 		in.Speed, in.StepTime = o.Speed, o.StepTime
-		res.Jobs = append(res.Jobs, &replayJob{n: i + 1, rec: rec, in: in, id: fmt.Sprintf("replay-%s-%d-%s", stamp, i+1, rec.ID)})
+		j := &replayJob{n: i + 1, rec: rec, in: in, id: fmt.Sprintf("replay-%s-%d-%s", stamp, i+1, rec.ID)}
+		if o.Loops {
+			loop := eval.LoopInput(*rec)
+			j.loop = &loop
+			loopActs.Add(j.id, loop)
+		}
+		res.Jobs = append(res.Jobs, j)
 	}
 	size := o.LearnEvery
 	if size == 0 {
@@ -309,7 +335,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 	var previous *learn.Result
 	for first := 0; first < n; first += size {
 		window := res.Jobs[first:min(n, first+size)]
-		force, err := inForce(ctx, c, o.Type, o.Policy)
+		force, err := inForce(ctx, c, o.Type, o.Policy, o.Loops)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +365,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 			fmt.Fprintf(o.Progress, "learn round %d after %d jobs: %s\n", r.Rounds, first+len(window), r.Sentence)
 		}
 	}
-	if err := replayHistories(ctx, c, o.Type, o.DataConverter, res); err != nil {
+	if err := replayHistories(ctx, c, o.Type, o.Loops, o.DataConverter, res); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -348,7 +374,7 @@ func runReplay(ctx context.Context, c client.Client, o replayOptions) (*replayRe
 // replayHistories replays every closed job's history on the current
 // workflow code with the overseer's interceptors, as a worker restarted
 // on this code would: a non-determinism is a job that could not go on.
-func replayHistories(ctx context.Context, c client.Client, typ string, dc converter.DataConverter, res *replayResult) error {
+func replayHistories(ctx context.Context, c client.Client, typ string, loops bool, dc converter.DataConverter, res *replayResult) error {
 	for _, j := range res.Jobs {
 		if j.outcome == "" {
 			continue
@@ -372,7 +398,11 @@ func replayHistories(ctx context.Context, c client.Client, typ string, dc conver
 		if err != nil {
 			return err
 		}
-		rp.RegisterWorkflowWithOptions(workflows.RecordedJob, workflow.RegisterOptions{Name: typ})
+		if loops {
+			rp.RegisterWorkflowWithOptions(workflows.RecordedLoop, workflow.RegisterOptions{Name: typ})
+		} else {
+			rp.RegisterWorkflowWithOptions(workflows.RecordedJob, workflow.RegisterOptions{Name: typ})
+		}
 		if err := rp.ReplayWorkflowHistory(nil, &h); err != nil {
 			res.ReplayErrors = append(res.ReplayErrors, fmt.Sprintf("the history of %s does not replay: %v", j.id, err))
 			continue
@@ -416,8 +446,12 @@ func runWindow(ctx context.Context, c client.Client, tq string, o replayOptions,
 			return fmt.Errorf("the replay did not finish in time: %w", ctx.Err())
 		}
 		rv.expect(j)
+		var in any = j.in
+		if j.loop != nil {
+			in = *j.loop
+		}
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: j.id, TaskQueue: tq,
-			Memo: map[string]any{ops.TaskFamilyMemoKey: j.in.Family}}, o.Type, j.in)
+			Memo: map[string]any{ops.TaskFamilyMemoKey: j.in.Family}}, o.Type, in)
 		if err != nil {
 			<-sem
 			wg.Wait()
@@ -529,11 +563,19 @@ func retryRead[T any](ctx context.Context, read func() (T, error)) (T, error) {
 // run's steps (a job aborted at a gate has answers for part of them).
 func scoredOf(j *replayJob, rec eval.Record) eval.ScoredRun {
 	sr := eval.ScoredRun{ID: j.id, Family: j.in.Family, Outcome: j.rec.Outcome, Steps: j.rec.NumSteps()}
+	var turnOf []int
+	if j.loop != nil {
+		// A loop's calls, each at its turn, as eval scores them.
+		_, turnOf = j.loop.Calls()
+	}
 	steps := 0
 	for i, s := range rec.Steps {
-		if i < len(j.in.Phases) {
+		switch {
+		case i < len(turnOf):
+			steps = turnOf[i] + 1
+		case j.loop == nil && i < len(j.in.Phases):
 			steps += j.in.Phases[i].Steps
-		} else {
+		default:
 			steps += max(1, s.Turns)
 		}
 		if s.Assessment == nil {
@@ -556,7 +598,7 @@ type force struct {
 // inForce reads the type's current model and policy from the model
 // registry, as new jobs will (the shipped model, with policy when set,
 // when it has none).
-func inForce(ctx context.Context, c client.Client, typ string, policy overseer.Policy) (force, error) {
+func inForce(ctx context.Context, c client.Client, typ string, policy overseer.Policy, loops bool) (force, error) {
 	cur := learn.Current{Model: overseer.DefaultLearnedModel(), Policy: overseer.DefaultLearnedPolicy()}
 	if policy != (overseer.Policy{}) {
 		cur.Policy = policy
@@ -581,7 +623,21 @@ func inForce(ctx context.Context, c client.Client, typ string, policy overseer.P
 			}
 		}
 	}
+	if loops {
+		cur = cur.ForShape(overseer.ShapeAgentLoop)
+	}
 	return force{stage: learn.StageOf(cur), version: cur.Model.Version, policy: cur.Policy}, nil
+}
+
+// allSteps says every record is an agent's run (eval.UnitStep), which can
+// replay as the loop that made it.
+func allSteps(records []eval.Record) bool {
+	for _, r := range records {
+		if r.Unit != "" && r.Unit != eval.UnitStep {
+			return false
+		}
+	}
+	return true
 }
 
 // measureWindow is the window's point of the learning curve.
