@@ -224,9 +224,9 @@ type replayOptions struct {
 
 // replayJob is one job of the stream.
 type replayJob struct {
-	n        int // from 1
-	rec      *eval.Record
-	in       workflows.RecordedJobInput
+	n   int // from 1
+	rec *eval.Record
+	in  workflows.RecordedJobInput
 	// loop is the job's input when it replays as an agent loop.
 	loop     *workflows.RecordedLoopInput
 	id       string
