@@ -1,6 +1,10 @@
 package overseer
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
+)
 
 // The functions below let a workflow tell the overseer what it cannot
 // observe itself. Each does nothing when the run is not overseen (no plugin,
@@ -15,7 +19,7 @@ func runOf(ctx workflow.Context) *run {
 // SetObjective records the job's original objective.
 func SetObjective(ctx workflow.Context, objective string) {
 	if r := runOf(ctx); r != nil {
-		r.traj.Objective = clip(objective, maxObjectiveChars)
+		r.traj.Objective = trajectory.Clip(objective, trajectory.MaxObjectiveChars)
 	}
 }
 
@@ -58,7 +62,7 @@ func Boundary(ctx workflow.Context, phase string) error {
 // lane switch.
 func SetLane(ctx workflow.Context, lane string) {
 	if r := runOf(ctx); r != nil {
-		r.traj.setLane(lane)
+		r.traj.SetLane(lane)
 	}
 }
 
@@ -66,14 +70,14 @@ func SetLane(ctx workflow.Context, lane string) {
 // status (done → in_progress) counts as a loop.
 func SetWorkItem(ctx workflow.Context, id, status string) {
 	if r := runOf(ctx); r != nil {
-		r.traj.setWorkItem(id, status)
+		r.traj.SetWorkItem(id, status)
 	}
 }
 
 // SetPullRequests replaces the job's open pull requests.
 func SetPullRequests(ctx workflow.Context, prs []string) {
 	if r := runOf(ctx); r != nil {
-		r.traj.setPullRequests(prs)
+		r.traj.SetPullRequests(prs)
 	}
 }
 

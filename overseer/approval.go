@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // NotAuthorizedErrorType: the resume's caller may not open this job's
@@ -100,7 +102,7 @@ func (a Approval) Refusal(by string, groups []string, startedBy string) string {
 			return fmt.Sprintf("this job's gates need a reviewer other than its starter, and the job does not say who started it (memo %q): no resume can be checked; cancel the job through Temporal", StartedByMemoKey)
 		}
 		if strings.EqualFold(by, startedBy) {
-			return fmt.Sprintf("%q started this job and may not resume its own gate (four-eyes rule): ask another approver", clip(by, 80))
+			return fmt.Sprintf("%q started this job and may not resume its own gate (four-eyes rule): ask another approver", trajectory.Clip(by, 80))
 		}
 	}
 	if len(a.Approvers) == 0 {
@@ -115,7 +117,7 @@ func (a Approval) Refusal(by string, groups []string, startedBy string) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("%q may not resume this job: its approvers are %s", clip(by, 80), strings.Join(a.Approvers, ", "))
+	return fmt.Sprintf("%q may not resume this job: its approvers are %s", trajectory.Clip(by, 80), strings.Join(a.Approvers, ", "))
 }
 
 // approvalFor is the approval of workflowType.

@@ -74,17 +74,6 @@ func newAssessor(opts Options, circuit *judgeCircuit) (*assessor, error) {
 	return &assessor{judge: o.Judge, models: o.Models, circuit: circuit}, nil
 }
 
-// A PureJudge answers from the request alone, in microseconds: no I/O, no
-// clock, no randomness, no goroutines, no shared state it changes. Such a
-// judge may run inside workflow code ([PlacementWorkflow]); its answer is
-// recorded in history, so a worker with another model never changes a run
-// being replayed. [HeuristicJudge] and [LearnedJudge] are pure.
-type PureJudge interface {
-	jev.Judge
-	// Pure marks the judge as safe to run in workflow code.
-	Pure()
-}
-
 // Assess asks the judge the four questions about one boundary. An invalid
 // answer is a non-retryable error of type InvalidAnswerErrorType, a
 // rejected request (jev.ErrRejected) one of type RejectedErrorType, a

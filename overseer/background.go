@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // How PlacementBackground runs a judge that is not
@@ -180,7 +181,7 @@ func (b *backgroundCalls) failing(c *judgeCircuit) (string, bool) {
 // read together.
 func (c *judgeCircuit) why() string {
 	return fmt.Sprintf("not assessed: the run ended without waiting for the judge, whose last %d attempts on this worker failed (last: %s)",
-		c.failed, clip(c.last, 300))
+		c.failed, trajectory.Clip(c.last, 300))
 }
 
 // backgroundSweep is how often exchange sweeps the calls: a sweep visits
@@ -382,7 +383,7 @@ func newCallsID() string {
 // and records the answers of earlier calls that have finished: one side
 // effect, never a wait.
 func (r *run) assessInBackground(ctx workflow.Context, rec Assessment, in AssessInput) {
-	in.Trajectory = r.traj.clone()
+	in.Trajectory = r.traj.Clone()
 	r.inFlight++
 	r.pending = append(r.pending, rec)
 	r.background = append(r.background, backgroundPending{seq: rec.Seq, in: in})

@@ -258,7 +258,7 @@ func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
 	s := budgetStatusOf(limit, spent)
 	if relative != nil {
 		s.Relative = relative
-		switch words := relative.reached(spent); {
+		switch words := relative.Reached(spent.Tokens, spent.PhaseRuns); {
 		case words != "":
 			s.RelativeReached = words
 			if s.Warning == "" {

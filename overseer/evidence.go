@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/corohq/temporal-overseer/overseer/judge"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // maxEvidence is the most sentences of evidence a flag carries: the one
@@ -44,7 +47,7 @@ func Evidence(t Trajectory, a Answers, p Policy) []string {
 func JudgeFailureEvidence(t Trajectory, failures int, lastError string) []string {
 	lead := fmt.Sprintf("the overseer could not assess %d boundaries in a row, so no verdict says how the job goes", failures)
 	if lastError != "" {
-		lead += "; the judge's last error: " + clip(lastError, maxErrorChars)
+		lead += "; the judge's last error: " + trajectory.Clip(lastError, trajectory.MaxErrorChars)
 	}
 	return withSignals([]string{lead}, t)
 }
@@ -82,7 +85,7 @@ func onObjectiveFact(a Answers, p Policy) string {
 // its words; the signals follow it.
 func breachFacts(t Trajectory, a Answers) []string {
 	var facts []string
-	if i, ok := obligationIndex(a.Breach); ok && i < len(defaultObligations) && (a.BreachText == "" || a.BreachText == defaultObligations[i]) {
+	if i, ok := trajectory.ObligationIndex(a.Breach); ok && i < len(trajectory.DefaultObligations()) && (a.BreachText == "" || a.BreachText == trajectory.DefaultObligations()[i]) {
 		switch i {
 		case 0: // the output: the last phase failed, or reported a missing output
 			facts = []string{failureStreakFact(t), missingOutputFact(t)}
@@ -128,11 +131,11 @@ func sameCallFact(t Trajectory) string {
 	if ShapeOf(t) != ShapeAgentLoop {
 		return ""
 	}
-	e := loopEvidenceOf(t)
-	if e.repeatedCall < 2 {
+	e := judge.LoopEvidenceOf(t)
+	if e.RepeatedCall < 2 {
 		return ""
 	}
-	return fmt.Sprintf("%s was called %d times in a row with the same input and got the same result each time", e.repeatPhase, e.repeatedCall)
+	return fmt.Sprintf("%s was called %d times in a row with the same input and got the same result each time", e.RepeatPhase, e.RepeatedCall)
 }
 
 // failureStreakFact says the phase runs that failed in a row up to now:
@@ -234,7 +237,7 @@ func rerunFact(t Trajectory) string {
 	} else {
 		b.WriteString("in " + windowText(t))
 	}
-	if total := countOf(t.RunsByPhase, run.Phase); total > len(runs) {
+	if total := trajectory.CountOf(t.RunsByPhase, run.Phase); total > len(runs) {
 		fmt.Fprintf(&b, " (%d times in the job)", total)
 	}
 	if common := commonTrait(runs); common != "" {
@@ -296,7 +299,7 @@ func commonTrait(runs []PhaseRun) string {
 // back to an earlier lane 2 times in the last 8 phase runs: refactor →
 // feature → refactor → feature".
 func laneReturnsFact(t Trajectory) string {
-	returns := signalsOf(t).pingPongs
+	returns := judge.PingPongs(t)
 	if returns == 0 {
 		return ""
 	}
@@ -465,8 +468,8 @@ func loopCallsEvidence(t Trajectory, a Answers, p Policy) []string {
 func loopFailureFact(t Trajectory) string {
 	var tool string
 	for i := len(t.RecentPhases) - 1; i >= 0; i-- {
-		if r := t.RecentPhases[i]; !isModelCall(r.Phase) {
-			if r.callFailed() {
+		if r := t.RecentPhases[i]; !trajectory.IsModelCall(r.Phase) {
+			if r.CallFailed() {
 				tool = r.Phase
 			}
 			break
@@ -479,7 +482,7 @@ func loopFailureFact(t Trajectory) string {
 	for _, r := range t.RecentPhases {
 		if r.Phase == tool {
 			calls++
-			if r.callFailed() {
+			if r.CallFailed() {
 				failed++
 			}
 		}
@@ -531,7 +534,7 @@ func runFailuresFact(t Trajectory) string {
 func toolCallsInWindow(t Trajectory) int {
 	n := 0
 	for _, r := range t.RecentPhases {
-		if !isModelCall(r.Phase) {
+		if !trajectory.IsModelCall(r.Phase) {
 			n++
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // ResumeRequest is the argument of the overseer.resume signal and update.
@@ -112,7 +114,7 @@ func (r ResumeRequest) Validate() error {
 	case "", ActionContinue, ActionRedo, ActionAbort:
 		return nil
 	}
-	return invalidResume(`resume action must be "continue", "redo" or "abort", not %q`, clip(string(r.Action), 40))
+	return invalidResume(`resume action must be "continue", "redo" or "abort", not %q`, trajectory.Clip(string(r.Action), 40))
 }
 
 // decodeResume decodes one resume request from its raw payload into a fresh
@@ -128,13 +130,13 @@ func decodeResume(raw converter.RawValue) (ResumeRequest, error) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
 			return ResumeRequest{}, invalidResume("resume request is not valid: %s; send {\"by\": NAME} with optional note, action, needed and gate",
-				strings.TrimPrefix(clip(err.Error(), 200), "json: "))
+				strings.TrimPrefix(trajectory.Clip(err.Error(), 200), "json: "))
 		}
 		if dec.More() {
 			return ResumeRequest{}, invalidResume("resume request has data after its JSON object; send one object")
 		}
 	} else if err := defaultConverter.FromPayload(p, &req); err != nil {
-		return ResumeRequest{}, invalidResume("resume request cannot be decoded: %s", clip(err.Error(), 200))
+		return ResumeRequest{}, invalidResume("resume request cannot be decoded: %s", trajectory.Clip(err.Error(), 200))
 	}
 	return req, req.Validate()
 }
@@ -175,7 +177,7 @@ func (r *run) check(req ResumeRequest, starter string) error {
 	}
 	ids := r.openIDs()
 	return refusal(WrongGateErrorType, fmt.Sprintf("overseer: gate %q is not open; the job is paused at gate %q (after phase %s): read its reason before resuming it",
-		clip(req.Gate, 80), ids[0], r.open[0].Phase), ids)
+		trajectory.Clip(req.Gate, 80), ids[0], r.open[0].Phase), ids)
 }
 
 func (r *run) openGate(id string) int {
@@ -283,7 +285,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 	}
 	// A signal carries no sender identity the workflow can read; "by" is
 	// the sender's own claim, when it decoded.
-	r.logger.Warn("overseer: dropped resume signal", "reason", msg, "by", clip(req.By, maxResumeByBytes),
+	r.logger.Warn("overseer: dropped resume signal", "reason", msg, "by", trajectory.Clip(req.By, maxResumeByBytes),
 		"ignored_resumes", r.st.Counters.IgnoredResumes)
 }
 
@@ -310,7 +312,7 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 				req, err := r.accept(nil, raw, r.startedBy)
 				if err != nil {
 					metricRefusedResume(ctx, viaUpdate, err)
-					r.logger.Info("overseer: refused resume update", "type", ErrorType(err), "by", clip(req.By, maxResumeByBytes))
+					r.logger.Info("overseer: refused resume update", "type", ErrorType(err), "by", trajectory.Clip(req.By, maxResumeByBytes))
 				}
 				return err
 			},
@@ -459,7 +461,7 @@ func (r *run) pause(ctx workflow.Context, phase string, why pauseCause, attempt 
 		g.AtBoundary = true
 	}
 	r.open = append(r.open, g)
-	r.st.Gates = window(r.st.Gates, *g, maxRecentGates)
+	r.st.Gates = trajectory.Window(r.st.Gates, *g, maxRecentGates)
 	metricPause(ctx, g, r.st.Counters.ConsecutiveFailures > 0)
 	if g.Kind == GateKindBudget {
 		r.reportBudgetStop(ctx, *g)
@@ -498,10 +500,10 @@ const reviewedChangeID = "temporal-overseer/reviewed-run"
 func (r *run) markReviewed(ctx workflow.Context, g *Gate) {
 	if g.afterRun == 0 || g.afterRun == r.traj.PhaseRuns ||
 		workflow.GetVersion(ctx, reviewedChangeID, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		r.traj.markReviewed(r.traj.PhaseRuns)
+		r.traj.MarkReviewed(r.traj.PhaseRuns)
 		return
 	}
-	r.traj.markReviewed(g.afterRun)
+	r.traj.MarkReviewed(g.afterRun)
 }
 
 // recordGate updates a gate's entry in the status.

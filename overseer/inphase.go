@@ -1,6 +1,10 @@
 package overseer
 
-import "time"
+import (
+	"time"
+
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
+)
 
 // InPhaseSignalName is the signal by which the in-phase supervisor
 // (package supervision) reports advice about a running phase activity; its
@@ -50,5 +54,5 @@ func (r *run) recordInPhase(a InPhaseAdvice) {
 			kept = append(kept, old)
 		}
 	}
-	r.st.InPhase = window(kept, a, maxInPhase)
+	r.st.InPhase = trajectory.Window(kept, a, maxInPhase)
 }

@@ -450,22 +450,6 @@ func phaseName(activityType string) string {
 	return activityType
 }
 
-// describeError returns the most useful message of an activity error: the
-// cause, without the SDK's wrapping.
-func describeError(err error) string {
-	var act *temporal.ActivityError
-	if errors.As(err, &act) && errors.Unwrap(act) != nil {
-		err = errors.Unwrap(act)
-	}
-	// An application error's own message, without the SDK's "(type: …,
-	// retryable: …)".
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Message() != "" {
-		return app.Message()
-	}
-	return err.Error()
-}
-
 // carriedGateChangeID versions the upsert a run continued from a run
 // paused at a gate makes at its start (OverseerPaused false); runs before
 // it kept the copied true until their first boundary.

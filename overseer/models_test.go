@@ -139,7 +139,7 @@ func TestARunWhoseModelVersionIsGoneRecordsFailedAssessments(t *testing.T) {
 func TestModelsNeedTheLearnedJudge(t *testing.T) {
 	_, err := overseer.NewPlugin(overseer.Options{Models: newFakeModels(), Judge: overseer.HeuristicJudge{}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Models gives runs learned models, but Judge is overseer.HeuristicJudge")
+	assert.Contains(t, err.Error(), "Models gives runs learned models, but Judge is judge.HeuristicJudge")
 	_, err = overseer.NewPlugin(overseer.Options{Models: newFakeModels(), Placement: overseer.PlacementBackground})
 	require.Error(t, err)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // Note is the short process-confidence note the next phase receives when
@@ -48,7 +50,7 @@ func ProcessNote(ctx context.Context) (Note, bool) {
 // newNote words a flagged verdict as a process signal.
 func newNote(phase string, a Answers, v Verdict, obligations []string) Note {
 	concern := "the work may no longer serve the objective"
-	if i, ok := obligationIndex(a.Breach); ok && i < len(obligations) {
+	if i, ok := trajectory.ObligationIndex(a.Breach); ok && i < len(obligations) {
 		concern = obligationConcern(i, obligations[i])
 	}
 	text := fmt.Sprintf("Process note from the overseer: the previous phase (%s) was flagged: %s; P(on objective)=%.2f. "+
@@ -63,7 +65,7 @@ func failureNote(phase string, failures int) Note {
 }
 
 func obligationConcern(i int, text string) string {
-	if i < len(defaultObligations) && text == defaultObligations[i] {
+	if i < len(trajectory.DefaultObligations()) && text == trajectory.DefaultObligations()[i] {
 		return [...]string{
 			"the phase may not have produced its required output",
 			"the work may have drifted from the objective",

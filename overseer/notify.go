@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // Notifier tells people about a gate: that it opened, was escalated,
@@ -147,7 +149,7 @@ func (ev GateEvent) Sentence() string {
 	if len(ev.Evidence) > 0 {
 		why = ev.Evidence[0]
 	}
-	why = clip(why, maxPauseWhy)
+	why = trajectory.Clip(why, maxPauseWhy)
 	budget := ev.GateKind == GateKindBudget
 	switch {
 	case ev.Kind == GateOpened && budget:
@@ -341,7 +343,7 @@ func (r *run) deliver(ctx workflow.Context, n *notice) {
 			r.delivered(n)
 			return
 		}
-		msg := describeError(err)
+		msg := trajectory.DescribeError(err)
 		retry := ErrorType(err) != NotifyRejectedErrorType && workflow.Now(ctx).Add(backoff).Before(until)
 		r.attemptFailed(ctx, n, msg, retry)
 		if !retry {
@@ -372,13 +374,13 @@ func (r *run) attemptFailed(ctx workflow.Context, n *notice, msg string, retry b
 	if retry {
 		what = "retried while the job runs, then by its notifier workflow"
 	}
-	r.st.NotifyError = fmt.Sprintf("the %s notification of gate %s failed (%s): %s", n.ev.Kind, n.ev.Gate, what, clip(msg, 300))
+	r.st.NotifyError = fmt.Sprintf("the %s notification of gate %s failed (%s): %s", n.ev.Kind, n.ev.Gate, what, trajectory.Clip(msg, 300))
 	if !n.failed {
 		n.failed = true
 		r.st.Counters.NotifyFailures++
 		metricNotifyFailure(ctx, n.ev.Kind)
 	}
-	r.logger.Warn("overseer: notification failed", "kind", string(n.ev.Kind), "gate", n.ev.Gate, "retried", retry, "error", clip(msg, 300))
+	r.logger.Warn("overseer: notification failed", "kind", string(n.ev.Kind), "gate", n.ev.Gate, "retried", retry, "error", trajectory.Clip(msg, 300))
 }
 
 func (r *run) dropNotice(n *notice) {
@@ -427,7 +429,7 @@ func notifyWorkflow(ctx workflow.Context, in NotifyWorkflowInput) (NotifyWorkflo
 			if res.Failed == nil {
 				res.Failed = map[string]string{}
 			}
-			res.Failed[key] = clip(describeError(err), 300)
+			res.Failed[key] = trajectory.Clip(trajectory.DescribeError(err), 300)
 			workflow.GetLogger(ctx).Warn("overseer: notification failed for good", "key", key, "error", res.Failed[key])
 			continue
 		}
@@ -497,7 +499,7 @@ func (r *run) handOff(ctx workflow.Context) {
 	// An abandoned child the server has not started when its parent
 	// closes is never started.
 	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		msg := "not delivered: the run could not start its notifier workflow: " + clip(describeError(err), 200)
+		msg := "not delivered: the run could not start its notifier workflow: " + trajectory.Clip(trajectory.DescribeError(err), 200)
 		for _, ev := range events {
 			r.notifyFailed(ctx, ev.IdempotencyKey, msg)
 		}
@@ -546,7 +548,7 @@ func (r *run) notifyWithRetries(ctx workflow.Context, ev GateEvent) {
 		}
 		r.st.Notifying = slices.Delete(r.st.Notifying, i, i+1)
 		if err != nil {
-			r.notifyFailed(ctx, ev.IdempotencyKey, describeError(err))
+			r.notifyFailed(ctx, ev.IdempotencyKey, trajectory.DescribeError(err))
 			return
 		}
 		r.st.Counters.Notifications++
@@ -559,9 +561,9 @@ func (r *run) notifyFailed(ctx workflow.Context, key, msg string) {
 	parts := strings.Split(key, "/")
 	gate, kind := parts[len(parts)-2], GateEventKind(parts[len(parts)-1])
 	r.st.Counters.NotifyFailures++
-	r.st.NotifyError = fmt.Sprintf("the %s notification of gate %s failed: %s", kind, gate, clip(msg, 300))
+	r.st.NotifyError = fmt.Sprintf("the %s notification of gate %s failed: %s", kind, gate, trajectory.Clip(msg, 300))
 	metricNotifyFailure(ctx, kind)
-	r.logger.Warn("overseer: notification failed for good", "kind", string(kind), "gate", gate, "error", clip(msg, 300))
+	r.logger.Warn("overseer: notification failed for good", "kind", string(kind), "gate", gate, "error", trajectory.Clip(msg, 300))
 }
 
 // endNotifications runs when the run ends: runs of notifyChangeID's

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // Mode says what the overseer does for a workflow type.
@@ -425,7 +426,7 @@ type runConfig struct {
 // runConfigFor is the configuration a new run of workflowType pins; mode
 // is the run's own mode (see modeFor).
 func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
-	obligations := defaultObligations
+	obligations := trajectory.DefaultObligations()
 	if obl, ok := o.Obligations[workflowType]; ok {
 		obligations = obl
 	}

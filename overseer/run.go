@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 type runKey struct{}
@@ -90,7 +91,7 @@ type run struct {
 	callsSince time.Time
 	// tracker tells an agent loop's calls apart (PhaseRun.SameCall,
 	// SameResult, NewCall); in memory only.
-	tracker callTracker
+	tracker trajectory.CallTracker
 	// carriedPaused: the run continued from one paused at a gate.
 	carriedPaused bool
 	// carriedSpend is what the runs before this one spent (carried across
@@ -251,7 +252,7 @@ func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Ti
 		call.Result = raw.Payload()
 		call.Report = reportOf(ctx, raw, f)
 	}
-	r.traj.recordPhase(r.tracker.phaseRun(r.traj, call), call.Report)
+	r.traj.RecordPhase(r.tracker.PhaseRun(r.traj, call), call.Report)
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
 }
@@ -286,7 +287,7 @@ func (r *run) declaredBoundary(ctx workflow.Context, phase string) {
 	}
 	clear(r.calls[len(kept):])
 	r.calls = kept
-	r.traj.recordPhase(PhaseRun{Phase: phase, Duration: now.Sub(r.callsSince), Failed: ran > 0 && failed == ran}, &report)
+	r.traj.RecordPhase(PhaseRun{Phase: phase, Duration: now.Sub(r.callsSince), Failed: ran > 0 && failed == ran}, &report)
 	r.callsSince = now
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
@@ -360,7 +361,7 @@ func (r *run) startAssess(ctx workflow.Context, phase string) (*judgeCall, pause
 		return nil, pauseCause{}
 	}
 	// The activity runs while other phases may record theirs.
-	in.Trajectory = r.traj.clone()
+	in.Trajectory = r.traj.Clone()
 	r.inFlight++
 	r.pending = append(r.pending, rec)
 	return &judgeCall{rec: rec, traj: in.Trajectory, f: r.executeAssess(ctx, in, false)}, pauseCause{}
@@ -417,7 +418,7 @@ func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajector
 	rec.At = workflow.Now(ctx)
 	r.st.Counters.Assessments++
 	if err != nil {
-		rec.Error = describeError(err)
+		rec.Error = trajectory.DescribeError(err)
 		r.st.Counters.Failures++
 		r.st.Counters.ConsecutiveFailures++
 		r.record(rec)
@@ -726,7 +727,7 @@ func (c runConfig) totalAssessTimeout() time.Duration {
 }
 
 func (r *run) record(a Assessment) {
-	r.st.Assessments = window(r.st.Assessments, a, r.cfg.RecentAssessments)
+	r.st.Assessments = trajectory.Window(r.st.Assessments, a, r.cfg.RecentAssessments)
 }
 
 func (r *run) upsertSearchAttributes(ctx workflow.Context) {

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // Status is the answer to the overseer.status query.
@@ -125,11 +126,11 @@ func (s Status) PauseWhy() string {
 	}
 	switch {
 	case oldest != nil && len(oldest.Evidence) > 0:
-		return clip(oldest.Evidence[0], maxPauseWhy)
+		return trajectory.Clip(oldest.Evidence[0], maxPauseWhy)
 	case oldest != nil && oldest.Reason != "":
-		return clip(oldest.Reason, maxPauseWhy)
+		return trajectory.Clip(oldest.Reason, maxPauseWhy)
 	}
-	return clip(s.PauseReason, maxPauseWhy)
+	return trajectory.Clip(s.PauseReason, maxPauseWhy)
 }
 
 // Headline is the job's status as a sentence's start: the label, and for

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // SummaryMemoKey is the memo field in which the overseer keeps a job's
@@ -123,7 +125,7 @@ func (s Summary) PauseWhy() string {
 	if len(s.Gates) == 0 {
 		return ""
 	}
-	return clip(s.Gates[0].Why, maxPauseWhy)
+	return trajectory.Clip(s.Gates[0].Why, maxPauseWhy)
 }
 
 // Headline is the job's status as Status.Headline says it.
@@ -151,8 +153,8 @@ func (r *run) summary() Summary {
 	st := r.st
 	maxRedos, redoPhases := r.redoBounds()
 	s := Summary{Format: SummaryFormat, Mode: st.Mode, Phase: st.Phase, Band: st.Band, OnObjective: st.OnObjective, Assessed: st.Assessed,
-		Basis: clip(ShortBasis(st.Basis), maxSummaryBasis), Standing: clip(StandingOf(st.Basis), maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
-		Approval: st.Approval, StartedBy: clip(st.StartedBy, maxSummaryText), MaxRedos: maxRedos, RedoPhases: redoPhases, RunID: r.runID,
+		Basis: trajectory.Clip(ShortBasis(st.Basis), maxSummaryBasis), Standing: trajectory.Clip(StandingOf(st.Basis), maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
+		Approval: st.Approval, StartedBy: trajectory.Clip(st.StartedBy, maxSummaryText), MaxRedos: maxRedos, RedoPhases: redoPhases, RunID: r.runID,
 		Spent: spendOf(r.traj, 0), Budget: r.cfg.Budget, BudgetState: st.Budget.State()}
 	if len(s.Approval.Approvers) > maxSummaryApprovers {
 		s.MoreApprovers = len(s.Approval.Approvers) - maxSummaryApprovers
@@ -170,7 +172,7 @@ func (r *run) summary() Summary {
 			why = g.Evidence[0]
 		}
 		s.Gates = append(s.Gates, SummaryGate{ID: g.ID, Phase: g.Phase, PausedAt: g.PausedAt, Deadline: g.Deadline,
-			DeadlineBy: g.DeadlineBy, Why: clip(why, maxSummaryText), Reason: clip(g.Reason, maxSummaryText), Attempt: g.Attempt, AtBoundary: g.AtBoundary, Kind: g.Kind})
+			DeadlineBy: g.DeadlineBy, Why: trajectory.Clip(why, maxSummaryText), Reason: trajectory.Clip(g.Reason, maxSummaryText), Attempt: g.Attempt, AtBoundary: g.AtBoundary, Kind: g.Kind})
 	}
 	return s
 }

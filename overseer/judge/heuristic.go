@@ -1,10 +1,11 @@
-package overseer
+package judge
 
 import (
 	"context"
 	"math"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // heuristicModelVersion is the model version the heuristic judge reports.
@@ -37,11 +38,11 @@ func (HeuristicJudge) Pure() {}
 
 // Decide implements jev.Judge.
 func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
-	var st State
+	var st trajectory.State
 	if err := jev.DecodeState(ctx, "heuristic judge", req, &st); err != nil {
 		return nil, err
 	}
-	if ShapeOf(st.Trajectory) == ShapeAgentLoop {
+	if trajectory.ShapeOf(st.Trajectory) == trajectory.ShapeAgentLoop {
 		// Its rules read phases of work; an agent loop gets the rules
 		// that fit it, as from the learned judge.
 		return agentLoopResponse(req, heuristicModelVersion, st), nil
@@ -49,14 +50,14 @@ func (HeuristicJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respons
 	s := signalsOf(st.Trajectory)
 	onObjective := clamp(0.92-s.penalty(), 0.02, 0.98)
 
-	breach, breachSignal := BreachNone, 0.0
+	breach, breachSignal := trajectory.BreachNone, 0.0
 	for i, sig := range []float64{s.missingOutput, s.pingPong, s.repeats, s.hiddenFailures} {
 		if i < len(st.PhaseObligations) && sig >= 0.5 && sig > breachSignal {
-			breach, breachSignal = obligationKey(i), sig
+			breach, breachSignal = trajectory.ObligationKey(i), sig
 		}
 	}
 	confidence := 1 - math.Max(math.Max(s.missingOutput, s.pingPong), math.Max(s.repeats, s.hiddenFailures))
-	if breach != BreachNone {
+	if breach != trajectory.BreachNone {
 		confidence = breachSignal
 	}
 	problem := math.Max(breachSignal, 1-onObjective-0.08)
@@ -82,23 +83,23 @@ func blockedAfter(failureStreak int) float64 {
 // other options), P(on objective), a severity score with a triangular
 // distribution over the levels, and P(blocked), rounded to 0.001.
 func answersResponse(req jev.Request, model, breach string, confidence, onObjective, severity, blocked float64) *jev.Response {
-	breachQ := req.Questions[QuestionBreach]
+	breachQ := req.Questions[trajectory.QuestionBreach]
 	probs := make(map[string]float64, len(breachQ.Options))
 	for _, o := range breachQ.Options {
 		probs[o.Name] = (1 - confidence) / float64(max(1, len(breachQ.Options)-1))
 	}
 	probs[breach] = confidence
-	levels := make(map[string]float64, len(severityLevels))
-	for i, l := range severityLevels {
+	levels := make(map[string]float64, len(trajectory.SeverityLevels))
+	for i, l := range trajectory.SeverityLevels {
 		levels[l] = clamp(1-math.Abs(float64(i)-severity), 0, 1)
 	}
 	return &jev.Response{
 		ModelVersion: model,
 		Answers: map[string]jev.Answer{
-			QuestionBreach:   {Type: jev.Choice, Choice: breach, Confidence: jev.Prob(round(confidence)), Probabilities: probs},
-			QuestionOffTrack: {Type: jev.Noul, Probability: jev.Prob(round(onObjective))},
-			QuestionSeverity: {Type: jev.Score, Score: jev.Prob(round(severity)), Confidence: jev.Prob(0.6), Probabilities: levels},
-			QuestionBlocked:  {Type: jev.Noul, Probability: jev.Prob(round(blocked))},
+			trajectory.QuestionBreach:   {Type: jev.Choice, Choice: breach, Confidence: jev.Prob(round(confidence)), Probabilities: probs},
+			trajectory.QuestionOffTrack: {Type: jev.Noul, Probability: jev.Prob(round(onObjective))},
+			trajectory.QuestionSeverity: {Type: jev.Score, Score: jev.Prob(round(severity)), Confidence: jev.Prob(0.6), Probabilities: levels},
+			trajectory.QuestionBlocked:  {Type: jev.Noul, Probability: jev.Prob(round(blocked))},
 		},
 	}
 }
@@ -108,7 +109,11 @@ type signals struct {
 	missingOutput, pingPong, repeats, hiddenFailures float64
 }
 
-func signalsOf(t Trajectory) signals {
+// PingPongs is how many times the job went back to a lane it had left,
+// within the recent window, as the objective rule counts them.
+func PingPongs(t trajectory.Trajectory) int { return signalsOf(t).pingPongs }
+
+func signalsOf(t trajectory.Trajectory) signals {
 	var s signals
 	for _, p := range t.RecentPhases {
 		if p.Phase == t.Phase && !p.Failed {

@@ -1,4 +1,4 @@
-package overseer
+package judge
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // LearnedModelFormat is the version of the learned-model file format. A
@@ -46,7 +47,7 @@ type LearnedModel struct {
 	// Shape is the shape of the jobs the model was fit on: ShapeAgentLoop
 	// for a loop model (its features are those of an agent loop's whole
 	// run, LoopFeatures); empty for phases of work.
-	Shape Shape `json:"shape,omitempty"`
+	Shape trajectory.Shape `json:"shape,omitempty"`
 	// Reference, when set, is the distribution of P(on objective) among
 	// the type's recent closed jobs at each point of their run, which a
 	// verdict is ranked against ("lower than 92% of the last 200 CoroJob
@@ -273,7 +274,7 @@ func (sm *SubModel) FeatureNames() []string {
 
 // inputs reads the sub-model's features from the trajectory, false when
 // it lacks any of them.
-func (sm *SubModel) inputs(t Trajectory) ([]float64, bool) {
+func (sm *SubModel) inputs(t trajectory.Trajectory) ([]float64, bool) {
 	vals := make([]float64, len(sm.Features))
 	for i, f := range sm.Features {
 		v, ok := featureValue(f.Name, t)
@@ -309,7 +310,7 @@ func (c Calibration) Apply(score float64) float64 {
 // LinearScore is the linear score of the richest sub-model whose inputs
 // the trajectory carries, with its index in SubModels; false when none
 // applies. Recalibration refits the map from this score to P.
-func (m *LearnedModel) LinearScore(t Trajectory) (int, float64, bool) {
+func (m *LearnedModel) LinearScore(t trajectory.Trajectory) (int, float64, bool) {
 	for i := range m.SubModels {
 		if vals, ok := m.SubModels[i].inputs(t); ok {
 			return i, m.SubModels[i].linearScore(vals), true
@@ -325,13 +326,13 @@ func (sm *SubModel) Basis() string {
 
 // SubModelFor is the richest sub-model whose inputs the trajectory
 // carries, or nil when none applies.
-func (m *LearnedModel) SubModelFor(t Trajectory) *SubModel {
+func (m *LearnedModel) SubModelFor(t trajectory.Trajectory) *SubModel {
 	sm, _ := m.pick(t)
 	return sm
 }
 
 // pick is SubModelFor with the inputs it read, so they are read once.
-func (m *LearnedModel) pick(t Trajectory) (*SubModel, []float64) {
+func (m *LearnedModel) pick(t trajectory.Trajectory) (*SubModel, []float64) {
 	for i := range m.SubModels {
 		if vals, ok := m.SubModels[i].inputs(t); ok {
 			return &m.SubModels[i], vals
@@ -383,7 +384,7 @@ type LearnedJudge struct {
 // models are the judge's phase model and loop model.
 func (j *LearnedJudge) models() (phases, loops *LearnedModel) {
 	phases, loops = j.Model, j.LoopModel
-	if phases != nil && phases.Shape == ShapeAgentLoop {
+	if phases != nil && phases.Shape == trajectory.ShapeAgentLoop {
 		if loops == nil {
 			loops = phases
 		}
@@ -405,13 +406,13 @@ func (*LearnedJudge) Pure() {}
 
 // Decide implements jev.Judge.
 func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
-	var st State
+	var st trajectory.State
 	if err := jev.DecodeState(ctx, "learned judge", req, &st); err != nil {
 		return nil, err
 	}
 	m, lm := j.models()
 	t := st.Trajectory
-	if ShapeOf(t) == ShapeAgentLoop {
+	if trajectory.ShapeOf(t) == trajectory.ShapeAgentLoop {
 		// The phase model was fit on phases of work: one per model or
 		// tool call, it would read every turn as a repeat. The loop model
 		// judges, with the agent-loop rules inside its answer.
@@ -424,18 +425,18 @@ func (j *LearnedJudge) Decide(ctx context.Context, req jev.Request) (*jev.Respon
 		// No basis for P: abstain rather than answer a base rate. The
 		// breach rules still answer; severity is theirs alone.
 		severity := 0.0
-		if breach != BreachNone {
+		if breach != trajectory.BreachNone {
 			severity = 3 * confidence
 		}
 		resp := answersResponse(req, m.Version, breach, confidence, 0, severity, blocked)
-		delete(resp.Answers, QuestionOffTrack)
-		resp.Abstained = []string{QuestionOffTrack}
+		delete(resp.Answers, trajectory.QuestionOffTrack)
+		resp.Abstained = []string{trajectory.QuestionOffTrack}
 		resp.Basis = "not assessed: the trajectory lacks the inputs of every sub-model (" + m.inputsSummary() + ")"
 		return resp, nil
 	}
 	onObjective := clamp(failureAdjusted(sm.predictSuccess(vals), FailureRepeats(t)), 0.01, 0.99)
 	severity := 1.5 * (1 - onObjective)
-	if breach != BreachNone {
+	if breach != trajectory.BreachNone {
 		severity = 3 * confidence
 	}
 	resp := answersResponse(req, m.Version+"/"+sm.Name, breach, confidence, onObjective, severity, blocked)
@@ -481,7 +482,7 @@ var defaultLoopModel = DefaultLoopModel()
 // and again with no progress, the same call answered the same way), which
 // also name the breach; the rules alone when m has no sub-model the
 // trajectory can feed.
-func loopResponse(req jev.Request, m *LearnedModel, st State) *jev.Response {
+func loopResponse(req jev.Request, m *LearnedModel, st trajectory.State) *jev.Response {
 	t := st.Trajectory
 	breach, confidence, ruleP, blocked := agentLoopAnswers(t, len(st.PhaseObligations))
 	sm, vals := m.pick(t)
@@ -490,7 +491,7 @@ func loopResponse(req jev.Request, m *LearnedModel, st State) *jev.Response {
 	}
 	onObjective := clamp(min(sm.predictSuccess(vals), ruleP), 0.01, 0.99)
 	severity := 1.5 * (1 - onObjective)
-	if breach != BreachNone {
+	if breach != trajectory.BreachNone {
 		severity = 3 * confidence
 	}
 	resp := answersResponse(req, m.Version+"/"+sm.Name, breach, confidence, onObjective, severity, blocked)
@@ -508,7 +509,7 @@ func loopResponse(req jev.Request, m *LearnedModel, st State) *jev.Response {
 // of the phase do not break its count: an agent's model call between two
 // calls of a tool that keeps failing is no progress on the tool. Zero
 // when the latest run succeeded. Counted in the recent window.
-func FailureRepeats(t Trajectory) int {
+func FailureRepeats(t trajectory.Trajectory) int {
 	n := len(t.RecentPhases)
 	if n == 0 || !t.RecentPhases[n-1].Failed {
 		return 0
@@ -553,7 +554,7 @@ func failureAdjusted(p float64, n int) float64 {
 
 // learnedBreach applies the learned judge's breach rules. With no breach it
 // returns BreachNone and the confidence that none applies.
-func learnedBreach(t Trajectory, obligations int) (string, float64) {
+func learnedBreach(t trajectory.Trajectory, obligations int) (string, float64) {
 	var signal [3]float64
 	if n := len(t.RecentPhases); n > 0 {
 		last := t.RecentPhases[n-1]
@@ -573,14 +574,14 @@ func learnedBreach(t Trajectory, obligations int) (string, float64) {
 	if n := len(t.RecentPhases); loops >= 2 && n > 0 && (t.RecentPhases[n-1].FailedTools > 0 || t.RecentPhases[n-1].Failed) {
 		signal[2] = math.Min(0.3*float64(loops), 0.95)
 	}
-	breach, best := BreachNone, 0.0
+	breach, best := trajectory.BreachNone, 0.0
 	for i, s := range signal {
 		if i < obligations && s > best {
-			breach, best = obligationKey(i), s
+			breach, best = trajectory.ObligationKey(i), s
 		}
 	}
-	if breach == BreachNone {
-		return BreachNone, 0.9
+	if breach == trajectory.BreachNone {
+		return trajectory.BreachNone, 0.9
 	}
 	return breach, best
 }

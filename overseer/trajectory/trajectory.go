@@ -1,4 +1,4 @@
-package overseer
+package trajectory
 
 import (
 	"slices"
@@ -10,7 +10,7 @@ import (
 // Bounds of the compact trajectory. They keep its serialized size bounded
 // however long the job runs: windows and counts, never full lists.
 const (
-	maxObjectiveChars = 2000
+	MaxObjectiveChars = 2000
 	maxNameChars      = 120
 	maxRecentPhases   = 8
 	maxPhaseCounts    = 24
@@ -18,7 +18,7 @@ const (
 	maxToolCategories = 12
 	maxLaneSwitches   = 6
 	maxPullRequests   = 8
-	maxErrorChars     = 240
+	MaxErrorChars     = 240
 	// maxRunToolCategories and maxRunMissingOutputs bound the names one
 	// phase run keeps.
 	maxRunToolCategories = 4
@@ -170,7 +170,9 @@ type ReportCarrier struct {
 	OverseerReport *PhaseReport `json:"overseer_report,omitempty"`
 }
 
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes, on a rune boundary, and marks the cut
+// with "…".
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -183,7 +185,7 @@ func clip(s string, n int) string {
 }
 
 func bump(counts []Count, name string, by, limit int) []Count {
-	name = clip(name, maxNameChars)
+	name = Clip(name, maxNameChars)
 	for i := range counts {
 		if counts[i].Name == name {
 			counts[i].Count += by
@@ -197,7 +199,8 @@ func bump(counts []Count, name string, by, limit int) []Count {
 	return append(counts, Count{Name: name, Count: by})
 }
 
-func countOf(counts []Count, name string) int {
+// CountOf is name's count in counts; 0 when it has none.
+func CountOf(counts []Count, name string) int {
 	for _, c := range counts {
 		if c.Name == name {
 			return c.Count
@@ -206,10 +209,10 @@ func countOf(counts []Count, name string) int {
 	return 0
 }
 
-// window appends v to s and keeps its last limit elements. A full window
+// Window appends v to s and keeps its last limit elements. A full window
 // shifts in place, allocating nothing: every copy kept elsewhere is a deep
 // one (Trajectory.clone, run.status).
-func window[T any](s []T, v T, limit int) []T {
+func Window[T any](s []T, v T, limit int) []T {
 	if limit <= 0 {
 		return s[:0]
 	}
@@ -220,21 +223,22 @@ func window[T any](s []T, v T, limit int) []T {
 	return append(s, v)
 }
 
-// setLane records a lane change.
-func (t *Trajectory) setLane(lane string) {
-	lane = clip(lane, maxNameChars)
+// SetLane records a lane change.
+func (t *Trajectory) SetLane(lane string) {
+	lane = Clip(lane, maxNameChars)
 	if lane == t.Lane {
 		return
 	}
 	if t.Lane != "" {
 		t.LaneSwitches++
-		t.RecentLaneSwitches = window(t.RecentLaneSwitches, LaneSwitch{From: t.Lane, To: lane, AtPhase: t.Phase, AtRun: t.PhaseRuns}, maxLaneSwitches)
+		t.RecentLaneSwitches = Window(t.RecentLaneSwitches, LaneSwitch{From: t.Lane, To: lane, AtPhase: t.Phase, AtRun: t.PhaseRuns}, maxLaneSwitches)
 	}
 	t.Lane = lane
 }
 
-func (t *Trajectory) setWorkItem(id, status string) {
-	id, status = clip(id, maxNameChars), clip(status, maxNameChars)
+// SetWorkItem records a work item's status.
+func (t *Trajectory) SetWorkItem(id, status string) {
+	id, status = Clip(id, maxNameChars), Clip(status, maxNameChars)
 	for i, w := range t.WorkItems {
 		if w.ID == id {
 			if w.Status != status && isReopen(w.Status, status) {
@@ -246,7 +250,7 @@ func (t *Trajectory) setWorkItem(id, status string) {
 			return
 		}
 	}
-	t.WorkItems = window(t.WorkItems, WorkItem{ID: id, Status: status}, maxWorkItems)
+	t.WorkItems = Window(t.WorkItems, WorkItem{ID: id, Status: status}, maxWorkItems)
 }
 
 // isReopen is true when a work item moves back from a later status to an
@@ -266,13 +270,13 @@ func isReopen(from, to string) bool {
 	return rank(to) < rank(from)
 }
 
-// recordPhase adds one finished phase run.
-func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
-	run.Phase = clip(run.Phase, maxNameChars)
-	run.Error = clip(run.Error, maxErrorChars)
+// RecordPhase adds one finished phase run.
+func (t *Trajectory) RecordPhase(run PhaseRun, report *PhaseReport) {
+	run.Phase = Clip(run.Phase, maxNameChars)
+	run.Error = Clip(run.Error, MaxErrorChars)
 	run.Lane = t.Lane
 	t.Phase = run.Phase
-	run.Repeat = countOf(t.RunsByPhase, run.Phase) > 0
+	run.Repeat = CountOf(t.RunsByPhase, run.Phase) > 0
 	t.RunsByPhase = bump(t.RunsByPhase, run.Phase, 1, maxPhaseCounts)
 	t.PhaseRuns++
 	if run.Repeat {
@@ -303,13 +307,13 @@ func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
 			t.FailedToolCategories = bump(t.FailedToolCategories, c, 1, maxToolCategories)
 		}
 		if report.OpenPullRequests != nil {
-			t.setPullRequests(report.OpenPullRequests)
+			t.SetPullRequests(report.OpenPullRequests)
 		}
 	}
 	if ShapeOf(*t) == ShapeAgentLoop {
 		t.Loop.recordLoop(run)
 	}
-	t.RecentPhases = window(t.RecentPhases, run, maxRecentPhases)
+	t.RecentPhases = Window(t.RecentPhases, run, maxRecentPhases)
 }
 
 // distinctNames is names without repeats, clipped, in their first order,
@@ -317,7 +321,7 @@ func (t *Trajectory) recordPhase(run PhaseRun, report *PhaseReport) {
 func distinctNames(names []string, limit int) []string {
 	var out []string
 	for _, n := range names {
-		n = clip(n, maxNameChars)
+		n = Clip(n, maxNameChars)
 		if len(out) < limit && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
@@ -325,19 +329,20 @@ func distinctNames(names []string, limit int) []string {
 	return out
 }
 
-// markReviewed marks phase run number run (1 for the job's first, as
+// MarkReviewed marks phase run number run (1 for the job's first, as
 // PhaseRuns counts them) as seen by a person who resumed the job after
 // it, if the window still holds it.
-func (t *Trajectory) markReviewed(run int) {
+func (t *Trajectory) MarkReviewed(run int) {
 	if i := len(t.RecentPhases) - 1 - (t.PhaseRuns - run); i >= 0 && i < len(t.RecentPhases) {
 		t.RecentPhases[i].Reviewed = true
 	}
 }
 
-func (t *Trajectory) setPullRequests(prs []string) {
+// SetPullRequests replaces the job's open pull requests.
+func (t *Trajectory) SetPullRequests(prs []string) {
 	t.OpenPullRequests = nil
 	for _, pr := range prs {
-		t.OpenPullRequests = window(t.OpenPullRequests, clip(pr, maxNameChars), maxPullRequests)
+		t.OpenPullRequests = Window(t.OpenPullRequests, Clip(pr, maxNameChars), maxPullRequests)
 	}
 }
 
@@ -397,9 +402,9 @@ func (t Trajectory) Digest() string {
 	return string(b)
 }
 
-// clone returns a deep copy, so that a local activity (which receives its
+// Clone returns a deep copy, so that a local activity (which receives its
 // input as a Go value) never shares memory with the workflow's state.
-func (t Trajectory) clone() Trajectory {
+func (t Trajectory) Clone() Trajectory {
 	t.RunsByPhase = slices.Clone(t.RunsByPhase)
 	// A phase run's own slices (FailedToolCategories, MissingOutputs) are
 	// made fresh by recordPhase and never written again: sharing them is safe.

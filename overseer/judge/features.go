@@ -1,9 +1,11 @@
-package overseer
+package judge
 
 import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // PhaseKind is what a phase does, read from its name. The learned judge's
@@ -41,7 +43,7 @@ func PhaseKindOf(phase string) PhaseKind {
 // false when the trajectory does not carry what the feature needs (no token
 // counts, no cost): the judge then uses the training mean, so a model still
 // answers for agents that report less.
-type feature func(t Trajectory) (v float64, ok bool)
+type feature func(t trajectory.Trajectory) (v float64, ok bool)
 
 // features are the learned judge's inputs, by the names model files use.
 // Every one is computed from the bounded trajectory alone — what the plugin
@@ -49,87 +51,87 @@ type feature func(t Trajectory) (v float64, ok bool)
 // jobs see the same numbers.
 var features = map[string]feature{
 	// Size of the run so far.
-	"log_steps":      func(t Trajectory) (float64, bool) { return math.Log1p(float64(steps(t))), true },
-	"log_phase_runs": func(t Trajectory) (float64, bool) { return math.Log1p(float64(t.PhaseRuns)), true },
-	"log_cost_cents": func(t Trajectory) (float64, bool) {
+	"log_steps":      func(t trajectory.Trajectory) (float64, bool) { return math.Log1p(float64(steps(t))), true },
+	"log_phase_runs": func(t trajectory.Trajectory) (float64, bool) { return math.Log1p(float64(t.PhaseRuns)), true },
+	"log_cost_cents": func(t trajectory.Trajectory) (float64, bool) {
 		return math.Log1p(100 * t.CostUSD), t.CostUSD > 0
 	},
 	// Tokens: the context the agent carries and the reasoning it spends.
-	"log_input_tokens": func(t Trajectory) (float64, bool) {
+	"log_input_tokens": func(t trajectory.Trajectory) (float64, bool) {
 		return math.Log1p(float64(t.InputTokens)), t.InputTokens > 0
 	},
-	"log_output_tokens": func(t Trajectory) (float64, bool) {
+	"log_output_tokens": func(t trajectory.Trajectory) (float64, bool) {
 		return math.Log1p(float64(t.OutputTokens)), t.OutputTokens > 0
 	},
-	"log_input_tokens_per_step": func(t Trajectory) (float64, bool) {
+	"log_input_tokens_per_step": func(t trajectory.Trajectory) (float64, bool) {
 		return math.Log1p(float64(t.InputTokens) / float64(max(1, steps(t)))), t.InputTokens > 0
 	},
-	"log_output_tokens_per_step": func(t Trajectory) (float64, bool) {
+	"log_output_tokens_per_step": func(t trajectory.Trajectory) (float64, bool) {
 		return math.Log1p(float64(t.OutputTokens) / float64(max(1, steps(t)))), t.OutputTokens > 0
 	},
-	"log_recent_output_tokens_per_step": func(t Trajectory) (float64, bool) {
+	"log_recent_output_tokens_per_step": func(t trajectory.Trajectory) (float64, bool) {
 		w := recent(t)
 		return math.Log1p(float64(w.outputTokens) / float64(max(1, w.steps))), w.outputTokens > 0
 	},
 	// Failed tool calls, over the run and in the recent window.
-	"failed_tool_rate": func(t Trajectory) (float64, bool) {
+	"failed_tool_rate": func(t trajectory.Trajectory) (float64, bool) {
 		return float64(failedTools(t)) / float64(max(1, steps(t))), true
 	},
-	"recent_failed_tool_rate": func(t Trajectory) (float64, bool) {
+	"recent_failed_tool_rate": func(t trajectory.Trajectory) (float64, bool) {
 		w := recent(t)
 		return float64(w.failedTools) / float64(max(1, w.steps)), true
 	},
 	// How the agent moves between phases.
-	"phase_switch_rate": func(t Trajectory) (float64, bool) {
+	"phase_switch_rate": func(t trajectory.Trajectory) (float64, bool) {
 		return float64(t.PhaseRuns) / float64(max(1, steps(t))), true
 	},
-	"repeat_rate": func(t Trajectory) (float64, bool) {
+	"repeat_rate": func(t trajectory.Trajectory) (float64, bool) {
 		return float64(t.Repeats) / float64(max(1, t.PhaseRuns)), true
 	},
-	"log_rework":   func(t Trajectory) (float64, bool) { return math.Log1p(float64(t.Rework)), true },
-	"edit_share":   func(t Trajectory) (float64, bool) { return kindShare(t, PhaseKindEdit), true },
-	"verify_share": func(t Trajectory) (float64, bool) { return kindShare(t, PhaseKindVerify), true },
-	"unverified_edits": func(t Trajectory) (float64, bool) {
+	"log_rework":   func(t trajectory.Trajectory) (float64, bool) { return math.Log1p(float64(t.Rework)), true },
+	"edit_share":   func(t trajectory.Trajectory) (float64, bool) { return kindShare(t, PhaseKindEdit), true },
+	"verify_share": func(t trajectory.Trajectory) (float64, bool) { return kindShare(t, PhaseKindVerify), true },
+	"unverified_edits": func(t trajectory.Trajectory) (float64, bool) {
 		return float64(unverifiedEdits(t)), true
 	},
-	"longest_recent_run_share": func(t Trajectory) (float64, bool) {
+	"longest_recent_run_share": func(t trajectory.Trajectory) (float64, bool) {
 		w := recent(t)
 		return float64(w.longest) / float64(max(1, w.steps)), true
 	},
 	// Phases that failed as activities, and missing outputs.
-	"failure_streak": func(t Trajectory) (float64, bool) { return float64(t.FailureStreak), true },
-	"failed_phase_rate": func(t Trajectory) (float64, bool) {
+	"failure_streak": func(t trajectory.Trajectory) (float64, bool) { return float64(t.FailureStreak), true },
+	"failed_phase_rate": func(t trajectory.Trajectory) (float64, bool) {
 		return float64(t.FailedPhases) / float64(max(1, t.PhaseRuns)), true
 	},
-	"missing_outputs": func(t Trajectory) (float64, bool) { return float64(min(t.MissingOutputs, 3)), true },
+	"missing_outputs": func(t trajectory.Trajectory) (float64, bool) { return float64(min(t.MissingOutputs, 3)), true },
 
 	// An agent loop's calls over the whole run (Trajectory.Loop); a
 	// trajectory of any other shape has none to give.
-	"loop_tool_failure_rate": loopFeature(func(s LoopStats) float64 {
+	"loop_tool_failure_rate": loopFeature(func(s trajectory.LoopStats) float64 {
 		return float64(s.ToolFailures) / float64(max(1, s.ToolCalls))
 	}),
-	"loop_fail_streak":        loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.FailStreak)) }),
-	"loop_max_fail_streak":    loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.MaxFailStreak)) }),
-	"loop_same_error_streak":  loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.SameErrorStreak)) }),
-	"loop_looping_rate":       loopFeature(func(s LoopStats) float64 { return float64(s.Looping) / float64(max(1, s.ToolCalls)) }),
-	"loop_log_since_new":      loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.SinceNew)) }),
-	"loop_log_turns":          loopFeature(func(s LoopStats) float64 { return math.Log1p(float64(s.ModelCalls)) }),
-	"loop_model_failure_rate": loopFeature(func(s LoopStats) float64 { return float64(s.ModelFailures) / float64(max(1, s.ModelCalls)) }),
-	"loop_reported_failure_share": loopFeature(func(s LoopStats) float64 {
+	"loop_fail_streak":        loopFeature(func(s trajectory.LoopStats) float64 { return math.Log1p(float64(s.FailStreak)) }),
+	"loop_max_fail_streak":    loopFeature(func(s trajectory.LoopStats) float64 { return math.Log1p(float64(s.MaxFailStreak)) }),
+	"loop_same_error_streak":  loopFeature(func(s trajectory.LoopStats) float64 { return math.Log1p(float64(s.SameErrorStreak)) }),
+	"loop_looping_rate":       loopFeature(func(s trajectory.LoopStats) float64 { return float64(s.Looping) / float64(max(1, s.ToolCalls)) }),
+	"loop_log_since_new":      loopFeature(func(s trajectory.LoopStats) float64 { return math.Log1p(float64(s.SinceNew)) }),
+	"loop_log_turns":          loopFeature(func(s trajectory.LoopStats) float64 { return math.Log1p(float64(s.ModelCalls)) }),
+	"loop_model_failure_rate": loopFeature(func(s trajectory.LoopStats) float64 { return float64(s.ModelFailures) / float64(max(1, s.ModelCalls)) }),
+	"loop_reported_failure_share": loopFeature(func(s trajectory.LoopStats) float64 {
 		return float64(s.ReportedFailures) / float64(max(1, s.ToolFailures))
 	}),
-	"loop_log_input_tokens_per_turn": func(t Trajectory) (float64, bool) {
+	"loop_log_input_tokens_per_turn": func(t trajectory.Trajectory) (float64, bool) {
 		return math.Log1p(float64(t.InputTokens) / float64(max(1, t.Loop.ModelCalls))), t.Loop.ModelCalls > 0 && t.InputTokens > 0
 	},
-	"loop_log_output_tokens_per_turn": func(t Trajectory) (float64, bool) {
+	"loop_log_output_tokens_per_turn": func(t trajectory.Trajectory) (float64, bool) {
 		return math.Log1p(float64(t.OutputTokens) / float64(max(1, t.Loop.ModelCalls))), t.Loop.ModelCalls > 0 && t.OutputTokens > 0
 	},
 }
 
 // loopFeature is a feature of an agent loop's whole-run counts; a
 // trajectory with no loop calls cannot supply it.
-func loopFeature(f func(LoopStats) float64) feature {
-	return func(t Trajectory) (float64, bool) {
+func loopFeature(f func(trajectory.LoopStats) float64) feature {
+	return func(t trajectory.Trajectory) (float64, bool) {
 		if t.Loop.ModelCalls+t.Loop.ToolCalls == 0 {
 			return 0, false
 		}
@@ -181,7 +183,7 @@ func FeatureNames() []string {
 // Features computes the named features of a trajectory. A feature the
 // trajectory cannot supply (see the ok of each) is NaN. An unknown name is
 // an error.
-func Features(t Trajectory, names []string) ([]float64, error) {
+func Features(t trajectory.Trajectory, names []string) ([]float64, error) {
 	out := make([]float64, len(names))
 	for i, n := range names {
 		if _, ok := features[n]; !ok {
@@ -199,7 +201,7 @@ func Features(t Trajectory, names []string) ([]float64, error) {
 // featureValue is a known feature's value, false when the trajectory cannot
 // supply it (or it is not finite). Before the first phase has run there is
 // nothing to read.
-func featureValue(name string, t Trajectory) (float64, bool) {
+func featureValue(name string, t trajectory.Trajectory) (float64, bool) {
 	if t.PhaseRuns == 0 {
 		return 0, false
 	}
@@ -209,9 +211,9 @@ func featureValue(name string, t Trajectory) (float64, bool) {
 
 // steps is the number of agent steps so far: the turns the phases reported,
 // or one per phase run when they reported none.
-func steps(t Trajectory) int { return max(t.Turns, t.PhaseRuns) }
+func steps(t trajectory.Trajectory) int { return max(t.Turns, t.PhaseRuns) }
 
-func failedTools(t Trajectory) int {
+func failedTools(t trajectory.Trajectory) int {
 	n := 0
 	for _, c := range t.FailedToolCategories {
 		n += c.Count
@@ -226,7 +228,7 @@ type recentWindow struct {
 }
 
 // recent sums the recent-phase window.
-func recent(t Trajectory) recentWindow {
+func recent(t trajectory.Trajectory) recentWindow {
 	var w recentWindow
 	for _, p := range t.RecentPhases {
 		turns := max(1, p.Turns)
@@ -238,7 +240,7 @@ func recent(t Trajectory) recentWindow {
 	return w
 }
 
-func kindShare(t Trajectory, kind PhaseKind) float64 {
+func kindShare(t trajectory.Trajectory, kind PhaseKind) float64 {
 	n := 0
 	for _, c := range t.RunsByPhase {
 		if PhaseKindOf(c.Name) == kind {
@@ -250,7 +252,7 @@ func kindShare(t Trajectory, kind PhaseKind) float64 {
 
 // unverifiedEdits counts the edit runs in the recent window after its last
 // verification.
-func unverifiedEdits(t Trajectory) int {
+func unverifiedEdits(t trajectory.Trajectory) int {
 	n := 0
 	for _, p := range t.RecentPhases {
 		switch PhaseKindOf(p.Phase) {

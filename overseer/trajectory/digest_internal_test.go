@@ -1,4 +1,4 @@
-package overseer
+package trajectory
 
 import (
 	"fmt"
@@ -58,17 +58,17 @@ func TestDigestMatchesTheFmtVersion(t *testing.T) {
 	assert.Equal(t, tr.digestFmt(), tr.Digest())
 	for i := range 60 {
 		if i%7 == 3 {
-			tr.setLane(fmt.Sprintf("lane-%d", i%3))
+			tr.SetLane(fmt.Sprintf("lane-%d", i%3))
 		}
 		if i%5 == 1 {
-			tr.setWorkItem(fmt.Sprintf("W-%d", i), []string{"in_progress", "done", "review"}[i%3])
+			tr.SetWorkItem(fmt.Sprintf("W-%d", i), []string{"in_progress", "done", "review"}[i%3])
 		}
 		report := &PhaseReport{Turns: i % 4, CostUSD: float64(i) * 0.0137, InputTokens: int64(i * 31), OutputTokens: int64(i), Rework: i % 2,
 			OutputMissing: i%9 == 0, FailedToolCategories: []string{"test", "büild"}[:i%3%2+i%2], OpenPullRequests: []string{"#1", "#2"}[:i%3%2]}
 		if i%4 == 0 {
 			report = nil
 		}
-		tr.recordPhase(PhaseRun{Phase: fmt.Sprintf("phase-%d", i%5), Failed: i%6 == 0}, report)
+		tr.RecordPhase(PhaseRun{Phase: fmt.Sprintf("phase-%d", i%5), Failed: i%6 == 0}, report)
 		assert.Equal(t, tr.digestFmt(), tr.Digest(), "after phase %d", i)
 	}
 	tr.CostUSD, tr.Turns = 2.675, 0 // rounding as %.2f rounds

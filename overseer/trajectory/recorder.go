@@ -1,4 +1,4 @@
-package overseer
+package trajectory
 
 // TrajectoryRecorder builds a [Trajectory] outside a workflow with the same
 // rules the plugin applies inside one: the same bounds, windows, repeat and
@@ -10,13 +10,13 @@ package overseer
 // and does not use a recorder; both go through the same unexported code.
 type TrajectoryRecorder struct {
 	t     Trajectory
-	calls callTracker
+	calls CallTracker
 }
 
 // SetObjective records the job's original objective, bounded like
 // [SetObjective].
 func (r *TrajectoryRecorder) SetObjective(objective string) {
-	r.t.Objective = clip(objective, maxObjectiveChars)
+	r.t.Objective = Clip(objective, MaxObjectiveChars)
 }
 
 // SetShape declares what a phase is in the job, like [SetShape].
@@ -24,23 +24,23 @@ func (r *TrajectoryRecorder) SetShape(shape Shape) { r.t.Shape = shape }
 
 // SetLane records the lane the job is in; a change counts as a lane switch,
 // like [SetLane].
-func (r *TrajectoryRecorder) SetLane(lane string) { r.t.setLane(lane) }
+func (r *TrajectoryRecorder) SetLane(lane string) { r.t.SetLane(lane) }
 
 // SetWorkItem records a work item's status, like [SetWorkItem].
-func (r *TrajectoryRecorder) SetWorkItem(id, status string) { r.t.setWorkItem(id, status) }
+func (r *TrajectoryRecorder) SetWorkItem(id, status string) { r.t.SetWorkItem(id, status) }
 
 // SetPullRequests replaces the job's open pull requests, like
 // [SetPullRequests].
-func (r *TrajectoryRecorder) SetPullRequests(prs []string) { r.t.setPullRequests(prs) }
+func (r *TrajectoryRecorder) SetPullRequests(prs []string) { r.t.SetPullRequests(prs) }
 
 // RecordPhase adds one finished phase run, as the interceptor does at a
 // phase boundary: run carries what the interceptor observes (phase name,
 // failure, error, duration); report is what the phase said about itself
 // (nil when it said nothing). Lane and Repeat are set by the recorder.
 func (r *TrajectoryRecorder) RecordPhase(run PhaseRun, report *PhaseReport) {
-	r.t.recordPhase(run, report)
+	r.t.RecordPhase(run, report)
 }
 
 // Trajectory returns a deep copy of the trajectory so far: what the judge
 // would see at this boundary.
-func (r *TrajectoryRecorder) Trajectory() Trajectory { return r.t.clone() }
+func (r *TrajectoryRecorder) Trajectory() Trajectory { return r.t.Clone() }

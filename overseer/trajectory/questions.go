@@ -1,4 +1,4 @@
-package overseer
+package trajectory
 
 import (
 	"encoding/json"
@@ -22,8 +22,8 @@ const (
 // BreachNone is the breach option meaning no obligation appears unmet.
 const BreachNone = "none"
 
-// severityLevels is the severity scale, lowest first (score 0…3).
-var severityLevels = []string{"Cosmetic", "Worth a look", "Review", "Stop"}
+// SeverityLevels is the severity scale, lowest first (score 0…3).
+var SeverityLevels = []string{"Cosmetic", "Worth a look", "Review", "Stop"}
 
 // defaultObligations are checked at every boundary unless a workflow type
 // defines its own list.
@@ -44,20 +44,21 @@ func DefaultObligations() []string { return slices.Clone(defaultObligations) }
 func questionsOver(obligations []string) map[string]jev.Question {
 	options := []jev.ChoiceOption{{Name: BreachNone, Description: "No phase obligation appears unmet."}}
 	for i := range obligations {
-		options = append(options, jev.ChoiceOption{Name: obligationKey(i)})
+		options = append(options, jev.ChoiceOption{Name: ObligationKey(i)})
 	}
 	return map[string]jev.Question{
 		QuestionBreach:   {Type: jev.Choice, Options: options},
 		QuestionOffTrack: {Type: jev.Noul, Instructions: "The work still serves the objective."},
-		QuestionSeverity: {Type: jev.Score, Levels: append([]string(nil), severityLevels...)},
+		QuestionSeverity: {Type: jev.Score, Levels: append([]string(nil), SeverityLevels...)},
 		QuestionBlocked:  {Type: jev.Noul, Instructions: "The agent is blocked."},
 	}
 }
 
-func obligationKey(i int) string { return "obligation[" + strconv.Itoa(i) + "]" }
+// ObligationKey is the key of obligation i in the breach question: "obligation[i]".
+func ObligationKey(i int) string { return "obligation[" + strconv.Itoa(i) + "]" }
 
-// obligationIndex parses "obligation[i]"; ok is false for anything else.
-func obligationIndex(key string) (int, bool) {
+// ObligationIndex parses "obligation[i]"; ok is false for anything else.
+func ObligationIndex(key string) (int, bool) {
 	rest, found := strings.CutPrefix(key, "obligation[")
 	if !found {
 		return 0, false
@@ -133,7 +134,7 @@ func ParseAnswers(req jev.Request, resp *jev.Response, obligations []string) (An
 	} else {
 		a.OnObjectiveUnknown = true
 	}
-	if i, ok := obligationIndex(a.Breach); ok && i < len(obligations) {
+	if i, ok := ObligationIndex(a.Breach); ok && i < len(obligations) {
 		a.BreachText = obligations[i]
 	}
 	return a, nil

@@ -1,4 +1,4 @@
-package overseer
+package trajectory
 
 import (
 	"testing"
@@ -20,7 +20,7 @@ func TestWindowKeepsTheLastElements(t *testing.T) {
 		{"no window", []int{1, 2}, 0, []int{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, window(tc.s, 9, tc.limit))
+			assert.Equal(t, tc.want, Window(tc.s, 9, tc.limit))
 		})
 	}
 }
@@ -28,10 +28,10 @@ func TestWindowKeepsTheLastElements(t *testing.T) {
 func TestAFullTrajectoryShiftsWithoutTouchingItsClones(t *testing.T) {
 	var tr Trajectory
 	for i := range maxRecentPhases {
-		tr.recordPhase(PhaseRun{Phase: "code", Turns: i}, nil)
+		tr.RecordPhase(PhaseRun{Phase: "code", Turns: i}, nil)
 	}
-	before := tr.clone()
-	tr.recordPhase(PhaseRun{Phase: "test", Turns: 100}, nil)
+	before := tr.Clone()
+	tr.RecordPhase(PhaseRun{Phase: "test", Turns: 100}, nil)
 	assert.Len(t, tr.RecentPhases, maxRecentPhases)
 	assert.Equal(t, "test", tr.RecentPhases[maxRecentPhases-1].Phase)
 	assert.Equal(t, 0, before.RecentPhases[0].Turns, "a clone taken before keeps its phases")
@@ -40,10 +40,10 @@ func TestAFullTrajectoryShiftsWithoutTouchingItsClones(t *testing.T) {
 
 func TestACloneSharesNoPhaseRunThatLaterRecordsChange(t *testing.T) {
 	var tr Trajectory
-	tr.recordPhase(PhaseRun{Phase: "test"}, &PhaseReport{FailedToolCategories: []string{"pytest"}, MissingOutputs: []string{"patch"}})
-	before := tr.clone()
+	tr.RecordPhase(PhaseRun{Phase: "test"}, &PhaseReport{FailedToolCategories: []string{"pytest"}, MissingOutputs: []string{"patch"}})
+	before := tr.Clone()
 	for range maxRecentPhases + 1 {
-		tr.recordPhase(PhaseRun{Phase: "code"}, &PhaseReport{FailedToolCategories: []string{"lint"}, MissingOutputs: []string{"diff"}})
+		tr.RecordPhase(PhaseRun{Phase: "code"}, &PhaseReport{FailedToolCategories: []string{"lint"}, MissingOutputs: []string{"diff"}})
 	}
 	assert.Equal(t, []string{"pytest"}, before.RecentPhases[0].FailedToolCategories, "later phases never write an earlier run's names")
 	assert.Equal(t, []string{"patch"}, before.RecentPhases[0].MissingOutputs)

@@ -1,4 +1,4 @@
-package overseer
+package trajectory
 
 import (
 	"hash/fnv"
@@ -30,11 +30,11 @@ type ActivityCall struct {
 	Report *PhaseReport
 }
 
-// callTracker remembers, for an agent loop, each phase's latest input and
+// CallTracker remembers, for an agent loop, each phase's latest input and
 // result and the inputs seen lately, so that a call is known as the same
 // call, with the same result, or a new one. It lives in the run's memory
 // (or the recorder's), never in history.
-type callTracker struct {
+type CallTracker struct {
 	last map[string]callKeys
 	// seen are the latest inputs of tool calls, oldest first.
 	seen []uint64
@@ -45,17 +45,17 @@ type callKeys struct{ call, result uint64 }
 // maxSeenCalls bounds the inputs a tracker remembers for NewCall.
 const maxSeenCalls = 256
 
-// phaseRun is the phase run the plugin records for call in trajectory t:
+// PhaseRun is the phase run the plugin records for call in trajectory t:
 // the name, duration, failure and error it observed, and, in an agent
 // loop (or at a model call, which makes one), whether the call repeats its
 // phase's previous input and result. Inputs and results are hashed only
 // there, so that no other run pays for it at its boundaries.
-func (c *callTracker) phaseRun(t Trajectory, call ActivityCall) PhaseRun {
+func (c *CallTracker) PhaseRun(t Trajectory, call ActivityCall) PhaseRun {
 	pr := PhaseRun{Phase: call.Phase, Duration: call.Duration, Failed: call.Err != nil}
 	if call.Err != nil {
-		pr.Error = describeError(call.Err)
+		pr.Error = DescribeError(call.Err)
 	}
-	if call.Args == nil || (ShapeOf(t) != ShapeAgentLoop && (t.Shape != "" || !isModelCall(call.Phase))) {
+	if call.Args == nil || (ShapeOf(t) != ShapeAgentLoop && (t.Shape != "" || !IsModelCall(call.Phase))) {
 		return pr
 	}
 	key := callKeyOf(call.Args)
@@ -70,7 +70,7 @@ func (c *callTracker) phaseRun(t Trajectory, call ActivityCall) PhaseRun {
 	pr.SameCall = had && prev.call == key
 	pr.SameResult = pr.SameCall && res != 0 && prev.result == res
 	c.last[call.Phase] = callKeys{call: key, result: res}
-	if !isModelCall(call.Phase) {
+	if !IsModelCall(call.Phase) {
 		pr.NewCall = true
 		for _, s := range c.seen {
 			if s == key {
@@ -79,7 +79,7 @@ func (c *callTracker) phaseRun(t Trajectory, call ActivityCall) PhaseRun {
 			}
 		}
 		if pr.NewCall {
-			c.seen = window(c.seen, key, maxSeenCalls)
+			c.seen = Window(c.seen, key, maxSeenCalls)
 		}
 	}
 	return pr
@@ -100,7 +100,7 @@ func resultKeyOf(p *commonpb.Payload) uint64 {
 // RecordCall adds one finished activity, as the interceptor does at a
 // phase boundary (see [ActivityCall]).
 func (r *TrajectoryRecorder) RecordCall(call ActivityCall) {
-	r.t.recordPhase(r.calls.phaseRun(r.t, call), call.Report)
+	r.t.RecordPhase(r.calls.PhaseRun(r.t, call), call.Report)
 }
 
 // LoopStats are an agent loop's counts over the whole run so far, which
@@ -138,8 +138,8 @@ type LoopStats struct {
 // recordLoop counts run in the loop's statistics (recordPhase has set
 // run's report fields).
 func (s *LoopStats) recordLoop(run PhaseRun) {
-	failed := run.callFailed()
-	if isModelCall(run.Phase) {
+	failed := run.CallFailed()
+	if IsModelCall(run.Phase) {
 		s.ModelCalls++
 		if failed {
 			s.ModelFailures++
@@ -160,12 +160,12 @@ func (s *LoopStats) recordLoop(run PhaseRun) {
 		}
 		s.FailStreak++
 		s.MaxFailStreak = max(s.MaxFailStreak, s.FailStreak)
-		if errText != "" && clip(errText, maxErrorChars) == s.LastError {
+		if errText != "" && Clip(errText, MaxErrorChars) == s.LastError {
 			s.SameErrorStreak++
 		} else {
 			s.SameErrorStreak = 1
 		}
-		s.LastError = clip(errText, maxErrorChars)
+		s.LastError = Clip(errText, MaxErrorChars)
 	} else {
 		s.FailStreak, s.SameErrorStreak, s.LastError = 0, 0, ""
 	}
@@ -182,6 +182,6 @@ func (s *LoopStats) recordLoop(run PhaseRun) {
 	}
 }
 
-// callFailed says the call failed: its activity did, or its result
+// CallFailed says the call failed: its activity did, or its result
 // reported a failed tool call (PhaseReport.FailedToolCategories).
-func (r PhaseRun) callFailed() bool { return r.Failed || r.FailedTools > 0 }
+func (r PhaseRun) CallFailed() bool { return r.Failed || r.FailedTools > 0 }

@@ -1,4 +1,4 @@
-package overseer
+package judge
 
 import (
 	"errors"
@@ -64,16 +64,17 @@ func (b SpendBudget) At(k int) int64 {
 	return b.Curve[min(k, len(b.Curve))-1]
 }
 
-// reached says, in words, that spent has reached the relative budget at
-// its phase run; "" when it has not, or nothing can be compared.
-func (b SpendBudget) reached(spent Budget) string {
-	typical := b.At(spent.PhaseRuns)
-	if typical <= 0 || spent.Tokens <= 0 {
+// Reached says, in words, that a job that spent tokens by phase run
+// phaseRuns has reached the relative budget; "" when it has not, or
+// nothing can be compared.
+func (b SpendBudget) Reached(tokens int64, phaseRuns int) string {
+	typical := b.At(phaseRuns)
+	if typical <= 0 || tokens <= 0 {
 		return ""
 	}
-	if ratio := float64(spent.Tokens) / float64(typical); ratio >= b.Factor {
+	if ratio := float64(tokens) / float64(typical); ratio >= b.Factor {
 		return fmt.Sprintf("spent %d tokens by phase run %d, %.1f× what the type's succeeded jobs typically had (%d); "+
-			"at most %.0f%% of jobs like them reach %.1f×", spent.Tokens, spent.PhaseRuns, ratio, typical, 100*b.MaxReached, b.Factor)
+			"at most %.0f%% of jobs like them reach %.1f×", tokens, phaseRuns, ratio, typical, 100*b.MaxReached, b.Factor)
 	}
 	return ""
 }

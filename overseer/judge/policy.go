@@ -1,4 +1,4 @@
-package overseer
+package judge
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // Band is the status shown for a job, derived from P(on objective).
@@ -87,8 +88,8 @@ type Policy struct {
 
 // ForShape is the policy of a job of shape s: Loop for an agent loop,
 // when set; p otherwise.
-func (p Policy) ForShape(s Shape) Policy {
-	if s == ShapeAgentLoop && p.Loop != nil {
+func (p Policy) ForShape(s trajectory.Shape) Policy {
+	if s == trajectory.ShapeAgentLoop && p.Loop != nil {
 		return *p.Loop
 	}
 	return p
@@ -305,7 +306,7 @@ type Verdict struct {
 }
 
 // Evaluate applies the policy to validated answers.
-func (p Policy) Evaluate(a Answers) Verdict {
+func (p Policy) Evaluate(a trajectory.Answers) Verdict {
 	v := Verdict{Band: p.bandFor(a.OnObjective), OnObjective: a.OnObjective}
 	if a.OnObjectiveUnknown {
 		v.Band = BandUnknown
@@ -314,7 +315,7 @@ func (p Policy) Evaluate(a Answers) Verdict {
 	case !a.OnObjectiveUnknown && a.OnObjective <= p.PauseAtOrBelow:
 		v.Flagged = true
 		v.Reason = fmt.Sprintf("P(on objective) %.3f is at or below the pause threshold %.3f", a.OnObjective, p.PauseAtOrBelow)
-	case a.Breach != BreachNone && a.BreachConfidence >= p.BreachConfidence && a.Severity >= p.BreachSeverity:
+	case a.Breach != trajectory.BreachNone && a.BreachConfidence >= p.BreachConfidence && a.Severity >= p.BreachSeverity:
 		v.Flagged = true
 		v.Reason = fmt.Sprintf("%s %q appears unmet (confidence %.2f, severity %.1f %s)",
 			a.Breach, a.BreachText, a.BreachConfidence, a.Severity, severityLabel(a.Severity))
@@ -324,10 +325,10 @@ func (p Policy) Evaluate(a Answers) Verdict {
 
 func severityLabel(s float64) string {
 	i := int(math.Round(s))
-	if i < 0 || i >= len(severityLevels) {
+	if i < 0 || i >= len(trajectory.SeverityLevels) {
 		return ""
 	}
-	return "≈ " + severityLevels[i]
+	return "≈ " + trajectory.SeverityLevels[i]
 }
 
 // policyFileFormat is the version of the policy file format.
