@@ -171,4 +171,4 @@ bench:
 TRACES ?= ../shared/data/traces/mini-swe-agent-gemini-3-pro
 default-model:
 	$(GO) run ./cmd/overseer train --traces $(TRACES) --version learned-mini-swe-v2 \
-		--out overseer/default_model.json --policy-out overseer/default_policy.json
+		--out overseer/judge/default_model.json --policy-out overseer/judge/default_policy.json
