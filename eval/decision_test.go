@@ -17,6 +17,7 @@ import (
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/testsuite"
 )
 
 func TestRecordOfTrace(t *testing.T) {
@@ -405,7 +406,7 @@ func TestScoreKeepsJudgeErrors(t *testing.T) {
 // bands mean something there: at 50% of the runs, On track holds most
 // succeeded runs, Needs a look 10–30% of them, Off track at most 5%.
 func TestDefaultJudgeOnSharedSample(t *testing.T) {
-	dir := sharedSample(t, "mini-swe-agent-gemini-3-pro")
+	dir := testsuite.SharedTraces(t, "mini-swe-agent-gemini-3-pro")
 	recs, err := eval.LoadRuns(dir, "")
 	require.NoError(t, err)
 	scored, err := eval.Score(context.Background(), recs, eval.ScoreOptions{Judge: &overseer.LearnedJudge{}})

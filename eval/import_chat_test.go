@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/eval"
+	"github.com/corohq/temporal-overseer/testsuite"
 )
 
 type chatStep struct {
@@ -241,32 +242,6 @@ func TestDetectFormatByFiles(t *testing.T) {
 	}
 }
 
-// sharedSample is a sample of the shared trace data beside the
-// repository's clone (beside go.work); absent, the test is skipped, but
-// not on CI, where shared/ is checked out beside the repository.
-func sharedSample(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.work above the test's directory")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data", "traces", name)
-	if _, err := os.Stat(filepath.Join(data, "labels.json")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI runs with shared/ beside the repository, but %s is missing", data)
-		}
-		t.Skipf("no ../shared/data/traces/%s beside the repository", name)
-	}
-	return data
-}
 
 type sampleFigures struct {
 	runs, succeeded, steps, failedSteps, submits int
@@ -315,7 +290,7 @@ func TestSharedAgentSamples(t *testing.T) {
 			[]eval.Class{eval.Read, eval.Reproduce, eval.Edit, eval.Submit}},
 	} {
 		t.Run(tc.sample, func(t *testing.T) {
-			dir := sharedSample(t, tc.sample)
+			dir := testsuite.SharedTraces(t, tc.sample)
 			format, err := eval.DetectFormat(dir)
 			require.NoError(t, err)
 			assert.Equal(t, tc.format, format)

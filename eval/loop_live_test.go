@@ -15,6 +15,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/workflows"
 )
 
@@ -56,7 +57,7 @@ func liveVerdicts(t *testing.T, rec eval.Record, toolFailures string) []overseer
 // objective) and band at every model and tool call, with failed commands
 // failing the tool's activity and returned as results.
 func TestEvalVerdictsAreTheLivePluginsOnTheSameRun(t *testing.T) {
-	dir := sharedSample(t, "mini-swe-agent-gemini-3-pro")
+	dir := testsuite.SharedTraces(t, "mini-swe-agent-gemini-3-pro")
 	recs, err := eval.LoadRuns(dir, "")
 	require.NoError(t, err)
 	// A failed and a succeeded run of each kind of length.

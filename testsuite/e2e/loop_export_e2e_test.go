@@ -3,8 +3,6 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/ops"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -31,7 +30,7 @@ func TestE2ELoopExportReplaysAsTheLivePluginJudgedIt(t *testing.T) {
 	srv := e2eServer(t)
 	ctx := context.Background()
 	c := srv.Client()
-	recs, err := eval.LoadRuns(sharedTraces(t, "mini-swe-agent-gemini-3-pro"), "")
+	recs, err := eval.LoadRuns(testsuite.SharedTraces(t, "mini-swe-agent-gemini-3-pro"), "")
 	require.NoError(t, err)
 	// A failed and a succeeded run, each with failed commands.
 	var picked []eval.Record
@@ -111,29 +110,4 @@ func TestE2ELoopExportReplaysAsTheLivePluginJudgedIt(t *testing.T) {
 			})
 		}
 	}
-}
-
-// sharedTraces is a sample of the shared trace data beside the
-// repository's clone (beside go.work); absent, the test is skipped, but
-// not on CI, where shared/ is checked out beside the repository.
-func sharedTraces(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "no go.work above the test's directory")
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data", "traces", name)
-	if _, err := os.Stat(filepath.Join(data, "labels.json")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI runs with shared/ beside the repository, but %s is missing", data)
-		}
-		t.Skipf("no ../shared/data/traces/%s beside the repository", name)
-	}
-	return data
 }
