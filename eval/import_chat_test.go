@@ -242,7 +242,6 @@ func TestDetectFormatByFiles(t *testing.T) {
 	}
 }
 
-
 type sampleFigures struct {
 	runs, succeeded, steps, failedSteps, submits int
 	phases                                       map[string]int
