@@ -145,7 +145,7 @@ type ExportResult struct {
 	Read, Skipped, Exported int
 }
 
-// Export writes one phase-unit run record per closed job that matches the
+// Export writes one run record (unit call) per closed job that matches the
 // query, read from its history (see [RecordOfHistory]). Its outcome is
 // the close status — completed is succeeded; failed (which includes a job
 // a human aborted at a gate), terminated, timed out and canceled are
@@ -353,7 +353,8 @@ func outcomeOfStatus(s enumspb.WorkflowExecutionStatus) (eval.Outcome, bool) {
 }
 
 // RecordOfJob reads the history of one closed run of a job, and of the
-// runs it continued from, into a phase-unit record without an outcome.
+// runs it continued from, into a record of its calls (eval.UnitCall)
+// without an outcome.
 func RecordOfJob(ctx context.Context, c client.Client, id, runID string) (eval.Record, error) {
 	return recordOfJob(ctx, c, "", id, runID, converter.GetDefaultDataConverter(), true)
 }

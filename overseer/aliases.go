@@ -25,12 +25,6 @@ type Count = trajectory.Count
 // DefaultObligations is [trajectory.DefaultObligations].
 func DefaultObligations() []string { return trajectory.DefaultObligations() }
 
-// DescribeError is [trajectory.DescribeError].
-func DescribeError(err error) string { return trajectory.DescribeError(err) }
-
-// IsModelCall is [trajectory.IsModelCall].
-func IsModelCall(phase string) bool { return trajectory.IsModelCall(phase) }
-
 // LaneSwitch is [trajectory.LaneSwitch].
 type LaneSwitch = trajectory.LaneSwitch
 
@@ -41,9 +35,6 @@ type LoopStats = trajectory.LoopStats
 func NewRequest(workflowType string, obligations []string, t trajectory.Trajectory) (jev.Request, error) {
 	return trajectory.NewRequest(workflowType, obligations, t)
 }
-
-// ObligationKey is [trajectory.ObligationKey].
-func ObligationKey(i int) string { return trajectory.ObligationKey(i) }
 
 // ParseAnswers is [trajectory.ParseAnswers].
 func ParseAnswers(req jev.Request, resp *jev.Response, obligations []string) (trajectory.Answers, error) {
@@ -70,9 +61,6 @@ const QuestionSeverity = trajectory.QuestionSeverity
 
 // ReportCarrier is [trajectory.ReportCarrier].
 type ReportCarrier = trajectory.ReportCarrier
-
-// SeverityLevels is [trajectory.SeverityLevels].
-var SeverityLevels = trajectory.SeverityLevels
 
 // Shape is [trajectory.Shape].
 type Shape = trajectory.Shape

@@ -89,9 +89,9 @@ func answersResponse(req jev.Request, model, breach string, confidence, onObject
 		probs[o.Name] = (1 - confidence) / float64(max(1, len(breachQ.Options)-1))
 	}
 	probs[breach] = confidence
-	levels := make(map[string]float64, len(trajectory.SeverityLevels))
-	for i, l := range trajectory.SeverityLevels {
-		levels[l] = clamp(1-math.Abs(float64(i)-severity), 0, 1)
+	levels := map[string]float64{}
+	for i := 0; trajectory.SeverityLevel(i) != ""; i++ {
+		levels[trajectory.SeverityLevel(i)] = clamp(1-math.Abs(float64(i)-severity), 0, 1)
 	}
 	return &jev.Response{
 		ModelVersion: model,

@@ -324,11 +324,11 @@ func (p Policy) Evaluate(a trajectory.Answers) Verdict {
 }
 
 func severityLabel(s float64) string {
-	i := int(math.Round(s))
-	if i < 0 || i >= len(trajectory.SeverityLevels) {
+	level := trajectory.SeverityLevel(int(math.Round(s)))
+	if level == "" {
 		return ""
 	}
-	return "≈ " + trajectory.SeverityLevels[i]
+	return "≈ " + level
 }
 
 // policyFileFormat is the version of the policy file format.

@@ -22,8 +22,17 @@ const (
 // BreachNone is the breach option meaning no obligation appears unmet.
 const BreachNone = "none"
 
-// SeverityLevels is the severity scale, lowest first (score 0…3).
-var SeverityLevels = []string{"Cosmetic", "Worth a look", "Review", "Stop"}
+// severityLevels is the severity scale, lowest first (score 0…3).
+var severityLevels = []string{"Cosmetic", "Worth a look", "Review", "Stop"}
+
+// SeverityLevel is the name of severity score i (0…3: Cosmetic, Worth a
+// look, Review, Stop); "" outside the scale.
+func SeverityLevel(i int) string {
+	if i < 0 || i >= len(severityLevels) {
+		return ""
+	}
+	return severityLevels[i]
+}
 
 // defaultObligations are checked at every boundary unless a workflow type
 // defines its own list.
@@ -49,7 +58,7 @@ func questionsOver(obligations []string) map[string]jev.Question {
 	return map[string]jev.Question{
 		QuestionBreach:   {Type: jev.Choice, Options: options},
 		QuestionOffTrack: {Type: jev.Noul, Instructions: "The work still serves the objective."},
-		QuestionSeverity: {Type: jev.Score, Levels: append([]string(nil), SeverityLevels...)},
+		QuestionSeverity: {Type: jev.Score, Levels: append([]string(nil), severityLevels...)},
 		QuestionBlocked:  {Type: jev.Noul, Instructions: "The agent is blocked."},
 	}
 }
