@@ -66,7 +66,8 @@ func runTraceDemo(ctx context.Context, out io.Writer, o traceDemoOptions) error 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "temporal-overseer demo: %d recorded real agent runs replayed as jobs in manage mode, judged live by the %s.\n", len(recs), worker.JudgeConfig{})
+	fmt.Fprintf(out, "temporal-overseer demo: %d recorded real agent runs replayed as jobs of phases in manage mode, judged live by the %s "+
+		"(`overseer replay` streams them as the agent loop a team writes, which pauses far less).\n", len(recs), worker.JudgeConfig{})
 	fmt.Fprintln(out, src)
 	if note := src.SkippedNote(); note != "" {
 		fmt.Fprintln(out, note)
