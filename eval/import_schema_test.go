@@ -11,6 +11,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/overseer"
 )
 
 // TestRunRecordSchema validates the documented example file against the
@@ -51,10 +53,23 @@ func TestRunRecordSchema(t *testing.T) {
 	assert.Len(t, recs, lines)
 	assert.GreaterOrEqual(t, lines, 3)
 
+	// A job's calls as overseer export writes them: the model call, then
+	// the tool it asked for, failing.
+	calls := `{"format":"overseer-run/v1","id":"loop-1","outcome":"failed","unit":"call","shape":"agent_loop","steps":[` +
+		`{"phase":"model","text":"agent.model","call":"a1","output":"b1","turns":1,"input_tokens":900},` +
+		`{"phase":"bash","text":"agent.bash","failed":true,"error":"exit status 1","call":"c1"}]}`
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(calls))
+	require.NoError(t, err)
+	assert.NoError(t, schema.Validate(inst))
+	exported, err := ReadRecords(strings.NewReader(calls))
+	require.NoError(t, err)
+	assert.Equal(t, "exit status 1", exported[0].Steps[1].Error)
+	assert.Equal(t, overseer.ShapeAgentLoop, ShapeOfRecord(exported[0]))
+
 	// A record with the reviewers' gate decisions (overseer export).
 	withGates := `{"format":"overseer-run/v1","id":"g-1","outcome":"succeeded","unit":"phase","steps":[{"phase":"plan"},{"phase":"code"}],` +
 		`"gates":[{"gate":"plan-1","phase":"plan","after":1,"by":"ana","action":"continue","note":"fine","wait_ms":1200}]}`
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(withGates))
+	inst, err = jsonschema.UnmarshalJSON(strings.NewReader(withGates))
 	require.NoError(t, err)
 	assert.NoError(t, schema.Validate(inst))
 	got, err := ReadRecords(strings.NewReader(withGates))
