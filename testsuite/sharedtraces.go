@@ -6,11 +6,13 @@ import (
 	"testing"
 )
 
-// SharedTraces is the folder of the shared sample of recorded agent runs
-// named name (../shared/data/traces/NAME beside the repository's clone,
-// found from the go.work above the test's directory). When it is absent the
-// test is skipped, except under $CI, where shared/ is checked out beside
-// the repository and its absence fails the test.
+// SharedTraces is the folder of the team's shared sample of recorded
+// agent runs called name (real runs with known outcomes, kept beside the
+// repository's clone rather than in it: the folder that holds the clone,
+// found from the go.work above the test's directory, has them under
+// shared, data, traces). When it is absent the test is skipped, except
+// under $CI, where they are checked out beside the repository and their
+// absence fails the test.
 func SharedTraces(t testing.TB, name string) string {
 	t.Helper()
 	dir, err := os.Getwd()
