@@ -13,6 +13,7 @@ import (
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
@@ -120,4 +121,59 @@ func scoreLoop(t *testing.T, rec eval.Record, toolFailures string) []eval.Point 
 		points = append(points, eval.Point{Steps: b.Steps, Answers: a})
 	}
 	return points
+}
+
+// livePhaseVerdicts runs rec recast as a job of phases as the recorded job
+// (workflows.RecordedJob: one activity per phase run, returning its
+// report), with the plugin at its defaults in observe mode, and returns
+// every assessment it recorded.
+func livePhaseVerdicts(t *testing.T, rec eval.Record) []overseer.Assessment {
+	t.Helper()
+	var s sdktestsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, RecentAssessments: 10_000})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	workflows.RegisterRecorded(env)
+	(&activities.Recorded{}).Register(env)
+	in := eval.RecordedJob(rec)
+	in.Speed = 1e9 // the recorded time is read from the phases' reports, not waited
+	env.ExecuteWorkflow(workflows.RecordedJobWorkflowName, in)
+	require.Equal(t, rec.Outcome.Failed(), env.GetWorkflowError() != nil, "the job ends as the run did: %v", env.GetWorkflowError())
+	v, err := env.QueryWorkflow(overseer.StatusQueryName)
+	require.NoError(t, err)
+	var st overseer.Status
+	require.NoError(t, v.Get(&st))
+	return st.Assessments
+}
+
+// The other shape: a recorded run recast as a job of phases gets, live, the
+// verdicts `overseer eval --as-phases` gives it, phase run by phase run.
+func TestEvalVerdictsAreTheLivePluginsOnTheSameJobOfPhases(t *testing.T) {
+	recs, err := eval.LoadRuns(testsuite.SharedTraces(t, "mini-swe-agent-gemini-3-pro"), "")
+	require.NoError(t, err)
+	policy := overseer.DefaultLearnedPolicy()
+	picked := 0
+	for _, r := range recs {
+		if picked == 4 || len(r.Steps) < 20 || len(r.Steps) > 80 {
+			continue
+		}
+		picked++
+		rec := r.AsPhases()
+		t.Run(rec.ID, func(t *testing.T) {
+			scored, err := eval.Score(context.Background(), []eval.Record{rec}, eval.ScoreOptions{Judge: &overseer.LearnedJudge{}})
+			require.NoError(t, err)
+			live := livePhaseVerdicts(t, rec)
+			require.Len(t, live, len(scored[0].Points), "an assessment at every phase run")
+			for i, a := range live {
+				p := scored[0].Points[i]
+				require.NotNil(t, a.Answers, "assessment %d: %s", a.Seq, a.Error)
+				assert.InDelta(t, p.Answers.OnObjective, a.Answers.OnObjective, 1e-9, "P at phase run %d", a.Seq)
+				assert.Equal(t, policy.Evaluate(p.Answers).Band, a.Verdict.Band, "band at phase run %d", a.Seq)
+				assert.Equal(t, p.Answers.Breach, a.Answers.Breach, "breach at phase run %d", a.Seq)
+			}
+		})
+	}
+	require.Equal(t, 4, picked)
 }
