@@ -384,10 +384,20 @@ func (c PromiseCheck) String() string {
 // UncertifiedPolicy is the policy of runs that cannot certify a promise
 // yet: bands from their operating points (On track where about 20 % of
 // the succeeded runs fall below it at mid-run, Off track below 95 % of
-// them) and the default breach rule, but no pause on P: a pause threshold
-// nothing certified would pause at an unknown rate.
-func UncertifiedPolicy(runs []ScoredRun, name string) overseer.Policy {
+// them) and the breach rule of the policy in force (rules: its breach
+// confidence and severity floors and failure limit; the default rule when
+// it has none), but no pause on P: a pause threshold nothing certified
+// would pause at an unknown rate. Keeping the rule in force matters for an
+// agent loop, whose shipped policy pauses on its rule later than the
+// default does: a recalibration must not make a loop type pause more.
+func UncertifiedPolicy(runs []ScoredRun, name string, rules overseer.Policy) overseer.Policy {
 	p := overseer.DefaultPolicy()
+	if rules.BreachConfidence > 0 {
+		p.BreachConfidence, p.BreachSeverity = rules.BreachConfidence, rules.BreachSeverity
+	}
+	if rules.MaxConsecutiveFailures != 0 {
+		p.MaxConsecutiveFailures = rules.MaxConsecutiveFailures
+	}
 	p.Name = name
 	p.PauseAtOrBelow = 0 // P is clamped to at least 0.01: never at or below 0
 	p.NeedsALookAt = succeededQuantile(runs, 0.05)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/learn"
@@ -29,4 +30,18 @@ func TestARoundOnLoopJobsWeighsTheLoopModel(t *testing.T) {
 	}
 	assert.Equal(t, shipped, shipped.ForRecords(phases), "jobs of phases keep the phase model")
 	assert.Equal(t, shipped, shipped.ForRecords(nil))
+}
+
+// A loop type recalibrated before a promise can be certified pauses on
+// no P, and on the loop's own breach rule, not the default one, which
+// fires earlier: the recalibration must not make it pause more.
+func TestAnUncertifiedLoopPolicyKeepsTheLoopsRule(t *testing.T) {
+	loopPolicy := overseer.DefaultLearnedPolicy().ForShape(overseer.ShapeAgentLoop)
+	require.Greater(t, loopPolicy.BreachConfidence, overseer.DefaultPolicy().BreachConfidence, "the shipped loop rule pauses later than the default")
+	p := eval.UncertifiedPolicy(nil, "stage 1", loopPolicy)
+	assert.Equal(t, loopPolicy.BreachConfidence, p.BreachConfidence)
+	assert.Equal(t, loopPolicy.BreachSeverity, p.BreachSeverity)
+	assert.Zero(t, p.PauseAtOrBelow, "no pause on P")
+	assert.Equal(t, overseer.DefaultPolicy().BreachConfidence, eval.UncertifiedPolicy(nil, "stage 1", overseer.Policy{}).BreachConfidence)
+	require.NoError(t, p.Validate())
 }
