@@ -472,14 +472,22 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 		activityType string
 		at           time.Time
 		input        *commonpb.Payloads
+		taskAt       time.Time
 	}
 	sched := map[int64]scheduled{}
 	var assessments []*eval.RecordedAssessment
 	var assessedAt []int64
-	var current int64 // the id of the event being read
-	addAssessment := func(a *eval.RecordedAssessment) {
+	var current int64    // the id of the event being read
+	var taskAt time.Time // when the workflow task being read started: workflow.Now
+	// Where each assessment's boundary is (the event that asked the judge)
+	// and the phase it named, and where each phase activity and gate
+	// closed: a job that declares its phases is regrouped by them.
+	var bounds []declaredBoundary
+	var stepAt, gateAt []int64
+	addAssessment := func(a *eval.RecordedAssessment, b declaredBoundary) {
 		assessments = append(assessments, a)
 		assessedAt = append(assessedAt, current)
+		bounds = append(bounds, b)
 	}
 	isPhase := func(t string) bool {
 		if strings.HasPrefix(t, "overseer.") {
@@ -502,6 +510,12 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 		}
 		if s.activityType == overseer.AssessActivityName {
 			a := &eval.RecordedAssessment{}
+			// The boundary is where the judge was asked, not where it answered.
+			b := declaredBoundary{at: schedID, when: s.taskAt}
+			var in overseer.AssessInput
+			if dc.FromPayloads(s.input, &in) == nil {
+				b.phase = in.Phase
+			}
 			if failed {
 				a.Error = "the assessment failed"
 			} else {
@@ -513,7 +527,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 					out.Shape = cmp.Or(ao.Shape, out.Shape)
 				}
 			}
-			addAssessment(a)
+			addAssessment(a, b)
 			return
 		}
 		if !isPhase(s.activityType) {
@@ -536,6 +550,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 			}
 		}
 		out.Steps = append(out.Steps, step)
+		stepAt = append(stepAt, current)
 	}
 	resumeUpdates := map[int64]bool{}
 	gateSeen := map[string]bool{}
@@ -554,11 +569,15 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 			d.WaitMS = w.Milliseconds()
 		}
 		out.Gates = append(out.Gates, d)
+		gateAt = append(gateAt, current)
 	}
 	pinned := false
 	for _, e := range events {
 		current = e.GetEventId()
 		at := e.GetEventTime().AsTime()
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED {
+			taskAt = at
+		}
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
 			a := e.GetWorkflowExecutionStartedEventAttributes()
@@ -579,13 +598,15 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 						continue
 					}
 					ra := &eval.RecordedAssessment{Error: ans.Error}
+					b := declaredBoundary{at: current, when: taskAt}
 					if ans.Output != nil {
 						fillAssessment(ra, *ans.Output, policy)
 						out.Shape = cmp.Or(ans.Output.Shape, out.Shape)
+						b.phase = ans.Output.Phase
 					} else if ra.Error == "" {
 						ra.Error = "unreadable assessment: no output"
 					}
-					addAssessment(ra)
+					addAssessment(ra, b)
 					continue
 				}
 				var cfg struct {
@@ -606,6 +627,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 					continue
 				}
 				ra := &eval.RecordedAssessment{}
+				b := declaredBoundary{at: current, when: taskAt}
 				if f := a.GetFailure(); f != nil {
 					ra.Error = f.GetMessage()
 				} else {
@@ -615,9 +637,10 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 					} else {
 						fillAssessment(ra, ao, policy)
 						out.Shape = cmp.Or(ao.Shape, out.Shape)
+						b.phase = ao.Phase
 					}
 				}
-				addAssessment(ra)
+				addAssessment(ra, b)
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 			if e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName() == overseer.ResumeName {
@@ -642,7 +665,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := e.GetActivityTaskScheduledEventAttributes()
-			sched[e.GetEventId()] = scheduled{activityType: a.GetActivityType().GetName(), at: at, input: a.GetInput()}
+			sched[e.GetEventId()] = scheduled{activityType: a.GetActivityType().GetName(), at: at, input: a.GetInput(), taskAt: taskAt}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := e.GetActivityTaskCompletedEventAttributes()
 			closePhase(a.GetScheduledEventId(), at, nil, false, a.GetResult())
@@ -656,6 +679,16 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 			closePhase(e.GetActivityTaskCanceledEventAttributes().GetScheduledEventId(), at, &failurepb.Failure{Message: "canceled"}, true, nil)
 		}
 	}
+	if out.Shape == overseer.ShapeDeclared {
+		started := time.Time{}
+		if len(events) > 0 {
+			started = events[0].GetEventTime().AsTime()
+		}
+		out.Steps = declaredPhases(out.Steps, stepAt, bounds, started)
+		for i := range out.Gates {
+			out.Gates[i].After = boundariesBefore(bounds, gateAt[i])
+		}
+	}
 	for i := range out.Steps {
 		if i < len(assessments) {
 			out.Steps[i].Assessment = assessments[i]
@@ -663,6 +696,55 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 		}
 	}
 	return out
+}
+
+// declaredBoundary is where a job that declares its phases
+// (overseer.Boundary) asked the judge: the event that asked, its time and
+// the phase it named ("" when the history does not say).
+type declaredBoundary struct {
+	at    int64
+	when  time.Time
+	phase string
+}
+
+// declaredPhases regroups the activities of a job that declares its phases
+// into the phases the plugin recorded at each Boundary: the activities that
+// closed since the boundary before, as one phase run that failed when
+// every one of them failed, each failed one a failed tool call of its
+// name, lasting from the boundary before (or the job's start). Activities
+// after the last boundary were never a phase.
+func declaredPhases(calls []eval.Step, closedAt []int64, bounds []declaredBoundary, started time.Time) []eval.Step {
+	out := make([]eval.Step, 0, len(bounds))
+	next, since := 0, started
+	for _, b := range bounds {
+		step := eval.Step{Phase: cmp.Or(b.phase, "phase"), Text: "declared phase"}
+		ran, failed := 0, 0
+		for ; next < len(calls) && closedAt[next] < b.at; next++ {
+			ran++
+			if calls[next].Failed {
+				failed++
+				step.FailedTools = append(step.FailedTools, calls[next].Phase)
+			}
+		}
+		step.Failed = ran > 0 && failed == ran
+		if d := b.when.Sub(since); d > 0 {
+			step.DurationMS = d.Milliseconds()
+		}
+		since = b.when
+		out = append(out, step)
+	}
+	return out
+}
+
+// boundariesBefore counts the boundaries before event at.
+func boundariesBefore(bounds []declaredBoundary, at int64) int {
+	n := 0
+	for _, b := range bounds {
+		if b.at < at {
+			n++
+		}
+	}
+	return n
 }
 
 func fillAssessment(a *eval.RecordedAssessment, ao overseer.AssessOutput, p overseer.Policy) {

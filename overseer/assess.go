@@ -53,6 +53,10 @@ type AssessOutput struct {
 	// policy of that shape and replays the job as the plugin saw it.
 	// Empty in answers recorded before it was kept.
 	Shape Shape `json:"shape,omitempty"`
+	// Phase is the phase the answer is about: in a job that declares its
+	// phases ([Boundary]), the one name of the calls a history reader
+	// groups into it. Empty in answers recorded before it was kept.
+	Phase string `json:"phase,omitempty"`
 }
 
 // assessor runs the Overseer activity with a judge that lives on the worker.
@@ -139,5 +143,5 @@ func decide(ctx context.Context, judge jev.Judge, in AssessInput) (AssessOutput,
 	if latency == 0 {
 		latency = failed.Latency
 	}
-	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: latency, Shape: ShapeOf(in.Trajectory)}, nil
+	return AssessOutput{Answers: answers, Model: resp.ModelVersion, Usage: resp.Usage, Latency: latency, Shape: ShapeOf(in.Trajectory), Phase: in.Phase}, nil
 }

@@ -8,9 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/ops"
@@ -109,5 +112,84 @@ func TestE2ELoopExportReplaysAsTheLivePluginJudgedIt(t *testing.T) {
 				t.Logf("%d calls, %d flagged live", len(calls), flagged)
 			})
 		}
+	}
+}
+
+// declaredJobInput says, per declared phase, which of its two calls fail.
+type declaredJobInput struct {
+	Phases []declaredPhaseInput `json:"phases"`
+}
+
+type declaredPhaseInput struct {
+	Name     string `json:"name"`
+	FailRead bool   `json:"fail_read"`
+	FailEdit bool   `json:"fail_edit"`
+}
+
+// declaredJob declares its phases: each is a read and an edit call, then
+// overseer.Boundary.
+func declaredJob(ctx workflow.Context, in declaredJobInput) error {
+	overseer.SetShape(ctx, overseer.ShapeDeclared)
+	overseer.SetObjective(ctx, "fix the export")
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	for _, p := range in.Phases {
+		_ = workflow.ExecuteActivity(ctx, "e2edeclared.read", p.FailRead).Get(ctx, nil)
+		_ = workflow.ExecuteActivity(ctx, "e2edeclared.edit", p.FailEdit).Get(ctx, nil)
+		if err := overseer.Boundary(ctx, p.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A job that declares its phases (overseer.Boundary) exports as the phases
+// the plugin recorded at its boundaries — not as one phase per activity —
+// and eval gives, at each, the verdict the live plugin recorded.
+func TestE2EDeclaredPhasesExportAsThePluginRecordedThem(t *testing.T) {
+	srv := e2eServer(t)
+	ctx := context.Background()
+	c := srv.Client()
+	call := func(_ context.Context, fail bool) (string, error) {
+		if fail {
+			return "", temporal.NewNonRetryableApplicationError("exit status 1", "ToolFailed", nil)
+		}
+		return "ok", nil
+	}
+	suffix := fmt.Sprintf("%d", time.Now().UnixNano())
+	tq, _ := startWorkersWith(t, srv, worker.Config{TaskQueue: "e2e-declared-" + suffix, Mode: overseer.ModeObserve,
+		JudgeConfig: worker.JudgeConfig{Kind: worker.JudgeLearned}}, func(r sdkworker.Registry) {
+		r.RegisterWorkflowWithOptions(declaredJob, workflow.RegisterOptions{Name: "E2EDeclaredJob"})
+		r.RegisterActivityWithOptions(call, activity.RegisterOptions{Name: "e2edeclared.read"})
+		r.RegisterActivityWithOptions(call, activity.RegisterOptions{Name: "e2edeclared.edit"})
+	})
+	in := declaredJobInput{Phases: []declaredPhaseInput{{Name: "plan"}, {Name: "code", FailEdit: true}, {Name: "code", FailRead: true, FailEdit: true}, {Name: "code"}, {Name: "test"}}}
+	id := "e2e-declared-" + suffix
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: tq}, "E2EDeclaredJob", in)
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil))
+
+	exported, err := ops.RecordOfJobWith(ctx, c, srv.Namespace(), id, run.GetRunID(), converter.GetDefaultDataConverter())
+	require.NoError(t, err)
+	exported.Outcome = eval.OutcomeSucceeded
+	require.NoError(t, exported.Validate())
+	assert.Equal(t, overseer.ShapeDeclared, exported.Shape)
+	var phases []string
+	for _, s := range exported.Steps {
+		phases = append(phases, s.Phase)
+	}
+	assert.Equal(t, []string{"plan", "code", "code", "code", "test"}, phases, "one step per Boundary, named by it")
+	assert.Equal(t, []string{"edit"}, exported.Steps[1].FailedTools)
+	assert.False(t, exported.Steps[1].Failed, "one of its two calls succeeded")
+	assert.True(t, exported.Steps[2].Failed, "both its calls failed")
+
+	scored, err := eval.Score(ctx, []eval.Record{exported}, eval.ScoreOptions{Judge: &overseer.LearnedJudge{}})
+	require.NoError(t, err)
+	require.Len(t, scored[0].Points, len(in.Phases))
+	policy := overseer.DefaultLearnedPolicy()
+	for i, s := range exported.Steps {
+		require.NotNil(t, s.Assessment, "phase %d (%s) was assessed live", i, s.Phase)
+		got := scored[0].Points[i].Answers
+		assert.InDelta(t, s.Assessment.OnObjective, got.OnObjective, 1e-9, "phase %d: eval's P is the live one", i)
+		assert.Equal(t, s.Assessment.Band, string(policy.Evaluate(got).Band), "phase %d: eval's band is the live one", i)
 	}
 }
