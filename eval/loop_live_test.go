@@ -20,11 +20,12 @@ import (
 	"github.com/corohq/temporal-overseer/workflows"
 )
 
-// liveVerdicts runs rec as the agent loop a team writes on Temporal
-// (workflows.RecordedLoop: a model-call activity, then the tool activity),
-// with the plugin at its defaults in observe mode, and returns every
-// assessment it recorded.
-func liveVerdicts(t *testing.T, rec eval.Record, toolFailures string) []overseer.Assessment {
+// liveAssessments runs the workflow registered by register under name
+// with input in, with the plugin at its defaults in observe mode in the
+// SDK's test environment, checks it closes as the recorded run did (with
+// an application error of type errType, or completed when it is ""), and
+// returns every assessment it recorded.
+func liveAssessments(t *testing.T, register func(worker.Registry), name string, in any, errType string) []overseer.Assessment {
 	t.Helper()
 	var s sdktestsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
@@ -32,17 +33,13 @@ func liveVerdicts(t *testing.T, rec eval.Record, toolFailures string) []overseer
 	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, RecentAssessments: 10_000})
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
-	workflows.RegisterRecordedLoop(env)
-	in := eval.LoopInput(rec)
-	in.ToolFailures = toolFailures
-	acts := &workflows.RecordedLoopActivities{In: in}
-	acts.Register(env)
-	env.ExecuteWorkflow(workflows.RecordedLoopWorkflowName, in)
-	if rec.Outcome.Failed() {
+	register(env)
+	env.ExecuteWorkflow(name, in)
+	if errType != "" {
 		// The job closes as the run did.
 		var app *temporal.ApplicationError
 		require.ErrorAs(t, env.GetWorkflowError(), &app)
-		require.Equal(t, workflows.RecordedRunFailedErrorType, app.Type())
+		require.Equal(t, errType, app.Type())
 	} else {
 		require.NoError(t, env.GetWorkflowError())
 	}
@@ -51,6 +48,19 @@ func liveVerdicts(t *testing.T, rec eval.Record, toolFailures string) []overseer
 	var st overseer.Status
 	require.NoError(t, v.Get(&st))
 	return st.Assessments
+}
+
+// liveVerdicts runs rec as the agent loop a team writes on Temporal
+// (workflows.RecordedLoop: a model-call activity, then the tool activity)
+// and returns every assessment the plugin recorded.
+func liveVerdicts(t *testing.T, rec eval.Record, toolFailures string) []overseer.Assessment {
+	t.Helper()
+	in := eval.LoopInput(rec)
+	in.ToolFailures = toolFailures
+	return liveAssessments(t, func(r worker.Registry) {
+		workflows.RegisterRecordedLoop(r)
+		(&workflows.RecordedLoopActivities{In: in}).Register(r)
+	}, workflows.RecordedLoopWorkflowName, in, recordedErrType(rec, workflows.RecordedFailedErrorType))
 }
 
 // The verdicts `overseer eval` gives a recorded run are the verdicts the
@@ -125,27 +135,28 @@ func scoreLoop(t *testing.T, rec eval.Record, toolFailures string) []eval.Point 
 
 // livePhaseVerdicts runs rec recast as a job of phases as the recorded job
 // (workflows.RecordedJob: one activity per phase run, returning its
-// report), with the plugin at its defaults in observe mode, and returns
-// every assessment it recorded.
+// report) and returns every assessment the plugin recorded.
 func livePhaseVerdicts(t *testing.T, rec eval.Record) []overseer.Assessment {
 	t.Helper()
-	var s sdktestsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
-	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, RecentAssessments: 10_000})
-	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
-	workflows.RegisterRecorded(env)
-	(&activities.Recorded{}).Register(env)
 	in := eval.RecordedJob(rec)
 	in.Speed = 1e9 // the recorded time is read from the phases' reports, not waited
-	env.ExecuteWorkflow(workflows.RecordedJobWorkflowName, in)
-	require.Equal(t, rec.Outcome.Failed(), env.GetWorkflowError() != nil, "the job ends as the run did: %v", env.GetWorkflowError())
-	v, err := env.QueryWorkflow(overseer.StatusQueryName)
-	require.NoError(t, err)
-	var st overseer.Status
-	require.NoError(t, v.Get(&st))
-	return st.Assessments
+	return liveAssessments(t, func(r worker.Registry) {
+		workflows.RegisterRecorded(r)
+		(&activities.Recorded{}).Register(r)
+	}, workflows.RecordedJobWorkflowName, in, recordedErrType(rec, workflows.RecordedBlockedErrorType))
+}
+
+// recordedErrType is the error type a recorded job of rec ends with: none
+// when it succeeded, RecordedFailedErrorType when it failed, blocked when
+// it was blocked.
+func recordedErrType(rec eval.Record, blocked string) string {
+	switch rec.Outcome {
+	case eval.OutcomeSucceeded:
+		return ""
+	case eval.OutcomeBlocked:
+		return blocked
+	}
+	return workflows.RecordedFailedErrorType
 }
 
 // The other shape: a recorded run recast as a job of phases gets, live, the

@@ -42,15 +42,12 @@ type RecordedLoopInput struct {
 	// ToolFailures is ToolFailuresAsErrors (the default) or
 	// ToolFailuresAsResults.
 	ToolFailures string `json:"tool_failures,omitempty"`
-	// Outcome is how the recorded run ended: "failed" or "blocked" make
-	// the loop fail after its last turn (RecordedRunFailedErrorType), so
-	// that the job closes as the run did; anything else completes it.
+	// Outcome is how the recorded run ended: RecordedFailed or
+	// RecordedBlocked make the loop fail after its last turn
+	// (RecordedFailedErrorType), so that the job closes as the run did;
+	// anything else completes it.
 	Outcome string `json:"outcome,omitempty"`
 }
-
-// RecordedRunFailedErrorType is the error type a recorded loop whose run
-// failed ends with.
-const RecordedRunFailedErrorType = "RecordedRunFailed"
 
 // RecordedTurn is one turn of a recorded agent run: what the model asked
 // for and what the tool gave back. Digests stand for the texts, which the
@@ -173,8 +170,8 @@ func RecordedLoop(ctx workflow.Context, in RecordedLoopInput) (string, error) {
 		var out RecordedToolOutput
 		_ = workflow.ExecuteActivity(ctx, RecordedToolActivity, RecordedToolInput{Command: t.Command}).Get(ctx, &out)
 	}
-	if in.Outcome == "failed" || in.Outcome == "blocked" {
-		return "", temporal.NewNonRetryableApplicationError("the recorded run "+in.Outcome, RecordedRunFailedErrorType, nil)
+	if in.Outcome == RecordedFailed || in.Outcome == RecordedBlocked {
+		return "", temporal.NewNonRetryableApplicationError("the recorded run "+in.Outcome, RecordedFailedErrorType, nil)
 	}
 	return "done", nil
 }
