@@ -22,7 +22,7 @@ PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 WORKFLOW_PKGS ?= ./workflows/... ./overseer/... ./otel/... ./bench/... ./learn/... ./testsuite/conformance/...
 WORKFLOWCHECK_CONFIG := workflowcheck.config.yaml
 
-.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check demo bench default-model cluster test-cluster test-pause
+.PHONY: tools demo-tools test lint fmt-check tidy-check vet staticcheck workflowcheck doccheck promlint clidoc-check demo bench default-model default-loop-model cluster test-cluster test-pause
 
 tools:
 	@bash scripts/install-tools.sh
@@ -166,9 +166,20 @@ demo: demo-tools
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-# Refits the shipped default model and its policy on the shared sample of
-# agent runs (../shared/data/traces beside the checkout, or TRACES=DIR).
+# Refits the shipped default models and their policies on the shared sample
+# of agent runs (../shared/data/traces beside the checkout, or TRACES=DIR):
+# the phase model on the runs recast as jobs of phases; the loop model on
+# the runs as the agent loop a team writes, without the reference of their
+# succeeded runs (each workflow type gets its own at its first
+# recalibration), and its policy calibrated for the judge as it answers a
+# type at stage 0.
 TRACES ?= ../shared/data/traces/mini-swe-agent-gemini-3-pro
 default-model:
-	$(GO) run ./cmd/overseer train --traces $(TRACES) --version learned-mini-swe-v2 \
+	$(GO) run ./cmd/overseer train --traces $(TRACES) --as-phases --version learned-mini-swe-v2 \
 		--out overseer/judge/default_model.json --policy-out overseer/judge/default_policy.json
+
+default-loop-model:
+	$(GO) run ./cmd/overseer train --traces $(TRACES) --version learned-loop-mini-swe-v2 --no-loop-reference \
+		--out overseer/judge/default_loop_model.json
+	$(GO) run ./cmd/overseer calibrate --traces $(TRACES) --model overseer/judge/default_loop_model.json \
+		--out overseer/judge/default_loop_policy.json

@@ -419,7 +419,9 @@ func TestDefaultJudgeOnSharedSample(t *testing.T) {
 	rep := eval.NewReport("learned", scored, p)
 	assert.LessOrEqual(t, float64(rep.Policy.FalsePauseRate), 0.05)
 	assert.Greater(t, float64(rep.Policy.CatchRate), 0.0)
-	assert.Equal(t, overseer.DefaultLoopModel().Version+"/"+eval.SubModelTelemetry, rep.Model, "these runs carry tokens")
+	// The shipped loop model reads a run against the type's own succeeded
+	// runs and carries none: at stage 0 the agent-loop rules answer.
+	assert.Equal(t, overseer.DefaultLoopModel().Version+"/agent-loop", rep.Model, "no type's succeeded runs yet")
 	assert.True(t, p.Promise.Certified())
 
 	bands := map[overseer.Band]int{}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // ErrRecalibrate is wrapped by every refusal of [Recalibrate].
@@ -97,6 +98,10 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 	case len(records) < opts.MinRuns:
 		return nil, fmt.Errorf("%w: %d runs are too few: recalibration takes at least %d closed runs of both outcomes", ErrRecalibrate, len(records), opts.MinRuns)
 	}
+	model, err := withOwnLoopReference(model, records)
+	if err != nil {
+		return nil, err
+	}
 	check := restandardizationCheck(records, model, opts)
 	base := model
 	if check.Chosen {
@@ -114,6 +119,29 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 	}
 	if err := out.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRecalibrate, err)
+	}
+	return out, nil
+}
+
+// withOwnLoopReference is model with the LoopReference of the succeeded
+// runs among records, when it reads a loop against one: a type is read by
+// its own succeeded runs, never by another's. It refuses runs with fewer
+// than [judge.MinLoopReferenceRuns] succeeded loops.
+func withOwnLoopReference(model *overseer.LearnedModel, records []Record) (*overseer.LearnedModel, error) {
+	if !model.NeedsLoopReference() {
+		return model, nil
+	}
+	out := cloneModel(model)
+	out.Recalibration, out.Reference = model.Recalibration, model.Reference
+	replays := make([][]Replayed, len(records))
+	runs := make([]int, len(records))
+	for i, rec := range records {
+		replays[i], runs[i] = Replay(rec), i
+	}
+	if out.LoopReference = loopReferenceOf(records, replays, runs); out.LoopReference == nil {
+		succeeded, _ := Outcomes(records)
+		return nil, fmt.Errorf("%w: %s reads an agent loop against the type's own succeeded runs, and %d succeeded runs are too few to take them from: it takes at least %d",
+			ErrRecalibrate, model.Version, succeeded, judge.MinLoopReferenceRuns)
 	}
 	return out, nil
 }
@@ -170,7 +198,7 @@ func restandardized(model *overseer.LearnedModel, records []Record) *overseer.Le
 			if i < 0 {
 				continue
 			}
-			x, err := overseer.Features(b.Trajectory, out.SubModels[i].FeatureNames())
+			x, err := judge.FeaturesAgainst(b.Trajectory, out.LoopReference, out.SubModels[i].FeatureNames())
 			if err != nil {
 				continue
 			}

@@ -242,3 +242,64 @@ func TestRecalibrationsOfTwoTypesOnAlikeRunsHaveVersionsOfTheirOwn(t *testing.T)
 	assert.NotEqual(t, a.Version, b.Version, "the registry refuses one version naming two models")
 	assert.Equal(t, a.Version, again.Version, "the version is a function of what was done")
 }
+
+// loopRuns are agent runs (replayed as agent loops) of one workflow type:
+// a succeeded run takes about turns turns, a failed one about three times
+// as many.
+func loopRuns(n int, seed uint64, turns int) []eval.Record {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	var out []eval.Record
+	for i := range n {
+		failed := i%3 == 0
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%4, i), Outcome: eval.OutcomeSucceeded}
+		steps := turns + rng.IntN(turns/2+1)
+		if failed {
+			rec.Outcome, steps = eval.OutcomeFailed, 3*steps
+		}
+		for s := range steps {
+			rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[s%3], InputTokens: 2000, OutputTokens: 150})
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// A loop type's first recalibration gives the shipped loop model the
+// type's own succeeded runs to read its runs against: before it, the
+// agent-loop rules answer; after it, the model does, and the same turn
+// count reads late for a type whose succeeded runs are short and early for
+// one whose runs are long.
+func TestRecalibratingALoopTypeGivesItItsOwnSucceededRuns(t *testing.T) {
+	ctx := context.Background()
+	shipped := overseer.DefaultLoopModel()
+	short, err := eval.Recalibrate(loopRuns(45, 1, 10), shipped, eval.RecalibrateOptions{For: "ShortLoop"})
+	require.NoError(t, err)
+	long, err := eval.Recalibrate(loopRuns(45, 2, 100), shipped, eval.RecalibrateOptions{For: "LongLoop"})
+	require.NoError(t, err)
+	require.NotNil(t, short.LoopReference)
+	assert.Equal(t, 30, short.LoopReference.Runs, "the type's succeeded runs")
+	assert.InDelta(t, 12, short.LoopReference.MedianTurns(), 3)
+	assert.InDelta(t, 125, long.LoopReference.MedianTurns(), 30)
+
+	probe := loopRuns(3, 3, 30)[1:2] // a succeeded run of about 30 turns
+	pAt := func(m *overseer.LearnedModel) eval.Point {
+		scored, err := eval.Score(ctx, probe, eval.ScoreOptions{Judge: &overseer.LearnedJudge{LoopModel: m}})
+		require.NoError(t, err)
+		points := scored[0].Points
+		return points[len(points)-1]
+	}
+	before, atShort, atLong := pAt(shipped), pAt(short), pAt(long)
+	assert.Contains(t, before.Answers.Basis, "which it has none of yet")
+	assert.Contains(t, atShort.Answers.Basis, "stage 1: recalibrated")
+	assert.Less(t, atShort.OnObjective(), atLong.OnObjective(), "30 turns against succeeded runs of about 12 and of about 125")
+
+	_, err = eval.Recalibrate(loopRuns(45, 4, 10)[:33], shipped, eval.RecalibrateOptions{For: "FewSucceeded"})
+	require.NoError(t, err, "22 succeeded runs are enough")
+	few := loopRuns(45, 5, 10)
+	for i := range few[:36] {
+		few[i].Outcome = eval.OutcomeFailed // 6 succeeded runs are left
+	}
+	_, err = eval.Recalibrate(few, shipped, eval.RecalibrateOptions{For: "FewSucceeded"})
+	require.ErrorIs(t, err, eval.ErrRecalibrate)
+	assert.ErrorContains(t, err, "reads an agent loop against the type's own succeeded runs, and 6 succeeded runs are too few to take them from: it takes at least 10")
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // DefaultFeatures are the features `overseer train` may select from unless
@@ -43,7 +44,7 @@ func DefaultLambdas() []float64 { return []float64{0.3, 1, 3, 10, 30, 100, 300} 
 
 // TrainOptions configure [Train]. The zero value works.
 type TrainOptions struct {
-	// Features to fit. Default DefaultFeatures().
+	// Features to fit. Default DefaultFeaturesFor(records).
 	Features []string
 	// Lambdas is the L2 grid. Default DefaultLambdas().
 	Lambdas []float64
@@ -58,6 +59,11 @@ type TrainOptions struct {
 	// Promise is the kind of promise of the cross-validated policy
 	// figures; default overseer.DefaultPromiseKind.
 	Promise overseer.PromiseKind
+	// NoLoopReference writes the model without the LoopReference of its
+	// training runs (the figures are still those of models that had it): a
+	// model meant for other workflow types, each of which gets its own
+	// reference from its first recalibration, as the shipped loop model.
+	NoLoopReference bool
 }
 
 // KindRates are the cross-validated rates of policies certified for one
@@ -218,18 +224,30 @@ type dataset struct {
 	// atSelection[k][run] is the run's latest sample at or before
 	// selectionFractions[k] of its steps, or -1.
 	atSelection [][]int
+
+	// ref is what the relative features of an agent loop were read
+	// against (nil: no view's; they are NaN); relative says the features
+	// hold one, so that each training set's view has its own (on).
+	ref      *judge.LoopReference
+	relative bool
+	replays  [][]Replayed
+	names    []string
+	views    map[string]*dataset
 }
 
-func newDataset(records []Record, names []string) (*dataset, error) {
-	ds := &dataset{records: records, byRun: make([][]int, len(records)), atSelection: make([][]int, len(selectionFractions))}
+// newDataset turns every boundary of records (replays holds each one's
+// Replay) into a sample of the named features.
+func newDataset(records []Record, replays [][]Replayed, names []string) (*dataset, error) {
+	ds := &dataset{records: records, byRun: make([][]int, len(records)), atSelection: make([][]int, len(selectionFractions)),
+		relative: slices.ContainsFunc(names, judge.NeedsLoopReference), replays: replays, names: names, views: map[string]*dataset{}}
 	for k := range ds.atSelection {
 		ds.atSelection[k] = slices.Repeat([]int{-1}, len(records))
 	}
 	for i, rec := range records {
-		reps := Replay(rec)
+		reps := replays[i]
 		steps := float64(rec.NumSteps())
 		for _, r := range reps {
-			x, err := overseer.Features(r.Trajectory, names)
+			x, err := judge.FeaturesAgainst(r.Trajectory, nil, names)
 			if err != nil {
 				return nil, err
 			}
@@ -243,6 +261,32 @@ func newDataset(records []Record, names []string) (*dataset, error) {
 		}
 	}
 	return ds, nil
+}
+
+// on is the dataset as a model fitted on runs sees it: the relative
+// features of an agent loop read against the succeeded runs among them
+// (loopReferenceOf), never against a held-out run. The same samples, in
+// the same order; ds itself when no feature is relative.
+func (ds *dataset) on(runs []int) *dataset {
+	if !ds.relative {
+		return ds
+	}
+	key := fmt.Sprint(slices.Sorted(slices.Values(runs)))
+	if v, ok := ds.views[key]; ok {
+		return v
+	}
+	v := *ds
+	v.ref = loopReferenceOf(ds.records, ds.replays, runs)
+	v.samples = make([]sample, 0, len(ds.samples))
+	for i := range ds.records {
+		for _, r := range ds.replays[i] {
+			// The names were checked when ds was made: no error is left.
+			x, _ := judge.FeaturesAgainst(r.Trajectory, v.ref, ds.names)
+			v.samples = append(v.samples, sample{x: x, y: ds.samples[len(v.samples)].y, weight: ds.samples[len(v.samples)].weight})
+		}
+	}
+	ds.views[key] = &v
+	return &v
 }
 
 // standardizer holds the mean and std of each used feature over a
@@ -287,6 +331,8 @@ type fitted struct {
 	lr     logistic
 	lambda float64
 	a, b   float64 // Platt
+	// ref is what its relative features were read against.
+	ref *judge.LoopReference
 }
 
 func fitOn(ds *dataset, idx []int, pool []string, cols []int, lambda float64) (fitted, error) {
@@ -305,7 +351,7 @@ func fitOn(ds *dataset, idx []int, pool []string, cols []int, lambda float64) (f
 	for j, c := range cols {
 		names[j] = pool[c]
 	}
-	return fitted{cols: cols, names: names, st: st, lr: lr, lambda: lambda, a: 1, b: 0}, nil
+	return fitted{cols: cols, names: names, st: st, lr: lr, lambda: lambda, a: 1, b: 0, ref: ds.ref}, nil
 }
 
 func (f fitted) score(x []float64) float64 { return f.lr.score(f.st.apply(x, f.cols)) }
@@ -455,14 +501,15 @@ func crossValidate(ds *dataset, folds [][]int, pool []string, cols []int, lambda
 	crit, n := 0.0, 0
 	rate := successRate(ds, samplesOf(ds, slices.Concat(folds...)))
 	for f := range folds {
+		view := ds.on(otherFolds(folds, f))
 		train := samplesOf(ds, otherFolds(folds, f))
-		ft, err := fitOn(ds, train, pool, cols, lambda)
+		ft, err := fitOn(view, train, pool, cols, lambda)
 		if err != nil {
 			return nil, 0, err
 		}
-		ft = ft.atBaseRate(ds, train, rate)
+		ft = ft.atBaseRate(view, train, rate)
 		for _, i := range samplesOf(ds, folds[f]) {
-			scores[i] = ft.score(ds.samples[i].x)
+			scores[i] = ft.score(view.samples[i].x)
 		}
 		for k := range selectionFractions {
 			var s []float64
@@ -541,7 +588,7 @@ func fitCalibrated(ds *dataset, runs []int, pool []string, lambdas []float64, k 
 	if err != nil {
 		return fitted{}, 0, err
 	}
-	ft, err := fitOn(ds, samplesOf(ds, runs), pool, cols, lambda)
+	ft, err := fitOn(ds.on(runs), samplesOf(ds, runs), pool, cols, lambda)
 	if err != nil {
 		return fitted{}, 0, err
 	}
@@ -570,17 +617,24 @@ type subData struct {
 	eligible map[int]bool
 }
 
-func newSubData(records []Record, spec SubModelSpec) (*subData, error) {
-	ds, err := newDataset(records, spec.Features)
+func newSubData(records []Record, replays [][]Replayed, spec SubModelSpec) (*subData, error) {
+	ds, err := newDataset(records, replays, spec.Features)
 	if err != nil {
 		return nil, err
 	}
 	sd := &subData{spec: spec, ds: ds, eligible: map[int]bool{}}
+	// Whether a run carries the telemetry a relative feature reads is
+	// known only against a reference: the one of every run.
+	every := make([]int, len(records))
+	for r := range every {
+		every[r] = r
+	}
+	all := ds.on(every)
 	for r, idx := range ds.byRun {
 		if len(idx) == 0 {
 			continue
 		}
-		last := ds.samples[idx[len(idx)-1]].x
+		last := all.samples[idx[len(idx)-1]].x
 		ok := true
 		for c, name := range spec.Features {
 			if overseer.IsTelemetryFeature(name) && math.IsNaN(last[c]) {
@@ -659,6 +713,9 @@ func familyModel(version string, fits []subFit) (*overseer.LearnedModel, []strin
 	m := &overseer.LearnedModel{Format: overseer.LearnedModelFormat, Version: version}
 	var dropped []string
 	for _, f := range fits {
+		if slices.ContainsFunc(f.fit.names, judge.NeedsLoopReference) {
+			m.LoopReference = f.fit.ref
+		}
 		if slices.ContainsFunc(f.data.spec.Features, isLoopFeature) {
 			// A pool with an agent loop's whole-run counts is a loop
 			// model's (they are never there on phases of work).
@@ -686,11 +743,12 @@ func refit(fits []subFit, records []Record, runs, pool []int) ([]subFit, error) 
 			continue
 		}
 		train := samplesOf(f.data.ds, r)
-		ft, err := fitOn(f.data.ds, train, f.data.spec.Features, f.fit.cols, f.fit.lambda)
+		view := f.data.ds.on(r)
+		ft, err := fitOn(view, train, f.data.spec.Features, f.fit.cols, f.fit.lambda)
 		if err != nil {
 			return nil, err
 		}
-		ft = ft.atBaseRate(f.data.ds, train, successRate(f.data.ds, samplesOf(f.data.ds, f.data.runsOf(pool))))
+		ft = ft.atBaseRate(view, train, successRate(f.data.ds, samplesOf(f.data.ds, f.data.runsOf(pool))))
 		ft.a, ft.b = f.fit.a, f.fit.b
 		out = append(out, subFit{data: f.data, fit: ft})
 	}
@@ -727,9 +785,13 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	if opts.Folds < 2 {
 		return nil, fmt.Errorf("%w: %d folds: use at least 2", ErrTrain, opts.Folds)
 	}
+	replays := make([][]Replayed, len(records))
+	for i, rec := range records {
+		replays[i] = Replay(rec)
+	}
 	var subs []*subData
 	for _, spec := range SubModelSpecs(opts.Features) {
-		sd, err := newSubData(records, spec)
+		sd, err := newSubData(records, replays, spec)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTrain, err)
 		}
@@ -790,7 +852,8 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		for _, sm := range m.SubModels {
 			sd := subByName(subs, sm.Name)
 			held := sd.runsOf(outer[f])
-			alone := &overseer.LearnedModel{Format: m.Format, Version: m.Version, Shape: m.Shape, SubModels: []overseer.SubModel{sm}}
+			alone := &overseer.LearnedModel{Format: m.Format, Version: m.Version, Shape: m.Shape, SubModels: []overseer.SubModel{sm},
+				LoopReference: m.LoopReference}
 			scored, err := Score(ctx, pick(held), ScoreOptions{Judge: &overseer.LearnedJudge{Model: alone}})
 			if err != nil {
 				return nil, err
@@ -880,6 +943,9 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 	}
 	if m.Training, err = json.Marshal(res.Summary); err != nil {
 		return nil, err
+	}
+	if opts.NoLoopReference {
+		m.LoopReference = nil
 	}
 	m.Version = opts.Version
 	if m.Version == "" {
@@ -971,7 +1037,51 @@ func isLoopFeature(name string) bool { return slices.Contains(overseer.LoopFeatu
 // [DefaultFeatures].
 func DefaultFeaturesFor(records []Record) []string {
 	if ShapeOfRecords(records) == overseer.ShapeAgentLoop {
-		return overseer.LoopFeatures()
+		return DefaultLoopFeatures()
 	}
 	return DefaultFeatures()
+}
+
+// DefaultLoopFeatures are the features a loop model is selected from
+// unless told otherwise: an agent loop's rates, streaks and shares, and
+// its turns and tokens read against the succeeded runs' at the same turn
+// (the relative features, [judge.NeedsLoopReference]); not its sizes
+// on its own agent's scale (turns so far, tokens per turn). A model that
+// learned one agent's run lengths or context size would read another
+// agent's longer runs or larger prompt as runs going wrong, and pause them
+// all; the relative features read every type by its own succeeded runs.
+func DefaultLoopFeatures() []string {
+	var out []string
+	for _, n := range overseer.LoopFeatures() {
+		if !overseer.IsCumulativeFeature(n) && !judge.IsAgentScaleFeature(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// loopReferenceOf is the LoopReference of the succeeded agent loops among
+// runs (replays holds each record's Replay), nil when they are fewer than
+// [judge.MinLoopReferenceRuns] or not loops.
+func loopReferenceOf(records []Record, replays [][]Replayed, runs []int) *judge.LoopReference {
+	var tokens [][]judge.TurnTokens
+	for _, r := range runs {
+		if records[r].Outcome.Failed() {
+			continue
+		}
+		var byTurn []judge.TurnTokens
+		for _, b := range replays[r] {
+			if t := b.Trajectory; t.Loop.ModelCalls > len(byTurn) {
+				byTurn = append(byTurn, judge.TurnTokens{Input: t.InputTokens, Output: t.OutputTokens})
+			}
+		}
+		if len(byTurn) > 0 {
+			tokens = append(tokens, byTurn)
+		}
+	}
+	ref, err := judge.NewLoopReference(tokens)
+	if err != nil {
+		return nil
+	}
+	return ref
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // turn is one turn of an agent loop: the model call, then the tool call
@@ -59,11 +60,11 @@ func judgeLoop(t *testing.T, traj overseer.Trajectory) (overseer.Answers, overse
 	return a, overseer.PolicyFor(j).ForShape(overseer.ShapeAgentLoop).Evaluate(a)
 }
 
-// Turn count alone does not move P: a healthy agent loop reads the same
-// after 1, 3, 20 and 80 turns (the model fit on phases of work read every
-// turn as a repeat: 0.81, 0.75, 0.74, then Needs a look).
-func TestAgentLoopTurnCountAloneBarelyMovesP(t *testing.T) {
-	var first float64
+// At stage 0 (the shipped loop model, which carries no workflow type's
+// succeeded runs) the turn count alone does not move P: a healthy agent
+// loop reads the same after 1, 3, 20 and 80 turns, and the basis says what
+// the model waits for.
+func TestAgentLoopTurnCountAloneDoesNotMovePAtStage0(t *testing.T) {
 	for _, n := range []int{1, 3, 20, 80} {
 		turns := make([]turn, n)
 		for i := range turns {
@@ -73,14 +74,53 @@ func TestAgentLoopTurnCountAloneBarelyMovesP(t *testing.T) {
 		require.Equal(t, overseer.BandOnTrack, v.Band, "%d turns", n)
 		assert.False(t, v.Flagged, "%d turns", n)
 		assert.Equal(t, overseer.BreachNone, a.Breach, "%d turns", n)
-		assert.Contains(t, a.Basis, "loop telemetry sub-model", "%d turns", n)
-		if n == 1 {
-			first = a.OnObjective
-		}
-		// The loop model reads the turn count (long runs failed more
-		// often in the runs it was fit on), weakly: P barely moves.
-		assert.InDelta(t, first, a.OnObjective, 0.01, "%d turns", n)
+		assert.Equal(t, 0.9, a.OnObjective, "%d turns", n)
+		assert.Contains(t, a.Basis, "which it has none of yet", "%d turns", n)
 	}
+}
+
+// withSucceededRuns is the shipped loop model given the reference of n
+// succeeded runs of the given turns each (what a type's first
+// recalibration stores).
+func withSucceededRuns(t *testing.T, n, turns int) *overseer.LearnedModel {
+	t.Helper()
+	runs := make([][]judge.TurnTokens, n)
+	for i := range runs {
+		runs[i] = make([]judge.TurnTokens, turns)
+		for k := range runs[i] {
+			runs[i][k] = judge.TurnTokens{Input: int64(3000 * (k + 1)), Output: int64(200 * (k + 1))}
+		}
+	}
+	ref, err := judge.NewLoopReference(runs)
+	require.NoError(t, err)
+	m := overseer.DefaultLoopModel()
+	m.LoopReference = ref
+	require.NoError(t, m.Validate())
+	return m
+}
+
+// With the type's own succeeded runs the loop model reads a run's turns
+// against theirs: the same 60 turns are late for a type whose succeeded
+// runs take 20 and early for one whose take 200; and however long a job
+// runs past them, P stops falling (the relative features are bounded).
+func TestAgentLoopTurnsAreReadAgainstTheTypesSucceededRuns(t *testing.T) {
+	healthy := func(n int) overseer.Trajectory {
+		turns := make([]turn, n)
+		for i := range turns {
+			turns[i] = turn{tool: []string{"agent.read_file", "agent.edit_file", "agent.run_tests"}[i%3]}
+		}
+		return agentLoop(turns...)
+	}
+	p := func(m *overseer.LearnedModel, n int) overseer.Answers {
+		return ask(t, &overseer.LearnedJudge{LoopModel: m}, overseer.DefaultObligations(), healthy(n))
+	}
+	short, long := withSucceededRuns(t, 20, 20), withSucceededRuns(t, 20, 200)
+	atShort, atLong := p(short, 60), p(long, 60)
+	assert.Contains(t, atShort.Basis, "loop ", "the loop model answers")
+	assert.NotContains(t, atShort.Basis, "which it has none of yet")
+	assert.Less(t, atShort.OnObjective, atLong.OnObjective, "60 turns against succeeded runs of 20 and of 200")
+	assert.Less(t, p(short, 60).OnObjective, p(short, 5).OnObjective, "late against early, the same type")
+	assert.Equal(t, p(short, 2000).OnObjective, p(short, 20000).OnObjective, "past e² times the succeeded runs' turns P stops falling")
 }
 
 // A tool failing on every call leaves On track at its second failure and,

@@ -70,24 +70,44 @@ func LoopEvidenceOf(t trajectory.Trajectory) LoopEvidence {
 // wrong in its recent window.
 const agentLoopOnTrack = 0.9
 
-// agentLoopP is the agent-loop rules' P(on objective): 0.90, its odds
-// quartered for each failure of one tool after the first (or each
-// identical call after the first), whichever is more: 0.69 at the second
-// (Needs a look under the shipped policy), 0.36 at the third (Off track;
-// it pauses), 0.12 at the fourth. Not a calibrated probability: no model
-// was fit on agent loops, and the basis says so.
+// agentLoopP is the agent-loop rules' P(on objective): 0.90 with nothing
+// wrong; 0.69 at the second and third failure of one tool (or identical
+// call), which reads Needs a look under the shipped loop policy and pauses
+// nothing; from the fourth, when the breach the rules report reaches the
+// loop policy's breach floor (failureConfidence: 0.75 against 0.7), 0.90's
+// odds quartered for each after the first: 0.12 at the fourth, 0.03 at the
+// fifth. Below the fourth the rules say what they see and leave P to the
+// loop model: failed commands in a row are common in runs that succeed (a
+// grep with no match, a reproduction script failing before the fix), and
+// a P that fell at the third would put the pause threshold a calibration
+// sets below every value the model gives. Not a calibrated probability:
+// the loop model is, and P is the lower of the two.
 func agentLoopP(e LoopEvidence) float64 {
 	n := max(e.Failures, e.RepeatedCall)
-	if n < 2 {
+	switch {
+	case n < 2:
 		return agentLoopOnTrack
+	case n < 4:
+		return agentLoopNeedsALook
 	}
 	odds := agentLoopOnTrack / (1 - agentLoopOnTrack) * math.Pow(0.25, float64(n-1))
 	return odds / (1 + odds)
 }
 
+// agentLoopNeedsALook is the rules' P at the second and third failure of
+// one tool: 0.90's odds quartered.
+const agentLoopNeedsALook = 0.69
+
 // agentLoopBasis is the basis of an agent loop's assessment.
 const agentLoopBasis = "agent-loop rules: each model or tool call is a phase, and no model was fit on this shape; " +
 	"they read a tool failing again and again and the same call repeated, never the turn count (docs/agent-loops.md)"
+
+// agentLoopAwaitingReference is the basis of an agent loop's assessment
+// when the loop model reads runs against the type's own succeeded runs and
+// has none yet (a new workflow type, until its first recalibration), before
+// the model's stage sentence.
+const agentLoopAwaitingReference = "agent-loop rules: they read a tool failing again and again and the same call repeated, never the turn count; " +
+	"the loop model reads a run against the workflow type's own succeeded runs (their turns and tokens), which it has none of yet (docs/agent-loops.md)"
 
 // agentLoopResponse is a shipped judge's response on an agent loop
 // (agentLoopAnswers), its model version model + "/agent-loop".

@@ -143,19 +143,19 @@ func loopFeature(f func(trajectory.LoopStats) float64) feature {
 // model is fit on (`overseer train --shape loop`).
 func LoopFeatures() []string {
 	var names []string
-	for n := range features {
+	for _, n := range FeatureNames() {
 		if strings.HasPrefix(n, "loop_") {
 			names = append(names, n)
 		}
 	}
-	slices.Sort(names)
 	return names
 }
 
 // telemetryFeatures need what the agent reports of its model use (tokens,
 // cost); the others read the trajectory's structure, which every job has.
 var telemetryFeatures = []string{"log_cost_cents", "log_input_tokens", "log_output_tokens", "log_input_tokens_per_step",
-	"log_output_tokens_per_step", "log_recent_output_tokens_per_step", "loop_log_input_tokens_per_turn", "loop_log_output_tokens_per_turn"}
+	"log_output_tokens_per_step", "log_recent_output_tokens_per_step", "loop_log_input_tokens_per_turn", "loop_log_output_tokens_per_turn",
+	"loop_log_input_tokens_vs_succeeded", "loop_log_output_tokens_vs_succeeded"}
 
 // IsTelemetryFeature reports whether a feature needs the agent's token or
 // cost telemetry, which not every agent reports; the other features read
@@ -170,10 +170,31 @@ var cumulativeFeatures = []string{"log_steps", "log_phase_runs", "log_cost_cents
 // a feature keeps growing as long as the job runs.
 func IsCumulativeFeature(name string) bool { return slices.Contains(cumulativeFeatures, name) }
 
+// agentScaleFeatures measure an agent loop on its agent's own scale
+// (tokens per turn, which a larger prompt or context raises from the
+// first call); the loop model reads them against the type's succeeded
+// runs instead (LoopReference).
+var agentScaleFeatures = []string{"loop_log_input_tokens_per_turn", "loop_log_output_tokens_per_turn"}
+
+// IsAgentScaleFeature reports whether a feature of an agent loop measures
+// it on its agent's own scale (tokens per turn): a model that learned one
+// agent's scale would read another's larger context as a run going wrong
+// from its first call.
+func IsAgentScaleFeature(name string) bool { return slices.Contains(agentScaleFeatures, name) }
+
+// isFeature reports whether name is a feature a learned model may use.
+func isFeature(name string) bool {
+	_, ok := features[name]
+	return ok || NeedsLoopReference(name)
+}
+
 // FeatureNames lists every feature a learned model may use, sorted.
 func FeatureNames() []string {
-	names := make([]string, 0, len(features))
+	names := make([]string, 0, len(features)+len(referenceFeatures))
 	for n := range features {
+		names = append(names, n)
+	}
+	for n := range referenceFeatures {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -181,15 +202,22 @@ func FeatureNames() []string {
 }
 
 // Features computes the named features of a trajectory. A feature the
-// trajectory cannot supply (see the ok of each) is NaN. An unknown name is
-// an error.
+// trajectory cannot supply (see the ok of each) is NaN, as is one that
+// reads it against a LoopReference (see [FeaturesAgainst]). An unknown name
+// is an error.
 func Features(t trajectory.Trajectory, names []string) ([]float64, error) {
+	return FeaturesAgainst(t, nil, names)
+}
+
+// FeaturesAgainst is [Features] with the relative features of an agent
+// loop read against ref (nil: none).
+func FeaturesAgainst(t trajectory.Trajectory, ref *LoopReference, names []string) ([]float64, error) {
 	out := make([]float64, len(names))
 	for i, n := range names {
-		if _, ok := features[n]; !ok {
+		if !isFeature(n) {
 			return nil, unknownFeature(n)
 		}
-		v, ok := featureValue(n, t)
+		v, ok := featureValue(n, t, ref)
 		if !ok {
 			v = math.NaN()
 		}
@@ -198,14 +226,21 @@ func Features(t trajectory.Trajectory, names []string) ([]float64, error) {
 	return out, nil
 }
 
-// featureValue is a known feature's value, false when the trajectory cannot
-// supply it (or it is not finite). Before the first phase has run there is
+// featureValue is a known feature's value, false when the trajectory
+// cannot supply it (or it is not finite), or when it reads the run against
+// a LoopReference and ref is nil. Before the first phase has run there is
 // nothing to read.
-func featureValue(name string, t trajectory.Trajectory) (float64, bool) {
+func featureValue(name string, t trajectory.Trajectory, ref *LoopReference) (float64, bool) {
 	if t.PhaseRuns == 0 {
 		return 0, false
 	}
-	v, ok := features[name](t)
+	var v float64
+	var ok bool
+	if f, plain := features[name]; plain {
+		v, ok = f(t)
+	} else if ref != nil {
+		v, ok = referenceFeatures[name](t, ref)
+	}
 	return v, ok && !math.IsNaN(v) && !math.IsInf(v, 0)
 }
 

@@ -54,6 +54,11 @@ type LearnedModel struct {
 	// jobs at this point"). A learn round stores it with a recalibration
 	// (stage 1) and with a refit (stage 3); `overseer recalibrate` too.
 	Reference *Reference `json:"reference,omitempty"`
+	// LoopReference, when set, is what the succeeded runs the model was
+	// fitted or recalibrated on looked like turn by turn, which a loop
+	// model's relative features read a run against; nil: those features
+	// are not available and a sub-model that reads them does not answer.
+	LoopReference *LoopReference `json:"loop_reference,omitempty"`
 }
 
 // SubModel is one logistic model of a [LearnedModel] over its own
@@ -182,7 +187,7 @@ func (m *LearnedModel) Validate() error {
 		}
 		seen := map[string]bool{}
 		for _, f := range sm.Features {
-			if _, ok := features[f.Name]; !ok {
+			if !isFeature(f.Name) {
 				return bad("sub-model %q: unknown feature %q", sm.Name, f.Name)
 			}
 			if seen[f.Name] {
@@ -202,6 +207,11 @@ func (m *LearnedModel) Validate() error {
 	}
 	if m.Reference != nil {
 		if err := m.Reference.validate(); err != nil {
+			return err
+		}
+	}
+	if m.LoopReference != nil {
+		if err := m.LoopReference.validate(); err != nil {
 			return err
 		}
 	}
@@ -274,10 +284,10 @@ func (sm *SubModel) FeatureNames() []string {
 
 // inputs reads the sub-model's features from the trajectory, false when
 // it lacks any of them.
-func (sm *SubModel) inputs(t trajectory.Trajectory) ([]float64, bool) {
+func (sm *SubModel) inputs(t trajectory.Trajectory, ref *LoopReference) ([]float64, bool) {
 	vals := make([]float64, len(sm.Features))
 	for i, f := range sm.Features {
-		v, ok := featureValue(f.Name, t)
+		v, ok := featureValue(f.Name, t, ref)
 		if !ok {
 			return nil, false
 		}
@@ -312,7 +322,7 @@ func (c Calibration) Apply(score float64) float64 {
 // applies. Recalibration refits the map from this score to P.
 func (m *LearnedModel) LinearScore(t trajectory.Trajectory) (int, float64, bool) {
 	for i := range m.SubModels {
-		if vals, ok := m.SubModels[i].inputs(t); ok {
+		if vals, ok := m.SubModels[i].inputs(t, m.LoopReference); ok {
 			return i, m.SubModels[i].linearScore(vals), true
 		}
 	}
@@ -334,7 +344,7 @@ func (m *LearnedModel) SubModelFor(t trajectory.Trajectory) *SubModel {
 // pick is SubModelFor with the inputs it read, so they are read once.
 func (m *LearnedModel) pick(t trajectory.Trajectory) (*SubModel, []float64) {
 	for i := range m.SubModels {
-		if vals, ok := m.SubModels[i].inputs(t); ok {
+		if vals, ok := m.SubModels[i].inputs(t, m.LoopReference); ok {
 			return &m.SubModels[i], vals
 		}
 	}
@@ -487,7 +497,11 @@ func loopResponse(req jev.Request, m *LearnedModel, st trajectory.State) *jev.Re
 	breach, confidence, ruleP, blocked := agentLoopAnswers(t, len(st.PhaseObligations))
 	sm, vals := m.pick(t)
 	if sm == nil {
-		return agentLoopResponse(req, m.Version, st)
+		resp := agentLoopResponse(req, m.Version, st)
+		if m.LoopReference == nil && m.NeedsLoopReference() {
+			resp.Basis = agentLoopAwaitingReference + "; " + m.StageSentence("", st.WorkflowType)
+		}
+		return resp
 	}
 	onObjective := clamp(min(sm.predictSuccess(vals), ruleP), 0.01, 0.99)
 	severity := 1.5 * (1 - onObjective)

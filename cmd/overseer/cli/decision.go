@@ -271,7 +271,8 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	promise := promiseFlag(fs)
 	folds := fs.Int("folds", 5, "folds of the cross-validation grouped by task family")
 	version := fs.String("version", "", "model version (default: learned- and a hash of the weights)")
-	featureSet := fs.String("features", "rates", "features to select from: rates (no cumulative sizes; safe for jobs of any length), all, or a comma-separated list")
+	featureSet := fs.String("features", "rates", "features to select from: rates (no cumulative sizes, and on agent loops no tokens per turn, which are the agent's own scale: turns and tokens are read against the succeeded runs' instead; safe for jobs of any length), all, or a comma-separated list")
+	noLoopReference := fs.Bool("no-loop-reference", false, "write the model without its training runs' loop reference (what their succeeded runs looked like turn by turn): each workflow type then gets its own at its first recalibration, and the sub-models that need one do not answer before; the shipped loop model is written so")
 	asJSON := fs.Bool("json", false, "print the cross-validated report as JSON")
 	asPhases := asPhasesFlag(fs)
 	if err := parseNoArgs(fs, args); err != nil {
@@ -309,7 +310,8 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	// Reviewers' decisions at gates are labels: an abort is a confirmed
 	// failure whatever the close status said.
 	gates := eval.UseGateLabels(records)
-	res, err := eval.Train(ctx, records, eval.TrainOptions{Features: features, Folds: *folds, Version: *version, Budget: *budget, Promise: kind})
+	res, err := eval.Train(ctx, records, eval.TrainOptions{Features: features, Folds: *folds, Version: *version, Budget: *budget, Promise: kind,
+		NoLoopReference: *noLoopReference})
 	if err != nil {
 		return err
 	}

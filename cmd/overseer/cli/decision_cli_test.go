@@ -200,7 +200,7 @@ func TestRecalibrateThenEval(t *testing.T) {
 		var b strings.Builder
 		for i := range n {
 			failed := (i*7+seed)%10 < 7 // 30 % succeed
-			rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d-%d", i%4, seed, i), Unit: eval.UnitStep, Outcome: eval.OutcomeSucceeded}
+			rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d-%d", i%4, seed, i), Unit: eval.UnitPhase, Outcome: eval.OutcomeSucceeded}
 			if failed {
 				rec.Outcome = eval.OutcomeFailed
 			}
