@@ -51,5 +51,5 @@ func TestE2EAgentLoopStartedFromTheCLI(t *testing.T) {
 	hs := status(t, c, healthy.GetID())
 	assert.Zero(t, hs.Counters.Pauses)
 	assert.Equal(t, overseer.BandOnTrack, hs.Band)
-	assert.Equal(t, "loop telemetry sub-model, stage 0", overseer.ShortBasis(hs.Basis))
+	assert.Equal(t, "agent-loop rules, stage 0", overseer.ShortBasis(hs.Basis), "a new type is read by the rules until it has succeeded runs of its own")
 }

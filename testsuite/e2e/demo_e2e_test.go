@@ -49,11 +49,11 @@ func TestDemoTellsTheTruth(t *testing.T) {
 	if rows["on_track"][5] == "0" && resumes > 0 {
 		assert.Contains(t, out.String(), fmt.Sprintf("False pauses: none; each of the %d pauses was judged needed", resumes))
 	}
-	// The agent loops: judged by the loop model (with the agent-loop
-	// rules inside its answer); the healthy one never paused, the failing
-	// and the looping ones did.
+	// The agent loops: a new type, judged by the agent-loop rules until the
+	// loop model has its own succeeded runs to read them against; the
+	// healthy one never paused, the failing and the looping ones did.
 	loops := map[string][]string{}
-	loopRow := regexp.MustCompile(`(?m)^demo-agent-loop-(\w+)-\d+\s+(done|gave up)\s+((?:On track|Needs a look|Off track)(?:, \d+%)?)\s+(loop telemetry sub-model, stage 0)\s+(\d+)\s+(\d+)\s+(\d+)\s`)
+	loopRow := regexp.MustCompile(`(?m)^demo-agent-loop-(\w+)-\d+\s+(done|gave up)\s+((?:On track|Needs a look|Off track)(?:, \d+%)?)\s+(agent-loop rules, stage 0)\s+(\d+)\s+(\d+)\s+(\d+)\s`)
 	for _, m := range loopRow.FindAllStringSubmatch(out.String(), -1) {
 		loops[m[1]] = m
 	}
@@ -72,6 +72,6 @@ func TestDemoTellsTheTruth(t *testing.T) {
 	verdicts := regexp.MustCompile(`(?m)^\w+\s+\w+\s+(On track|Needs a look|Off track)\s+P\(on objective\) \S+\s+basis: (.*)$`).FindAllStringSubmatch(out.String(), -1)
 	require.NotEmpty(t, verdicts)
 	for _, v := range verdicts {
-		assert.Contains(t, v[2], "sub-model, stage 0", "every verdict names its basis and stage: %q", v[0])
+		assert.Regexp(t, `(sub-model|agent-loop rules), stage 0`, v[2], "every verdict names its basis and stage: %q", v[0])
 	}
 }
