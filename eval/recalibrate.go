@@ -435,13 +435,24 @@ func linearScores(records []Record, m *overseer.LearnedModel) []scoreSamples {
 }
 
 // interceptFor is the offset B of cal with which the weighted mean P over
-// the samples equals target (bisection: the mean is increasing in B).
+// the samples equals target.
 func interceptFor(s scoreSamples, cal overseer.Calibration, target float64) float64 {
+	scaled := make([]float64, len(s.score))
+	for i, v := range s.score {
+		scaled[i] = cal.A * v
+	}
+	return offsetForMean(scaled, s.weight, target)
+}
+
+// offsetForMean is the offset b with which the weighted mean of
+// σ(score + b) over the scores equals target, within ±30 (bisection: the
+// mean rises with b).
+func offsetForMean(scores, weights []float64, target float64) float64 {
 	mean := func(b float64) float64 {
 		var sum, w float64
-		for i, v := range s.score {
-			sum += s.weight[i] * sigmoid(cal.A*v+b)
-			w += s.weight[i]
+		for i, v := range scores {
+			sum += weights[i] * sigmoid(v+b)
+			w += weights[i]
 		}
 		return sum / w
 	}

@@ -386,30 +386,11 @@ func (f fitted) atBaseRate(ds *dataset, idx []int, rate float64) fitted {
 	if rate <= 0 || rate >= 1 || len(idx) == 0 {
 		return f
 	}
-	scores := make([]float64, len(idx))
-	var tot float64
+	scores, weights := make([]float64, len(idx)), make([]float64, len(idx))
 	for k, i := range idx {
-		scores[k] = f.score(ds.samples[i].x)
-		tot += ds.samples[i].weight
+		scores[k], weights[k] = f.score(ds.samples[i].x), ds.samples[i].weight
 	}
-	meanAt := func(shift float64) float64 {
-		var m float64
-		for k, i := range idx {
-			m += ds.samples[i].weight * sigmoid(scores[k]+shift)
-		}
-		return m / tot
-	}
-	// The mean rises with the shift: bisect for the one that meets rate.
-	lo, hi := -20.0, 20.0
-	for range 60 {
-		mid := (lo + hi) / 2
-		if meanAt(mid) < rate {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	f.lr.b += (lo + hi) / 2
+	f.lr.b += offsetForMean(scores, weights, rate)
 	return f
 }
 
