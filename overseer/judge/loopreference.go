@@ -206,10 +206,13 @@ func (r *LoopReference) validate() error {
 			return bad("its quantiles of turns must be finite, not negative and ascending (at %d)", i)
 		}
 	}
-	for name, curve := range map[string][]int64{"input": r.InputTokens, "output": r.OutputTokens} {
-		for i, v := range curve {
-			if v < 0 || i > 0 && v < curve[i-1] {
-				return bad("its %s tokens must not decrease or be negative (at turn %d)", name, i+1)
+	for _, c := range []struct {
+		name  string
+		curve []int64
+	}{{"input", r.InputTokens}, {"output", r.OutputTokens}} {
+		for i, v := range c.curve {
+			if v < 0 || i > 0 && v < c.curve[i-1] {
+				return bad("its %s tokens must not decrease or be negative (at turn %d)", c.name, i+1)
 			}
 		}
 	}
