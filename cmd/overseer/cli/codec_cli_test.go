@@ -185,7 +185,7 @@ func TestReplayAndDevRefuseABadCodecKey(t *testing.T) {
 var (
 	devFrontend = regexp.MustCompile(`Temporal dev server  (\S+) \(namespace (\S+)\)`)
 	devDash     = regexp.MustCompile(`Overseer dashboard   (\S+)`)
-	devRecorded = regexp.MustCompile(`Recorded jobs +\d+ started from \S+ \(e\.g\. (\S+)\)`)
+	devRecorded = regexp.MustCompile(`Recorded jobs +\d+ started from \S+ as .*\(e\.g\. (\S+)\)`)
 )
 
 // overseer dev with $OVERSEER_CODEC_KEY is an encrypting deployment end to
@@ -225,6 +225,10 @@ func TestDevEncryptsWithTheCodecKey(t *testing.T) {
 		runID = info.GetExecution().GetRunId()
 		return info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	})
+	d, err := plain.DescribeWorkflow(context.Background(), id, runID)
+	require.NoError(t, err)
+	assert.Equal(t, workflows.RecordedLoopWorkflowName, d.RawResponse.GetWorkflowExecutionInfo().GetType().GetName(),
+		"an agent's run starts as the loop a team writes")
 	assertAllEncrypted(t, plain, id, runID)
 
 	resp, err := http.Get(strings.TrimSuffix(dash[1], "/") + "/job?id=" + id)

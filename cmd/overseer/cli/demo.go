@@ -97,6 +97,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	traces := fs.String("traces", "", "run these recorded agent runs as jobs instead of the scenarios (any format eval reads), e.g. examples/traces/mini-swe-agent")
 	format := fs.String("format", "", "format of --traces (default: detected)")
 	speed := fs.Float64("speed", 200, "with --traces: a recorded phase takes its recorded time divided by this")
+	asPhases := asPhasesFlag(fs)
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
@@ -107,12 +108,12 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()
 	if *traces != "" {
-		return runTraceDemo(ctx, out, traceDemoOptions{traces: *traces, format: *format, speed: *speed, reviewDelay: *reviewDelay})
+		return runTraceDemo(ctx, out, traceDemoOptions{traces: *traces, format: *format, speed: *speed, reviewDelay: *reviewDelay, asPhases: *asPhases})
 	}
 
 	fmt.Fprintf(out, "temporal-overseer demo: four Coro-style jobs and five agent loops (one with a token budget) in manage mode, judged by the %s.\n", worker.JudgeConfig{})
 	printDemoPolicy(out)
-	c, taskQueue, stop, err := startDemoServer(ctx, out, worker.Config{AgentWork: *agentWork})
+	c, taskQueue, stop, err := startDemoServer(ctx, out, worker.Config{AgentWork: *agentWork}, nil)
 	if err != nil {
 		return err
 	}
@@ -388,7 +389,7 @@ func printDemoPolicy(out io.Writer) {
 // startDemoServer starts the embedded dev server and a manage-mode worker
 // with cfg on the demo's task queue, and says where they are; stop stops
 // both.
-func startDemoServer(ctx context.Context, out io.Writer, cfg worker.Config) (c client.Client, taskQueue string, stop func(), err error) {
+func startDemoServer(ctx context.Context, out io.Writer, cfg worker.Config, loops *workflows.RecordedLoopActivities) (c client.Client, taskQueue string, stop func(), err error) {
 	fmt.Fprintln(out, "Starting the embedded Temporal dev server…")
 	quiet := zap.NewNop()
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{Output: io.Discard, Logger: worker.SDKLogger(quiet)})
@@ -401,6 +402,9 @@ func startDemoServer(ctx context.Context, out io.Writer, cfg worker.Config) (c c
 	if err != nil {
 		srv.Stop()
 		return nil, "", nil, err
+	}
+	if loops != nil {
+		registerRecordedLoops(w, loops)
 	}
 	if err := w.Start(); err != nil {
 		srv.Stop()

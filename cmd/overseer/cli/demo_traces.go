@@ -10,6 +10,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/ops"
@@ -23,6 +24,7 @@ type traceDemoOptions struct {
 	traces, format string
 	speed          float64
 	reviewDelay    time.Duration
+	asPhases       bool
 }
 
 // traceJob is one recorded job of the demo.
@@ -38,23 +40,40 @@ type traceJob struct {
 	status  overseer.Status
 }
 
-// startRecordedJobs starts one recorded job per run on the task queue, in
-// manage mode, with the run's task family in the memo, and returns them.
-func startRecordedJobs(ctx context.Context, c client.Client, taskQueue string, recs []eval.Record, speed float64, stamp string) ([]*traceJob, error) {
+// startRecordedJobs starts one job per recorded run on the task queue, in
+// manage mode, with the run's task family in the memo, and returns them:
+// an agent's run as the loop a team writes (workflows.RecordedLoop, its
+// calls answered by loops, registered with registerRecordedLoops), any
+// other as a recorded job of phases.
+func startRecordedJobs(ctx context.Context, c client.Client, taskQueue string, recs []eval.Record, speed float64, stamp string,
+	loops *workflows.RecordedLoopActivities) ([]*traceJob, error) {
 	var jobs []*traceJob
 	for _, rec := range recs {
 		in := eval.RecordedJob(rec)
 		in.Speed = speed
 		j := &traceJob{rec: rec, id: fmt.Sprintf("recorded-%s-%s", rec.ID, stamp), handled: map[string]bool{}}
+		opts := client.StartWorkflowOptions{ID: j.id, TaskQueue: taskQueue, Memo: map[string]any{ops.TaskFamilyMemoKey: in.Family}}
 		var err error
-		j.run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: j.id, TaskQueue: taskQueue,
-			Memo: map[string]any{ops.TaskFamilyMemoKey: in.Family}}, workflows.RecordedJobWorkflowName, in)
+		if eval.ShapeOfRecord(rec) == overseer.ShapeAgentLoop {
+			loop := eval.LoopInput(rec)
+			loops.Add(j.id, loop)
+			j.run, err = c.ExecuteWorkflow(ctx, opts, workflows.RecordedLoopWorkflowName, loop)
+		} else {
+			j.run, err = c.ExecuteWorkflow(ctx, opts, workflows.RecordedJobWorkflowName, in)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("start the recorded job of %s: %w", rec.ID, err)
 		}
 		jobs = append(jobs, j)
 	}
 	return jobs, nil
+}
+
+// registerRecordedLoops registers the recorded loop and the activities
+// that answer its calls from loops on w.
+func registerRecordedLoops(w sdkworker.Worker, loops *workflows.RecordedLoopActivities) {
+	workflows.RegisterRecordedLoop(w)
+	loops.Register(w)
 }
 
 // runTraceDemo runs each recorded run as a recorded job in manage mode on an
@@ -66,21 +85,28 @@ func runTraceDemo(ctx context.Context, out io.Writer, o traceDemoOptions) error 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "temporal-overseer demo: %d recorded real agent runs replayed as jobs of phases in manage mode, judged live by the %s "+
-		"(`overseer replay` streams them as the agent loop a team writes, which pauses far less).\n", len(recs), worker.JudgeConfig{})
+	recs = recast(recs, o.asPhases)
+	fmt.Fprintf(out, "temporal-overseer demo: %d recorded real agent runs replayed as %s in manage mode, judged live by the %s.\n",
+		len(recs), recordedShape(recs), worker.JudgeConfig{})
 	fmt.Fprintln(out, src)
 	if note := src.SkippedNote(); note != "" {
 		fmt.Fprintln(out, note)
 	}
 	printDemoPolicy(out)
-	fmt.Fprintf(out, "Each recorded phase takes its recorded time / %g. At a gate the demo reviewer decides as the recording ended: continue a run that succeeded, abort one that failed. A process note cannot change a recording.\n", o.speed)
-	c, taskQueue, stop, err := startDemoServer(ctx, out, worker.Config{})
+	if eval.ShapeOfRecords(recs) != overseer.ShapeAgentLoop {
+		fmt.Fprintf(out, "Each recorded phase takes its recorded time / %g.", o.speed)
+	} else {
+		fmt.Fprint(out, "Each call answers as soon as it is asked.")
+	}
+	fmt.Fprintln(out, " At a gate the demo reviewer decides as the recording ended: continue a run that succeeded, abort one that failed. A process note cannot change a recording.")
+	loops := &workflows.RecordedLoopActivities{}
+	c, taskQueue, stop, err := startDemoServer(ctx, out, worker.Config{}, loops)
 	if err != nil {
 		return err
 	}
 	defer stop()
 
-	jobs, err := startRecordedJobs(ctx, c, taskQueue, recs, o.speed, time.Now().Format("150405"))
+	jobs, err := startRecordedJobs(ctx, c, taskQueue, recs, o.speed, time.Now().Format("150405"), loops)
 	if err != nil {
 		return err
 	}
@@ -132,6 +158,15 @@ func runTraceDemo(ctx context.Context, out io.Writer, o traceDemoOptions) error 
 	}
 	fmt.Fprintln(out, "\nEvery job ended as its recording did (a job aborted at a gate counts as failed). The dev server keeps no data; run `overseer dev --traces DIR` for one that stays up.")
 	return nil
+}
+
+// recordedShape says how recorded runs are started: agents' runs as the
+// loop a team writes, or as jobs of phases.
+func recordedShape(recs []eval.Record) string {
+	if eval.ShapeOfRecords(recs) == overseer.ShapeAgentLoop {
+		return "the agent loop a team writes on Temporal (a model-call activity, then the tool activity it asked for; --as-phases: jobs of phases)"
+	}
+	return "jobs of phases"
 }
 
 // expectedOutcome is how a recorded job must end: as recorded, and failed

@@ -437,6 +437,7 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	traces := fs.String("traces", "", "start one recorded job per run of this directory (any format eval reads), e.g. examples/traces/mini-swe-agent, so real agents are judged live in the dashboard")
 	tracesFormat := fs.String("traces-format", "", "format of --traces (default: detected)")
 	speed := fs.Float64("speed", 20, "with --traces: a recorded phase takes its recorded time divided by this")
+	asPhases := asPhasesFlag(fs)
 	var codecEndpoint string
 	registerCodec(fs, &codecEndpoint)
 	err := parseNoArgs(fs, args)
@@ -460,7 +461,7 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		fmt.Fprintln(out, src)
-		recorded = recs
+		recorded = recast(recs, *asPhases)
 	}
 	if *port < 0 || *port > 65535 || *uiPort < 0 || *uiPort > 65535 {
 		return fmt.Errorf("%w: --port and --ui-port take a port number from 0 to 65535", ErrUsage)
@@ -505,6 +506,8 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	loops := &workflows.RecordedLoopActivities{}
+	registerRecordedLoops(w, loops)
 	stopLearn, err := hostLearnWith(c, w, cfg.ModelRegistry, cfg, wf.learn)
 	if err != nil {
 		return err
@@ -568,11 +571,12 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "Start a job:         overseer start%s --scenario looping --objective \"Add CSV export\"\n", address)
 	fmt.Fprintf(out, "Or an agent loop:    overseer start%s --loop tool_failing --objective \"Add CSV export\"\n", address)
 	if len(recorded) > 0 {
-		jobs, err := startRecordedJobs(ctx, c, *taskQueue, recorded, *speed, time.Now().Format("150405"))
+		jobs, err := startRecordedJobs(ctx, c, *taskQueue, recorded, *speed, time.Now().Format("150405"), loops)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "Recorded jobs        %d started from %s (e.g. %s), judged live; resume or abort their gates in the dashboard\n", len(jobs), *traces, jobs[0].id)
+		fmt.Fprintf(out, "Recorded jobs        %d started from %s as %s (e.g. %s), judged live; resume or abort their gates in the dashboard\n",
+			len(jobs), *traces, recordedShape(recorded), jobs[0].id)
 	}
 	fmt.Fprintln(out, "Ctrl-C stops everything (the dev server keeps no data).")
 	<-ctx.Done()
