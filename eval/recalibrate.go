@@ -131,8 +131,7 @@ func withOwnLoopReference(model *overseer.LearnedModel, records []Record) (*over
 	if !model.NeedsLoopReference() {
 		return model, nil
 	}
-	out := cloneModel(model)
-	out.Recalibration, out.Reference = model.Recalibration, model.Reference
+	out := *model // only the reference changes: the rest is shared, and the recalibration clones it
 	replays := make([][]Replayed, len(records))
 	runs := make([]int, len(records))
 	for i, rec := range records {
@@ -143,7 +142,7 @@ func withOwnLoopReference(model *overseer.LearnedModel, records []Record) (*over
 		return nil, fmt.Errorf("%w: %s reads an agent loop against the type's own succeeded runs, and %d succeeded runs are too few to take them from: it takes at least %d",
 			ErrRecalibrate, model.Version, succeeded, judge.MinLoopReferenceRuns)
 	}
-	return out, nil
+	return &out, nil
 }
 
 // recalibrated refits each sub-model's map of model to records (see

@@ -49,16 +49,16 @@ func startRecordedJobs(ctx context.Context, c client.Client, taskQueue string, r
 	loops *workflows.RecordedLoopActivities) ([]*traceJob, error) {
 	var jobs []*traceJob
 	for _, rec := range recs {
-		in := eval.RecordedJob(rec)
-		in.Speed = speed
 		j := &traceJob{rec: rec, id: fmt.Sprintf("recorded-%s-%s", rec.ID, stamp), handled: map[string]bool{}}
-		opts := client.StartWorkflowOptions{ID: j.id, TaskQueue: taskQueue, Memo: map[string]any{ops.TaskFamilyMemoKey: in.Family}}
+		opts := client.StartWorkflowOptions{ID: j.id, TaskQueue: taskQueue, Memo: map[string]any{ops.TaskFamilyMemoKey: rec.FamilyName()}}
 		var err error
 		if eval.ShapeOfRecord(rec) == overseer.ShapeAgentLoop {
 			loop := eval.LoopInput(rec)
 			loops.Add(j.id, loop)
 			j.run, err = c.ExecuteWorkflow(ctx, opts, workflows.RecordedLoopWorkflowName, loop)
 		} else {
+			in := eval.RecordedJob(rec)
+			in.Speed = speed
 			j.run, err = c.ExecuteWorkflow(ctx, opts, workflows.RecordedJobWorkflowName, in)
 		}
 		if err != nil {
