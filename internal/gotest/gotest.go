@@ -42,10 +42,10 @@ var KnownRace = []string{
 }
 
 const (
-	raceStart    = "WARNING: DATA RACE"
-	raceEnd      = "=================="
-	raceInTest   = "race detected during execution of test"
-	topLevelSep  = "/"
+	raceStart   = "WARNING: DATA RACE"
+	raceEnd     = "=================="
+	raceInTest  = "race detected during execution of test"
+	topLevelSep = "/"
 )
 
 // Run is what one `go test -json` run said, collected by [Read].
