@@ -475,23 +475,25 @@ var selectionFractions = []float64{0.25, 0.5, 0.75}
 // out-of-fold linear scores by sample index (each fold's model at the base
 // rate of all folds' runs: [fitted.atBaseRate]) and the selection criterion:
 // the mean over folds of the mean AUROC (failed runs positive) at 25, 50
-// and 75 % of the runs. Folds are never pooled, so the criterion does not
-// depend on how each fold's scores are scaled.
-func crossValidate(ds *dataset, folds [][]int, pool []string, cols []int, lambda float64) (map[int]float64, float64, error) {
+// and 75 % of the runs, with its standard error over folds. Folds are never
+// pooled, so the criterion does not depend on how each fold's scores are
+// scaled.
+func crossValidate(ds *dataset, folds [][]int, pool []string, cols []int, lambda float64) (map[int]float64, cvCriterion, error) {
 	scores := map[int]float64{}
-	crit, n := 0.0, 0
+	var perFold []float64
 	rate := successRate(ds, samplesOf(ds, slices.Concat(folds...)))
 	for f := range folds {
 		view := ds.on(otherFolds(folds, f))
 		train := samplesOf(ds, otherFolds(folds, f))
 		ft, err := fitOn(view, train, pool, cols, lambda)
 		if err != nil {
-			return nil, 0, err
+			return nil, cvCriterion{}, err
 		}
 		ft = ft.atBaseRate(view, train, rate)
 		for _, i := range samplesOf(ds, folds[f]) {
 			scores[i] = ft.score(view.samples[i].x)
 		}
+		sum, n := 0.0, 0
 		for k := range selectionFractions {
 			var s []float64
 			var failed []bool
@@ -501,19 +503,60 @@ func crossValidate(ds *dataset, folds [][]int, pool []string, cols []int, lambda
 				}
 			}
 			if a := AUROC(s, failed); !math.IsNaN(a) {
-				crit += a
+				sum += a
 				n++
 			}
 		}
+		if n > 0 {
+			perFold = append(perFold, sum/float64(n))
+		}
 	}
-	if n == 0 {
-		return scores, 0.5, nil
+	return scores, criterionOf(perFold), nil
+}
+
+// cvCriterion is the selection criterion, a mean over folds, and its
+// standard error.
+type cvCriterion struct{ mean, se float64 }
+
+func criterionOf(perFold []float64) cvCriterion {
+	if len(perFold) == 0 {
+		return cvCriterion{mean: 0.5}
 	}
-	return scores, crit / float64(n), nil
+	mean := 0.0
+	for _, v := range perFold {
+		mean += v
+	}
+	mean /= float64(len(perFold))
+	if len(perFold) < 2 {
+		return cvCriterion{mean: mean}
+	}
+	ss := 0.0
+	for _, v := range perFold {
+		ss += (v - mean) * (v - mean)
+	}
+	return cvCriterion{mean: mean, se: math.Sqrt(ss/float64(len(perFold)-1)) / math.Sqrt(float64(len(perFold)))}
+}
+
+// smallestWithinOneSE is the first of a forward selection's steps (each
+// one feature more than the one before) whose criterion is within one
+// standard error of the best step's.
+func smallestWithinOneSE(steps []cvCriterion) int {
+	best := 0
+	for i, c := range steps {
+		if c.mean > steps[best].mean {
+			best = i
+		}
+	}
+	for i, c := range steps {
+		if c.mean >= steps[best].mean-steps[best].se {
+			return i
+		}
+	}
+	return best
 }
 
 // maxSelectedFeatures bounds forward selection; minGain is the smallest
-// rise of the criterion that admits one more feature.
+// rise of the criterion that lets forward selection go on.
 const (
 	maxSelectedFeatures = 6
 	minGain             = 0.005
@@ -522,15 +565,25 @@ const (
 // selectModel chooses features by forward selection and then the L2
 // penalty, both by grouped cross-validation over runs, and returns them
 // with the out-of-fold scores of the chosen model (for calibration).
+//
+// Of the feature sets forward selection passes through, it keeps the
+// smallest whose criterion is within one standard error of the best's
+// (the one-standard-error rule): with a few task families per fold, a
+// feature that wins the inner folds by less than their spread is more
+// often fitted to those families than to the runs, and loses on new ones.
 func selectModel(ds *dataset, runs []int, pool []string, lambdas []float64, k int) ([]int, float64, map[int]float64, error) {
 	folds := groupFolds(ds.records, runs, k)
 	if len(folds) < 2 {
 		return nil, 0, nil, errors.New("cross-validation needs runs of at least two task families")
 	}
+	type step struct {
+		cols []int
+		crit cvCriterion
+	}
+	var path []step
 	var cols []int
-	current := 0.0
 	for len(cols) < maxSelectedFeatures {
-		bestCol, bestCrit := -1, 0.0
+		bestCol, bestCrit := -1, cvCriterion{}
 		for c := range pool {
 			if slices.Contains(cols, c) {
 				continue
@@ -539,14 +592,22 @@ func selectModel(ds *dataset, runs []int, pool []string, lambdas []float64, k in
 			if err != nil {
 				return nil, 0, nil, err
 			}
-			if bestCol < 0 || crit > bestCrit {
+			if bestCol < 0 || crit.mean > bestCrit.mean {
 				bestCol, bestCrit = c, crit
 			}
 		}
-		if bestCol < 0 || (len(cols) > 0 && bestCrit < current+minGain) {
+		if bestCol < 0 || (len(path) > 0 && bestCrit.mean < path[len(path)-1].crit.mean+minGain) {
 			break
 		}
-		cols, current = append(cols, bestCol), bestCrit
+		cols = append(cols, bestCol)
+		path = append(path, step{slices.Clone(cols), bestCrit})
+	}
+	if len(path) > 0 {
+		crits := make([]cvCriterion, len(path))
+		for i, st := range path {
+			crits[i] = st.crit
+		}
+		cols = path[smallestWithinOneSE(crits)].cols
 	}
 	bestLambda, bestCrit := lambdas[0], math.Inf(-1)
 	var bestScores map[int]float64
@@ -555,8 +616,8 @@ func selectModel(ds *dataset, runs []int, pool []string, lambdas []float64, k in
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		if crit > bestCrit+1e-12 {
-			bestLambda, bestCrit, bestScores = lambda, crit, scores
+		if crit.mean > bestCrit+1e-12 {
+			bestLambda, bestCrit, bestScores = lambda, crit.mean, scores
 		}
 	}
 	return cols, bestLambda, bestScores, nil
