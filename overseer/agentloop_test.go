@@ -82,7 +82,7 @@ func TestAgentLoopTurnCountAloneDoesNotMovePAtStage0(t *testing.T) {
 // withSucceededRuns is the shipped loop model given the reference of n
 // succeeded runs of the given turns each (what a type's first
 // recalibration stores).
-func withSucceededRuns(t *testing.T, n, turns int) *overseer.LearnedModel {
+func withSucceededRuns(t testing.TB, n, turns int) *overseer.LearnedModel {
 	t.Helper()
 	runs := make([][]judge.TurnTokens, n)
 	for i := range runs {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"go.temporal.io/sdk/converter"
+
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 )
@@ -83,5 +85,75 @@ func BenchmarkValidate(b *testing.B) {
 		if err := jev.Validate(req, resp); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// longAgentLoop is an agent loop after turns turns (a model call, then a
+// tool call, the fifth of them failing), recorded the way the plugin
+// records it.
+func longAgentLoop(turns int) overseer.Trajectory {
+	ts := make([]turn, turns)
+	for i := range ts {
+		ts[i] = turn{tool: []string{"agent.read_file", "agent.edit_file", "agent.run_tests"}[i%3], failed: i%5 == 4}
+	}
+	return agentLoop(ts...)
+}
+
+// BenchmarkAssessLoopBoundary is the worker-side cost of one agent-loop
+// boundary with the default learned judge and the loop policy: at stage 0
+// (the rules alone) and with the type's own succeeded runs (stage 1: the
+// loop model reads its turns and tokens against theirs). A phase boundary
+// with the same judge is the reference.
+func BenchmarkAssessLoopBoundary(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		judge *overseer.LearnedJudge
+		traj  overseer.Trajectory
+	}{
+		{"phases", &overseer.LearnedJudge{}, longTrajectory(b)},
+		{"loop/stage0", &overseer.LearnedJudge{}, longAgentLoop(500)},
+		{"loop/stage1", &overseer.LearnedJudge{LoopModel: withSucceededRuns(b, 50, 200)}, longAgentLoop(500)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			policy := overseer.PolicyFor(bc.judge).ForShape(overseer.ShapeOf(bc.traj))
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				req, err := overseer.NewRequest("", overseer.DefaultObligations(), bc.traj)
+				if err != nil {
+					b.Fatal(err)
+				}
+				resp, err := bc.judge.Decide(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				a, err := overseer.ParseAnswers(req, resp, overseer.DefaultObligations())
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = policy.Evaluate(a)
+			}
+		})
+	}
+}
+
+// BenchmarkRecordCall is the workflow-side cost of recording one activity
+// call of an agent loop (it runs in workflow code at every call, during
+// replay too), in a loop already past its size bound.
+func BenchmarkRecordCall(b *testing.B) {
+	var rec overseer.TrajectoryRecorder
+	result, err := converter.GetDefaultDataConverter().ToPayload("result")
+	if err != nil {
+		b.Fatal(err)
+	}
+	calls := []overseer.ActivityCall{
+		{Phase: "agent.model", Args: []any{"prompt"}, Result: result, Report: &overseer.PhaseReport{Turns: 1, InputTokens: 3000, OutputTokens: 200}},
+		{Phase: "agent.run_tests", Args: []any{"go test ./..."}, Result: result},
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		rec.RecordCall(calls[i%2])
+		i++
 	}
 }
