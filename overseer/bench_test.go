@@ -28,8 +28,12 @@ func longTrajectory(b *testing.B) overseer.Trajectory {
 // BenchmarkAssessBoundary is the worker-side cost of one boundary with the
 // heuristic judge: build the request, judge, validate and evaluate.
 func BenchmarkAssessBoundary(b *testing.B) {
-	traj := longTrajectory(b)
-	policy := overseer.DefaultPolicy()
+	benchAssess(b, overseer.HeuristicJudge{}, overseer.DefaultPolicy(), longTrajectory(b))
+}
+
+// benchAssess measures one boundary: build the request, judge, validate
+// and evaluate.
+func benchAssess(b *testing.B, j jev.Judge, policy overseer.Policy, traj overseer.Trajectory) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -37,7 +41,7 @@ func BenchmarkAssessBoundary(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		resp, err := overseer.HeuristicJudge{}.Decide(ctx, req)
+		resp, err := j.Decide(ctx, req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -115,24 +119,7 @@ func BenchmarkAssessLoopBoundary(b *testing.B) {
 		{"loop/stage1", &overseer.LearnedJudge{LoopModel: withSucceededRuns(b, 50, 200)}, longAgentLoop(500)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			policy := overseer.PolicyFor(bc.judge).ForShape(overseer.ShapeOf(bc.traj))
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				req, err := overseer.NewRequest("", overseer.DefaultObligations(), bc.traj)
-				if err != nil {
-					b.Fatal(err)
-				}
-				resp, err := bc.judge.Decide(ctx, req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				a, err := overseer.ParseAnswers(req, resp, overseer.DefaultObligations())
-				if err != nil {
-					b.Fatal(err)
-				}
-				_ = policy.Evaluate(a)
-			}
+			benchAssess(b, bc.judge, overseer.PolicyFor(bc.judge).ForShape(overseer.ShapeOf(bc.traj)), bc.traj)
 		})
 	}
 }
