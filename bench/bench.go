@@ -122,6 +122,9 @@ type variant struct {
 	baseline string
 	// serve puts the judge behind an in-process Jev HTTP server.
 	serve bool
+	// loop runs the job as an agent loop (JobInput.Loop), measured against
+	// VariantBareLoop.
+	loop bool
 }
 
 // Variant names.
@@ -139,6 +142,9 @@ const (
 	VariantObserveActivity       = "observe/activity"
 	VariantObserveLocal          = "observe/local-activity"
 	VariantObserveHang           = "observe/hanging-judge"
+	VariantBareLoop              = "bare/agent-loop"
+	VariantObserveLoop           = "observe/agent-loop"
+	VariantManageLoop            = "manage/agent-loop"
 )
 
 func variants(o Options) []variant {
@@ -166,6 +172,10 @@ func variants(o Options) []variant {
 			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: remote, Policy: learned, Placement: overseer.PlacementLocalActivity})},
 		{Name: VariantObserveHang, Description: fmt.Sprintf("observe mode, a remote judge that hangs for its whole %v budget (in the background)", o.HangBudget),
 			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve, Judge: hangingJudge{}, AssessTimeout: o.HangBudget, AssessTotalTimeout: o.HangBudget}), baseline: VariantHandwrittenBackground},
+		{Name: VariantBareLoop, Description: "the job as an agent loop (a model call, then the tool call it asked for; each call a boundary) with no plugin", loop: true},
+		{Name: VariantObserveLoop, Description: "the agent loop, plugin defaults, observe mode (the learned judge's loop model and rules in workflow code)",
+			plugin: plugin(overseer.Options{Mode: overseer.ModeObserve}), loop: true},
+		{Name: VariantManageLoop, Description: "the agent loop, plugin defaults, manage mode", plugin: plugin(overseer.Options{Mode: overseer.ModeManage}), loop: true},
 	}
 }
 
@@ -237,8 +247,10 @@ type VariantResult struct {
 	// MaxBoundaryMS is the longest time, in that job, from a phase's
 	// completion to the next phase's scheduling.
 	MaxBoundaryMS float64 `json:"max_boundary_ms"`
-	// Baseline is the hand-written variant "÷ hand" divides by.
+	// Baseline is the hand-written variant "÷ hand" divides by ("": none);
+	// Bare the variant "÷ bare" divides by: the same job with no plugin.
 	Baseline string `json:"baseline"`
+	Bare     string `json:"bare,omitempty"`
 }
 
 // heldGap is how long after a phase's completion the next phase may be
@@ -315,7 +327,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("bench: worker for %s: %w", v.Name, err)
 			}
-			m, err := measure(ctx, job{c: c, queue: queue, workflow: v.workflow, policy: policy, idPrefix: queue}, o, round == 0)
+			m, err := measure(ctx, job{c: c, queue: queue, workflow: v.workflow, loop: v.loop, policy: policy, idPrefix: queue}, o, round == 0)
 			w.Stop()
 			if err != nil {
 				return nil, fmt.Errorf("bench: %s: %w", v.Name, err)
@@ -341,7 +353,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (*Result, error) {
 			ThroughputJobsPerS: statOf(s.throughput), CPUPerBoundaryUS: statOf(s.cpu),
 			EventsPerBoundary: float64(h.events) / float64(o.Phases), BytesPerBoundary: float64(h.bytes) / float64(o.Phases),
 			Events: h.events, LargestEventBytes: h.largest, JudgeActivities: h.judgeActivities, HeldPhases: h.heldPhases,
-			MaxBoundaryMS: ms(h.maxBoundary), Baseline: v.baselineName(),
+			MaxBoundaryMS: ms(h.maxBoundary), Baseline: v.baselineName(), Bare: v.bareName(),
 		})
 	}
 	if err := requestSizes(ctx, c, prefix, o, res); err != nil {
@@ -355,10 +367,17 @@ func (v variant) baselineName() string {
 	switch {
 	case v.baseline != "":
 		return v.baseline
-	case v.workflow != "" || v.plugin == nil:
-		return ""
+	case v.workflow != "" || v.plugin == nil || v.loop:
+		return "" // no hand-written agent loop to measure against
 	}
 	return VariantHandwritten
+}
+
+func (v variant) bareName() string {
+	if v.loop {
+		return VariantBareLoop
+	}
+	return VariantBare
 }
 
 // worker is a variant's worker and, for the HTTP judge, its server.
@@ -412,6 +431,8 @@ func newWorker(ctx context.Context, c client.Client, queue string, v variant) (b
 	w := sdkworker.New(c, queue, wo)
 	bw.Worker = w
 	w.RegisterActivityWithOptions(Phase, activity.RegisterOptions{Name: PhaseActivityName})
+	w.RegisterActivityWithOptions(Model, activity.RegisterOptions{Name: ModelActivityName})
+	w.RegisterActivityWithOptions(Tool, activity.RegisterOptions{Name: ToolActivityName})
 	switch v.workflow {
 	case HandwrittenWorkflowName, HandwrittenListeningWorkflowName:
 		if err := overseer.RegisterActivities(w, overseer.Options{}); err != nil {
@@ -438,6 +459,7 @@ type job struct {
 	c        client.Client
 	queue    string
 	workflow string // a hand-written job's workflow, or "" for Job
+	loop     bool   // Job as an agent loop
 	policy   overseer.Policy
 	idPrefix string
 	n        int
@@ -493,6 +515,7 @@ const jobTimeout = 3 * time.Minute
 
 func (j *job) start(ctx context.Context, what string, in JobInput) (client.WorkflowRun, error) {
 	j.n++
+	in.Loop = j.loop
 	opts := client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%s-%d", j.idPrefix, what, j.n), TaskQueue: j.queue, WorkflowExecutionTimeout: jobTimeout}
 	if j.workflow != "" {
 		return j.c.ExecuteWorkflow(ctx, opts, j.workflow, HandwrittenInput{JobInput: in, Obligations: overseer.DefaultObligations(), Policy: j.policy})
@@ -581,7 +604,7 @@ func historyOf(ctx context.Context, c client.Client, id string) (historyStats, e
 			started, h.started = at, at
 		case e.GetActivityTaskScheduledEventAttributes() != nil:
 			switch e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() {
-			case PhaseActivityName:
+			case PhaseActivityName, ModelActivityName, ToolActivityName:
 				phases[e.GetEventId()] = true
 				gap := time.Duration(0)
 				if !lastPhase.IsZero() {

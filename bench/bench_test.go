@@ -2,13 +2,19 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/bench"
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/testsuite"
 )
 
@@ -28,7 +34,8 @@ func TestBenchCounts(t *testing.T) {
 		Phases: phases, PhaseDuration: time.Millisecond, Rounds: 1, Concurrency: 2, LongPhases: 400,
 		HangBudget: 500 * time.Millisecond,
 		Variants: []string{bench.VariantBare, bench.VariantHandwritten, bench.VariantHandwrittenListening, bench.VariantHandwrittenBackground, bench.VariantObserve, bench.VariantManage,
-			bench.VariantManageLocal, bench.VariantObserveRemote, bench.VariantObserveHTTP, bench.VariantObserveActivity, bench.VariantObserveHang},
+			bench.VariantManageLocal, bench.VariantObserveRemote, bench.VariantObserveHTTP, bench.VariantObserveActivity, bench.VariantObserveHang,
+			bench.VariantBareLoop, bench.VariantObserveLoop, bench.VariantManageLoop},
 	})
 	require.NoError(t, err)
 	events := func(name string) int {
@@ -75,6 +82,26 @@ func TestBenchCounts(t *testing.T) {
 		assert.Positive(t, v.BoundaryMS.Median, "%s: read from its history", v.Name)
 	}
 
+	// The agent loop: every call a boundary, the plugin's events the same
+	// as on a job of phases, measured against the bare loop and no
+	// hand-written job; and the plugin judged it as a loop.
+	bareLoop := events(bench.VariantBareLoop)
+	for _, name := range []string{bench.VariantObserveLoop, bench.VariantManageLoop} {
+		v, _ := res.Variant(name)
+		assert.Equal(t, bareLoop+phases+3+2, v.Events, "%s: one event per boundary, five per run", name)
+		assert.Equal(t, bench.VariantBareLoop, v.Bare, name)
+		assert.Empty(t, v.Baseline, "%s: no hand-written loop to measure against", name)
+		q := res.Ratios(name)
+		assert.Positive(t, q.LatencyVsBare, name)
+		assert.Zero(t, q.LatencyVsHandwritten, name)
+	}
+	assert.Equal(t, bare, bareLoop, "the bare loop makes the same calls as the bare job of phases")
+	loopSummary := summaryOf(t, srv, bench.VariantManageLoop)
+	assert.Contains(t, loopSummary.Basis, "agent-loop rules", "the default judge read the bench's loop as an agent loop")
+	phaseSummary := summaryOf(t, srv, bench.VariantManage)
+	t.Logf("bases: loop %q, phases %q", loopSummary.Basis, phaseSummary.Basis)
+	assert.NotContains(t, phaseSummary.Basis, "agent-loop", "and its job of phases as phases")
+
 	require.NotEmpty(t, res.RequestSizes)
 	first, last := res.RequestSizes[0], res.RequestSizes[len(res.RequestSizes)-1]
 	assert.Equal(t, 10, first.Phase)
@@ -112,4 +139,31 @@ func TestLoadAndGateBurst(t *testing.T) {
 	require.NotNil(t, res.GateBurst)
 	assert.Equal(t, 3, res.GateBurst.NextPhaseMS.N, "every job paused, was resumed and went on to its next phase")
 	assert.Equal(t, 3, res.GateBurst.ResumeMS.N)
+}
+
+// summaryOf is the overseer's summary (its memo) of a closed bench job of
+// the named variant, read through visibility (polled: it is eventually
+// consistent).
+func summaryOf(t *testing.T, srv *testsuite.DevServer, variant string) overseer.Summary {
+	t.Helper()
+	var sum overseer.Summary
+	slug := strings.ReplaceAll(variant, "/", "-")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		resp, err := srv.Client().ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Completed'", bench.JobWorkflowName),
+		})
+		require.NoError(c, err)
+		for _, e := range resp.GetExecutions() {
+			id := e.GetExecution().GetWorkflowId()
+			if !strings.Contains(id, "-"+slug+"-latency-") {
+				continue
+			}
+			p := e.GetMemo().GetFields()[overseer.SummaryMemoKey]
+			require.NotNil(c, p, "%s has the overseer's summary", id)
+			require.NoError(c, converter.GetDefaultDataConverter().FromPayload(p, &sum))
+			return
+		}
+		c.Errorf("no completed %s job yet", variant)
+	}, 30*time.Second, 200*time.Millisecond)
+	return sum
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,10 +33,10 @@ type Ratios struct {
 // run.
 func (r *Result) Ratios(name string) Ratios {
 	v, _ := r.Variant(name)
-	bare, hasBare := r.Variant(VariantBare)
-	base := VariantHandwritten
-	if v.Baseline != "" {
-		base = v.Baseline
+	bare, hasBare := r.Variant(cmp.Or(v.Bare, VariantBare))
+	base := v.Baseline
+	if base == "" && v.Bare != VariantBareLoop {
+		base = VariantHandwritten // the bare and hand-written jobs too, as before
 	}
 	hand, hasHand := r.Variant(base)
 	var q Ratios

@@ -22,16 +22,24 @@ const (
 	// coroutine that listens for signals while its phases run.
 	HandwrittenListeningWorkflowName = "bench.handwritten-listening-job"
 	PhaseActivityName                = "bench.phase"
+	// ModelActivityName and ToolActivityName are an agent loop's calls
+	// (JobInput.Loop): the plugin reads an activity whose name says
+	// "model" as a model call.
+	ModelActivityName = "bench.model"
+	ToolActivityName  = "bench.tool"
 	// HandwrittenResumeSignal resumes a hand-written job paused by its judge.
 	HandwrittenResumeSignal = "bench.resume"
 )
 
 // JobInput is one bench job: Phases phase activities of PhaseDuration each,
-// continuing as new after every ContinueEvery phases (0: never).
+// continuing as new after every ContinueEvery phases (0: never). With Loop
+// it is an agent loop instead: Phases calls, a model call and then the
+// tool call it asked for, turn after turn (each call a boundary).
 type JobInput struct {
 	Phases        int           `json:"phases"`
 	PhaseDuration time.Duration `json:"phase_duration"`
 	ContinueEvery int           `json:"continue_every,omitempty"`
+	Loop          bool          `json:"loop,omitempty"`
 	// Done counts the phases run by earlier runs of the chain.
 	Done int `json:"done,omitempty"`
 }
@@ -51,16 +59,44 @@ type PhaseResult struct {
 
 // Phase is the phase activity: it works for its duration and reports.
 func Phase(ctx context.Context, in PhaseInput) (PhaseResult, error) {
-	if in.Duration > 0 {
-		select {
-		case <-time.After(in.Duration):
-		case <-ctx.Done():
-			return PhaseResult{}, ctx.Err()
-		}
+	if err := work(ctx, in.Duration); err != nil {
+		return PhaseResult{}, err
 	}
 	return PhaseResult{Index: in.Index, ReportCarrier: overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{
 		Turns: 6, CostUSD: 0.04, InputTokens: 9000, OutputTokens: 900,
 	}}}, nil
+}
+
+// Model is an agent loop's model call: it thinks for its duration and
+// reports one turn's tokens.
+func Model(ctx context.Context, in PhaseInput) (PhaseResult, error) {
+	if err := work(ctx, in.Duration); err != nil {
+		return PhaseResult{}, err
+	}
+	return PhaseResult{Index: in.Index, ReportCarrier: overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{
+		Turns: 1, CostUSD: 0.01, InputTokens: 3000, OutputTokens: 200,
+	}}}, nil
+}
+
+// Tool is an agent loop's tool call: it runs for its duration and returns
+// a new result each time (a healthy loop).
+func Tool(ctx context.Context, in PhaseInput) (PhaseResult, error) {
+	if err := work(ctx, in.Duration); err != nil {
+		return PhaseResult{}, err
+	}
+	return PhaseResult{Index: in.Index}, nil
+}
+
+func work(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func phaseOptions(ctx workflow.Context) workflow.Context {
@@ -79,12 +115,24 @@ func Job(ctx workflow.Context, in JobInput) (int, error) {
 			return 0, workflow.NewContinueAsNewError(ctx, JobWorkflowName, in)
 		}
 		var res PhaseResult
-		if err := workflow.ExecuteActivity(ctx, PhaseActivityName, PhaseInput{Index: in.Done, Duration: in.PhaseDuration}).Get(ctx, &res); err != nil {
+		if err := workflow.ExecuteActivity(ctx, in.activity(), PhaseInput{Index: in.Done, Duration: in.PhaseDuration}).Get(ctx, &res); err != nil {
 			return in.Done, err
 		}
 		in.Done++
 	}
 	return in.Done, nil
+}
+
+// activity is the job's next activity: a phase, or in a loop a model call
+// and then a tool call.
+func (in JobInput) activity() string {
+	switch {
+	case !in.Loop:
+		return PhaseActivityName
+	case in.Done%2 == 0:
+		return ModelActivityName
+	}
+	return ToolActivityName
 }
 
 // HandwrittenInput is a hand-written job's input: the job, and the policy
