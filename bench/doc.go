@@ -42,7 +42,13 @@
 //   - observe/activity, observe/local-activity: the remote judge in a
 //     regular and in a local activity;
 //   - observe/hanging-judge: a remote judge that never answers within its
-//     budget.
+//     budget;
+//   - bare/agent-loop, observe/agent-loop, manage/agent-loop: the job as
+//     an agent loop ([JobInput].Loop: a model call, then the tool call it
+//     asked for, each call a boundary), with no plugin and under the
+//     plugin's defaults (the learned judge's agent-loop rules and loop
+//     model); the plugin's loop variants are measured against the bare
+//     loop, and there is no hand-written loop.
 //
 // # Measurements
 //
