@@ -51,58 +51,15 @@ const spendBudgetPercentile = 0.95
 // the pauses. Runs without tokens count for nothing; ok is false when no
 // run reported tokens.
 func SpendOf(records []Record, scored []ScoredRun, policy overseer.Policy) (s Spend, ok bool) {
-	type run struct {
-		tokens   []int64 // tokens through each step, by step count
-		total    int64
-		failed   bool
-		family   string
-		pausedAt int // the step of the first pause; -1 when none
-	}
-	var runs []run
-	for i, rec := range records {
-		r := run{tokens: tokensByStep(rec), failed: rec.Outcome.Failed(), family: rec.FamilyName(), pausedAt: -1}
-		if n := len(r.tokens); n > 0 {
-			r.total = r.tokens[n-1]
-		}
-		if r.total == 0 {
-			continue
-		}
-		if i < len(scored) {
-			for _, p := range scored[i].Points {
-				if p.Err == "" && policy.Evaluate(p.Answers).Flagged {
-					r.pausedAt = p.Steps
-					break
-				}
-			}
-		}
-		runs = append(runs, r)
-	}
+	runs := spendRunsOf(records, scored, policy)
 	if len(runs) == 0 {
 		return Spend{}, false
 	}
-	through := func(r run, step int) int64 {
-		if step <= 0 {
-			return 0
-		}
-		return r.tokens[min(step, len(r.tokens))-1]
-	}
+	s.Runs = len(runs)
+	s.Policy, s.FailedTokens, s.SucceededTokens = pauseSaved(runs)
+	s.Budget.Succeeded = s.Policy.Succeeded
 	var budgets []int64
 	for _, r := range runs {
-		s.Runs++
-		if r.failed {
-			s.FailedTokens += r.total
-		} else {
-			s.SucceededTokens += r.total
-			s.Policy.Succeeded++
-			s.Budget.Succeeded++
-		}
-		if r.pausedAt >= 0 {
-			if r.failed {
-				s.Policy.SavedTokens += r.total - through(r, r.pausedAt)
-			} else {
-				s.Policy.Held++
-			}
-		}
 		var others []int64
 		for _, o := range runs {
 			if !o.failed && o.family != r.family {
@@ -126,7 +83,6 @@ func SpendOf(records []Record, scored []ScoredRun, policy overseer.Policy) (s Sp
 		s.FailedShare = float64(s.FailedTokens) / float64(all)
 	}
 	if s.FailedTokens > 0 {
-		s.Policy.SavedShare = float64(s.Policy.SavedTokens) / float64(s.FailedTokens)
 		s.Budget.SavedShare = float64(s.Budget.SavedTokens) / float64(s.FailedTokens)
 	}
 	var sum int64
@@ -138,6 +94,78 @@ func SpendOf(records []Record, scored []ScoredRun, policy overseer.Policy) (s Sp
 	}
 	s.Relative = RelativeSpendOf(records)
 	return s, true
+}
+
+// PauseSpendOf is what stopping each run at the policy's first pause would
+// have saved and held (SpendOf's Policy), with the failed runs' tokens in
+// all: records and the runs Score made of them, in the same order. Runs
+// without tokens count for nothing.
+func PauseSpendOf(records []Record, scored []ScoredRun, policy overseer.Policy) (saved SpendSaved, failedTokens int64) {
+	saved, failedTokens, _ = pauseSaved(spendRunsOf(records, scored, policy))
+	return saved, failedTokens
+}
+
+// spendRun is one run as spend measures it.
+type spendRun struct {
+	tokens   []int64 // tokens through each step, by step count
+	total    int64
+	failed   bool
+	family   string
+	pausedAt int // the step of the first pause; -1 when none
+}
+
+// through is the run's tokens through its first step steps.
+func (r spendRun) through(step int) int64 {
+	if step <= 0 {
+		return 0
+	}
+	return r.tokens[min(step, len(r.tokens))-1]
+}
+
+// spendRunsOf are the runs that reported tokens, with the step of each
+// one's first pause under policy.
+func spendRunsOf(records []Record, scored []ScoredRun, policy overseer.Policy) []spendRun {
+	var runs []spendRun
+	for i, rec := range records {
+		r := spendRun{tokens: tokensByStep(rec), failed: rec.Outcome.Failed(), family: rec.FamilyName(), pausedAt: -1}
+		if n := len(r.tokens); n > 0 {
+			r.total = r.tokens[n-1]
+		}
+		if r.total == 0 {
+			continue
+		}
+		if i < len(scored) {
+			r.pausedAt = firstPause(scored[i], policy)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// pauseSaved is what stopping each run at its first pause saves of the
+// failed runs' tokens and holds of the succeeded runs, and the tokens of
+// each class.
+func pauseSaved(runs []spendRun) (saved SpendSaved, failedTokens, succeededTokens int64) {
+	for _, r := range runs {
+		if r.failed {
+			failedTokens += r.total
+		} else {
+			succeededTokens += r.total
+			saved.Succeeded++
+		}
+		if r.pausedAt < 0 {
+			continue
+		}
+		if r.failed {
+			saved.SavedTokens += r.total - r.through(r.pausedAt)
+		} else {
+			saved.Held++
+		}
+	}
+	if failedTokens > 0 {
+		saved.SavedShare = float64(saved.SavedTokens) / float64(failedTokens)
+	}
+	return saved, failedTokens, succeededTokens
 }
 
 // tokensByStep is rec's tokens spent through each agent step, in order:

@@ -53,6 +53,15 @@ func TestSpendOfStopsAtTheFirstPauseAndAtABudget(t *testing.T) {
 
 	_, ok = eval.SpendOf([]eval.Record{records[3]}, scored[3:], overseer.DefaultPolicy())
 	assert.False(t, ok, "no run reported tokens")
+
+	// PauseSpendOf is the policy's part alone (what train reports for the
+	// policy certified in each fold).
+	saved, failed := eval.PauseSpendOf(records, scored, overseer.DefaultPolicy())
+	assert.Equal(t, s.Policy, saved)
+	assert.Equal(t, s.FailedTokens, failed)
+	saved, failed = eval.PauseSpendOf(records[1:], scored[1:], overseer.DefaultPolicy())
+	assert.Equal(t, eval.SpendSaved{Held: 1, Succeeded: 2}, saved, "no failed run: nothing saved, one succeeded run held")
+	assert.Zero(t, failed)
 }
 
 // What oversight did on closed jobs: the failed jobs' share, what failed

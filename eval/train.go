@@ -72,6 +72,21 @@ type KindRates struct {
 	Kind    overseer.PromiseKind `json:"kind"`
 	Rates   PolicyRates          `json:"rates"`
 	Refused []string             `json:"refused,omitempty"`
+	// Spend is what stopping the held-out runs at the policy's first
+	// pause would have saved of the failed runs' FailedTokens (runs that
+	// reported tokens only).
+	Spend        SpendSaved `json:"spend"`
+	FailedTokens int64      `json:"failed_tokens"`
+}
+
+func (k *KindRates) addSpend(saved SpendSaved, failedTokens int64) {
+	k.Spend.SavedTokens += saved.SavedTokens
+	k.Spend.Held += saved.Held
+	k.Spend.Succeeded += saved.Succeeded
+	k.FailedTokens += failedTokens
+	if k.FailedTokens > 0 {
+		k.Spend.SavedShare = float64(k.Spend.SavedTokens) / float64(k.FailedTokens)
+	}
 }
 
 // SubModelSpec is one sub-model [Train] fits: its name and the features
@@ -917,6 +932,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 				continue
 			}
 			k.Rates.add(PolicyRatesOf(testScored, cal.Policy))
+			k.addSpend(PauseSpendOf(pick(outer[f]), testScored, cal.Policy))
 		}
 	}
 	for _, k := range res.CVByKind {

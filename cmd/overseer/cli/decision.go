@@ -399,6 +399,10 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "\na policy certified for at most %.0f%% false pauses %s on each fold's training runs scored out of fold, applied to its held-out runs:\n", 100**budget, promiseWords(k.Kind))
 		if k.Rates.Succeeded > 0 {
 			printRates(out, k.Rates)
+			if k.FailedTokens > 0 {
+				fmt.Fprintf(out, "  stopped at their first pause, the failed runs would have saved %d of their %d tokens (%.1f%%)\n",
+					k.Spend.SavedTokens, k.FailedTokens, 100*k.Spend.SavedShare)
+			}
 			fmt.Fprintf(out, "  on the held-out runs: %s\n", eval.CheckPromise(k.Rates, *budget))
 		}
 		for _, r := range k.Refused {
