@@ -26,4 +26,7 @@ func ExampleVariants() {
 	// observe/activity
 	// observe/local-activity
 	// observe/hanging-judge
+	// bare/agent-loop
+	// observe/agent-loop
+	// manage/agent-loop
 }
