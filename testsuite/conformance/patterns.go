@@ -89,8 +89,6 @@ type Activities struct {
 	calls   []string
 	flaky   map[string]int
 	release map[string]chan struct{}
-	// loserStarted is closed when RaceCancelsTheLoser's loser has started.
-	loserStarted chan struct{}
 	// HoldAll: held activities wait for Release (a real server's race);
 	// otherwise they complete at once.
 	HoldAll bool
@@ -98,7 +96,7 @@ type Activities struct {
 
 // NewActivities returns activities that complete at once.
 func NewActivities() *Activities {
-	return &Activities{flaky: map[string]int{}, release: map[string]chan struct{}{}, loserStarted: make(chan struct{})}
+	return &Activities{flaky: map[string]int{}, release: map[string]chan struct{}{}}
 }
 
 // Register registers the activities on w under their names.
@@ -148,40 +146,9 @@ func (a *Activities) channel(key string) chan struct{} {
 }
 
 // Step does a step of work: "done <key>".
-//
-// RaceCancelsTheLoser's winner ("fast") first waits until the loser has
-// started. The SDK's test environment, with a worker plugin, restores its
-// registry when the workflow ends while an activity goroutine that has not
-// yet looked up its activity reads it unlocked (a data race the race
-// detector reports), and it settles a loser cancelled before it started
-// without waiting for that goroutine. A started loser has looked itself up.
-func (a *Activities) Step(ctx context.Context, key string) (string, error) {
+func (a *Activities) Step(_ context.Context, key string) (string, error) {
 	a.called(ActivityStep, key)
-	if key == raceWinnerKey {
-		select {
-		case <-a.loserStarted:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}
 	return "done " + key, nil
-}
-
-// The keys of RaceCancelsTheLoser's winner and loser.
-const (
-	raceWinnerKey = "fast"
-	raceLoserKey  = "a"
-)
-
-// startedLoser records that RaceCancelsTheLoser's loser has started.
-func (a *Activities) startedLoser() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	select {
-	case <-a.loserStarted:
-	default:
-		close(a.loserStarted)
-	}
 }
 
 // Fail always fails, without retry.
@@ -207,9 +174,6 @@ func (a *Activities) Flaky(_ context.Context, key string) (string, error) {
 // once.
 func (a *Activities) Held(ctx context.Context, key string) (string, error) {
 	a.called(ActivityHeld, key)
-	if key == raceLoserKey {
-		a.startedLoser()
-	}
 	if !a.HoldAll && key == "a" {
 		// Where nothing is held (the SDK's test environment, which runs
 		// activities at once), b completes first, as in the server's race.
