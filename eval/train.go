@@ -896,7 +896,8 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 			return nil, fmt.Errorf("%w: fold %d: %w", ErrTrain, f+1, err)
 		}
 		m, _ := familyModel(fmt.Sprintf("cv-fold-%d", f+1), fits)
-		testScored, err := Score(ctx, pick(outer[f]), ScoreOptions{Judge: &overseer.LearnedJudge{Model: m}})
+		heldOut := pick(outer[f])
+		testScored, err := Score(ctx, heldOut, ScoreOptions{Judge: &overseer.LearnedJudge{Model: m}})
 		if err != nil {
 			return nil, err
 		}
@@ -932,7 +933,7 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 				continue
 			}
 			k.Rates.add(PolicyRatesOf(testScored, cal.Policy))
-			k.addSpend(PauseSpendOf(pick(outer[f]), testScored, cal.Policy))
+			k.addSpend(PauseSpendOf(heldOut, testScored, cal.Policy))
 		}
 	}
 	for _, k := range res.CVByKind {

@@ -36,8 +36,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	flags, pkgs := args[:sep], args[sep+1:]
 	verbose := slices.Contains(flags, "-v") || slices.Contains(flags, "-v=true")
 	first, code := goTest(ctx, append(slices.Clone(flags), pkgs...), stdout, stderr, verbose)
-	if code == 0 {
-		return 0
+	if code == 0 || first == nil { // first is nil when go test could not be run
+		return code
 	}
 	reruns, why := first.KnownRaceOnly()
 	if len(reruns) == 0 {
