@@ -217,3 +217,36 @@ func TestAgentLoopFailuresReportedAsResultsAreFailures(t *testing.T) {
 	assert.Equal(t, w.Band, v.Band)
 	assert.True(t, v.Flagged, "four failures in a row, reported as results")
 }
+
+// A loop's digest (what each assessment records and the job page shows
+// as the trajectory) speaks of calls, failures and looping, never of phase
+// runs and repeats, which every single-tool loop has.
+func TestAgentLoopDigestSpeaksOfCalls(t *testing.T) {
+	failing := func(n int) []turn {
+		var ts []turn
+		for range n {
+			ts = append(ts, turn{tool: "agent.run_tests", failed: true, call: "go test ./..."})
+		}
+		return ts
+	}
+	for _, tc := range []struct {
+		name  string
+		turns []turn
+		want  string
+	}{
+		{"healthy", []turn{{tool: "agent.read_file"}, {tool: "agent.edit_file"}, {tool: "agent.run_tests"}},
+			"agent loop, last call agent.run_tests; 3 model calls, 3 tool calls, 0 failed; tokens 9000 in, 600 out"},
+		{"failing", append([]turn{{tool: "agent.read_file"}}, failing(4)...),
+			"agent loop, last call agent.run_tests; 5 model calls, 5 tool calls, 4 failed, the last 4 in a row; nothing new for 3 tool calls; tokens 15000 in, 1000 out"},
+		{"looping", []turn{{tool: "agent.read_file", call: "main.go", result: "package main"}, {tool: "agent.read_file", call: "main.go", result: "package main"},
+			{tool: "agent.read_file", call: "main.go", result: "package main"}},
+			"agent loop, last call agent.read_file; 3 model calls, 3 tool calls, 0 failed; 2 looping (the same call answered the same way); nothing new for 2 tool calls; tokens 9000 in, 600 out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := agentLoop(tc.turns...).Digest()
+			assert.Equal(t, tc.want, d)
+			assert.NotContains(t, d, "phase")
+			assert.NotContains(t, d, "repeats")
+		})
+	}
+}

@@ -347,10 +347,14 @@ func (t *Trajectory) SetPullRequests(prs []string) {
 }
 
 // Digest is a readable one-paragraph summary of the trajectory, recorded
-// with each assessment so a person sees what was evaluated. It runs at every
+// with each assessment so a person sees what was evaluated; on an agent
+// loop (ShapeOf) it speaks of calls, not phase runs. It runs at every
 // boundary, in workflow code: it appends with strconv rather than fmt (the
 // same text, %d and %.2f).
 func (t Trajectory) Digest() string {
+	if ShapeOf(t) == ShapeAgentLoop {
+		return t.loopDigest()
+	}
 	b := make([]byte, 0, 128)
 	b = append(b, "phase "...)
 	b = append(b, t.Phase...)
@@ -379,6 +383,49 @@ func (t Trajectory) Digest() string {
 	if t.LaneSwitches > 0 {
 		b = append(strconv.AppendInt(append(b, "; "...), int64(t.LaneSwitches), 10), " lane switches"...)
 	}
+	return string(t.appendDigestTail(b))
+}
+
+// loopDigest is Digest on an agent loop, in a loop's words: its calls, the
+// tool calls that failed and how, looping and the calls since anything
+// new; never phase runs and repeats, which every single-tool loop has.
+func (t Trajectory) loopDigest() string {
+	s := t.Loop
+	b := make([]byte, 0, 160)
+	b = append(append(b, "agent loop, last call "...), t.Phase...)
+	b = strconv.AppendInt(append(b, "; "...), int64(s.ModelCalls), 10)
+	b = append(b, " model calls"...)
+	if s.ModelFailures > 0 {
+		b = append(strconv.AppendInt(append(b, " ("...), int64(s.ModelFailures), 10), " failed)"...)
+	}
+	b = strconv.AppendInt(append(b, ", "...), int64(s.ToolCalls), 10)
+	b = strconv.AppendInt(append(b, " tool calls, "...), int64(s.ToolFailures), 10)
+	b = append(b, " failed"...)
+	if s.ReportedFailures > 0 {
+		b = append(strconv.AppendInt(append(b, " ("...), int64(s.ReportedFailures), 10), " reported as results)"...)
+	}
+	if s.FailStreak > 1 {
+		b = append(strconv.AppendInt(append(b, ", the last "...), int64(s.FailStreak), 10), " in a row"...)
+	}
+	if s.Looping > 0 {
+		b = append(strconv.AppendInt(append(b, "; "...), int64(s.Looping), 10), " looping (the same call answered the same way)"...)
+	}
+	if s.SinceNew > 1 {
+		b = append(strconv.AppendInt(append(b, "; nothing new for "...), int64(s.SinceNew), 10), " tool calls"...)
+	}
+	if t.CostUSD > 0 {
+		b = strconv.AppendFloat(append(b, "; $"...), t.CostUSD, 'f', 2, 64)
+	}
+	if t.InputTokens > 0 || t.OutputTokens > 0 {
+		b = strconv.AppendInt(append(b, "; tokens "...), t.InputTokens, 10)
+		b = append(strconv.AppendInt(append(b, " in, "...), t.OutputTokens, 10), " out"...)
+	}
+	return string(t.appendDigestTail(b))
+}
+
+// appendDigestTail appends what Digest says the same way of either shape:
+// the failed tools, the work items and the open pull requests.
+func (t Trajectory) appendDigestTail(b []byte) []byte {
 	if len(t.FailedToolCategories) > 0 {
 		b = append(b, "; failed tools: "...)
 		for i, c := range t.FailedToolCategories {
@@ -399,7 +446,7 @@ func (t Trajectory) Digest() string {
 	if n := len(t.OpenPullRequests); n > 0 {
 		b = append(strconv.AppendInt(append(b, "; "...), int64(n), 10), " open PRs"...)
 	}
-	return string(b)
+	return b
 }
 
 // Clone returns a deep copy, so that a local activity (which receives its
