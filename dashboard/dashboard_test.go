@@ -249,6 +249,26 @@ func TestJobPage(t *testing.T) {
 	assert.Contains(t, body, "no job with id")
 }
 
+// An agent loop's page speaks of calls and draws the policy's loop
+// section: its pause threshold, not the phases'.
+func TestJobPageOfAnAgentLoop(t *testing.T) {
+	b := newBackend()
+	st := b.statuses["job-paused"]
+	st.Shape = overseer.ShapeAgentLoop
+	b.statuses["job-paused"] = st
+	srv := newServer(t, b, dashboard.Options{})
+	code, body := get(t, srv.Client(), srv.URL+"/job?id=job-paused")
+	require.Equal(t, http.StatusOK, code)
+	loop := overseer.DefaultLearnedPolicy().ForShape(overseer.ShapeAgentLoop)
+	for _, w := range []string{"The next call will receive:", "Note for the next call", "Last call", "3 calls · 4 assessments",
+		fmt.Sprintf("%.3f", loop.PauseAtOrBelow)} {
+		assert.Contains(t, body, w)
+	}
+	for _, w := range []string{"next phase", "Last phase", "3 phases", fmt.Sprintf("%.3f", overseer.DefaultLearnedPolicy().PauseAtOrBelow)} {
+		assert.NotContains(t, body, w)
+	}
+}
+
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // formToken loads a job page and returns the page's CSRF token and cookie.

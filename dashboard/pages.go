@@ -556,6 +556,9 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 	}
 	st.Paused = st.Paused && j.Running() // terminated or timed out at a gate: closed, not paused
 	p.Status, p.HasStatus = st, true
+	// An agent loop is judged by the policy's loop section: its bands and
+	// pause threshold are the ones to draw.
+	p.Policy = s.opts.Policy.ForShape(st.Shape)
 	p.Badge, p.HasP = bandBadge(st.Band), statusHasP(st)
 	if st.Paused {
 		p.Badge, p.LastVerdict, p.Why = pausedBadge, pausedVerdict(st), st.PauseWhy()
@@ -581,7 +584,7 @@ func (s *Server) jobPage(r *http.Request, id string) jobPage {
 			p.DeadlineDoes = deadlineDoes(p.OpenGate)
 		}
 	}
-	p.Chart = newChart(s.opts.Policy, st.Assessments, st.Gates, st.Counters.Assessments)
+	p.Chart = newChart(p.Policy, st.Assessments, st.Gates, st.Counters.Assessments)
 	p.Phases = timeline(st, s.opts.Now())
 	p.Gates = st.Gates
 	return p

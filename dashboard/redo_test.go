@@ -96,5 +96,5 @@ func TestBatchRedo(t *testing.T) {
 		assert.Equal(t, overseer.ActionRedo, r.Action)
 		assert.Equal(t, "same root cause: fix the writer", r.Note)
 	}
-	assert.Regexp(t, `<tr data-result="job-early" data-ok="true">\s*<td>.*</td>\s*<td>spec-1</td>\s*<td><span class="badge on_track">redone</span> by alice`, body)
+	assert.Regexp(t, `<tr data-result="job-early" data-ok="true">\s*<td class="job">.*</td>\s*<td>spec-1</td>\s*<td><span class="badge on_track">redone</span> by alice`, body)
 }

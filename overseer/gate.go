@@ -543,10 +543,11 @@ func (r *run) gateDetails(ctx workflow.Context) string {
 	if info.Namespace != "" && info.Namespace != "default" {
 		target += " --namespace " + shellQuote(info.Namespace)
 	}
+	step := stepNoun(ShapeOf(r.traj))
 	var b strings.Builder
 	fmt.Fprintf(&b, "Paused by the overseer (%s mode): %d gate(s) open.\n", r.cfg.Mode, len(r.open))
 	for _, g := range r.open {
-		fmt.Fprintf(&b, "\nGate %s, after phase %s, since %s.\n", g.ID, g.Phase, g.PausedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+		fmt.Fprintf(&b, "\nGate %s, after %s %s, since %s.\n", g.ID, step, g.Phase, g.PausedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 		// What happened first, in plain words; the rule that fired after.
 		for _, e := range g.Evidence {
 			fmt.Fprintf(&b, "- %s\n", e)
@@ -568,7 +569,7 @@ func (r *run) gateDetails(ctx workflow.Context) string {
 			target, ResumeName, shellQuote(fmt.Sprintf(`{"by":"YOUR_NAME","gate":%q,"action":"abort"}`, g.ID)))
 	}
 	if r.note != nil {
-		fmt.Fprintf(&b, "\nThe next phase will receive: %s\n", r.note.String())
+		fmt.Fprintf(&b, "\nThe next %s will receive: %s\n", step, r.note.String())
 	}
 	return b.String()
 }

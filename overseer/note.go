@@ -47,21 +47,31 @@ func ProcessNote(ctx context.Context) (Note, bool) {
 	return n, ok
 }
 
-// newNote words a flagged verdict as a process signal.
-func newNote(phase string, a Answers, v Verdict, obligations []string) Note {
+// newNote words a flagged verdict as a process signal. On an agent loop
+// it names the call and says what the calls did (the gate's first line of
+// evidence), not what a phase of work may have done.
+func newNote(phase string, shape trajectory.Shape, a Answers, v Verdict, obligations, evidence []string) Note {
 	concern := "the work may no longer serve the objective"
 	if i, ok := trajectory.ObligationIndex(a.Breach); ok && i < len(obligations) {
 		concern = obligationConcern(i, obligations[i])
 	}
-	text := fmt.Sprintf("Process note from the overseer: the previous phase (%s) was flagged: %s; P(on objective)=%.2f. "+
-		"This is a process-confidence signal, not a code-quality score.", phase, concern, v.OnObjective)
+	flagged := "the previous phase (" + phase + ")"
+	if shape == trajectory.ShapeAgentLoop {
+		flagged = "the last call (" + phase + ")"
+		if len(evidence) > 0 {
+			concern = evidence[0]
+		}
+	}
+	text := fmt.Sprintf("Process note from the overseer: %s was flagged: %s; P(on objective)=%.2f. "+
+		"This is a process-confidence signal, not a code-quality score.", flagged, concern, v.OnObjective)
 	return Note{FlaggedPhase: phase, OnObjective: v.OnObjective, Text: text}
 }
 
-func failureNote(phase string, failures int) Note {
+func failureNote(phase string, shape trajectory.Shape, failures int) Note {
+	step := stepNoun(shape)
 	return Note{FlaggedPhase: phase, Text: fmt.Sprintf(
-		"Process note from the overseer: the overseer could not assess the last %d phase boundaries (up to %s); "+
-			"a person reviewed the job before this phase.", failures, phase)}
+		"Process note from the overseer: the overseer could not assess the last %d %s boundaries (up to %s); "+
+			"a person reviewed the job before this %s.", failures, step, phase, step)}
 }
 
 func obligationConcern(i int, text string) string {

@@ -175,6 +175,9 @@ func (r *run) status() Status {
 	s.InPhase = slices.Clone(s.InPhase)
 	s.Digest = r.traj.Digest()
 	s.Objective = r.traj.Objective
+	if shape := ShapeOf(r.traj); shape == ShapeAgentLoop {
+		s.Shape = shape
+	}
 	s.MaxRedos, s.RedoPhases = r.redoBounds()
 	if r.note != nil && s.Aborted() == nil && !r.ended { // an aborted or closed job has no next phase
 		s.PendingNote = r.note.String()
@@ -427,7 +430,7 @@ func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajector
 		r.logger.Warn("overseer: assessment failed", "phase", phase, "error", rec.Error)
 		max := r.cfg.Policy.MaxConsecutiveFailures
 		if r.cfg.Mode == ModeManage && max > 0 && r.st.Counters.ConsecutiveFailures >= max && ctx.Err() == nil {
-			n := failureNote(phase, r.st.Counters.ConsecutiveFailures)
+			n := failureNote(phase, ShapeOf(traj), r.st.Counters.ConsecutiveFailures)
 			r.note = &n
 			return pauseCause{
 				reason: fmt.Sprintf("the overseer could not assess %d boundaries in a row (last error: %s); manual review",
@@ -466,7 +469,7 @@ func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajector
 		r.publish(ctx)
 		return pauseCause{}
 	}
-	n := newNote(phase, out.Answers, v, r.cfg.Obligations)
+	n := newNote(phase, ShapeOf(traj), out.Answers, v, r.cfg.Obligations, rec.Evidence)
 	r.note = &n
 	return pauseCause{reason: v.Reason, evidence: rec.Evidence, afterRun: traj.PhaseRuns}
 }

@@ -27,9 +27,12 @@ type Status struct {
 	RunBand     bool    `json:"run_band,omitempty"`
 	// Basis is what the latest assessment was based on, in the judge's
 	// words (the learned judge names its sub-model and inputs).
-	Basis  string `json:"basis,omitempty"`
-	Phase  string `json:"phase,omitempty"`
-	Paused bool   `json:"paused"`
+	Basis string `json:"basis,omitempty"`
+	// Shape is ShapeAgentLoop on an agent loop (ShapeOf its trajectory);
+	// empty on a job of phases, and in statuses of earlier releases.
+	Shape  trajectory.Shape `json:"shape,omitempty"`
+	Phase  string           `json:"phase,omitempty"`
+	Paused bool             `json:"paused"`
 	// GateID, PausedSince and PauseReason describe the open gate, if any
 	// (the oldest, when phases flagged in parallel opened several). Send
 	// GateID in ResumeRequest.Gate.
@@ -39,7 +42,8 @@ type Status struct {
 	// GateDeadline is when the open gate's next deadline acts (escalate,
 	// continue or abort), if it has one; Gates has each open gate's.
 	GateDeadline *time.Time `json:"gate_deadline,omitempty"`
-	// PendingNote is the process note the next phase will receive; empty
+	// PendingNote is the process note the next phase (on an agent loop,
+	// the next call) will receive; empty
 	// once the job has ended or was aborted.
 	PendingNote string `json:"pending_note,omitempty"`
 	Digest      string `json:"digest,omitempty"`
@@ -359,4 +363,16 @@ func abortError(g Gate) error {
 		msg += ": " + g.Note
 	}
 	return temporal.NewNonRetryableApplicationError(msg, AbortedErrorType, nil, g)
+}
+
+// Step is what one boundary of the job closes, in words: "call" on an
+// agent loop, "phase" on a job of phases.
+func (s Status) Step() string { return stepNoun(s.Shape) }
+
+// stepNoun is [Status.Step] for a shape.
+func stepNoun(shape trajectory.Shape) string {
+	if shape == trajectory.ShapeAgentLoop {
+		return "call"
+	}
+	return "phase"
 }

@@ -34,7 +34,7 @@ import (
 	"github.com/corohq/temporal-overseer/workflows"
 )
 
-var screenshots = flag.Bool("screenshots", false, "write the dashboard screenshots into docs/ (TestDashboardInChromium)")
+var screenshots = flag.Bool("screenshots", false, "write the dashboard screenshots into docs/ (TestDashboardInChromium, TestDashboardInChromiumOnAnAgentLoop)")
 
 // ChromiumEnv overrides the Chromium binary the browser test drives.
 const ChromiumEnv = "OVERSEER_CHROMIUM"
@@ -179,7 +179,8 @@ func startJobWithMemo(t *testing.T, c client.Client, taskQueue string, in workfl
 // timeline, the basis of its verdicts and the policy's promise, the resume
 // form resumes it, and Temporal shows it completed. It runs the default
 // judge and policy, as a default install does.
-// With -screenshots it writes docs/dashboard-list.png,
+// With -screenshots it writes docs/dashboard-list.png (with an observed
+// agent loop among the neighbours),
 // docs/dashboard-waiting.png and docs/dashboard-job.png.
 func TestDashboardInChromium(t *testing.T) {
 	exe := requireChromium(t)
@@ -195,6 +196,11 @@ func TestDashboardInChromium(t *testing.T) {
 		for _, sc := range []activities.Scenario{activities.OnTrack, activities.Drifting, activities.Blocked} {
 			startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export", Scenario: sc}, overseer.ModeObserve)
 		}
+		// And an agent loop, the shape most agents on Temporal have.
+		_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("agent-loop-repeating-%d", time.Now().UnixNano()),
+			TaskQueue: tq, Memo: map[string]any{overseer.ModeMemoKey: string(overseer.ModeObserve)}},
+			workflows.AgentLoopWorkflowName, workflows.AgentLoopInput{Objective: "Add CSV export", Scenario: activities.LoopRepeating})
+		require.NoError(t, err)
 	}
 	run := startJobWithMemo(t, c, tq, workflows.JobInput{Objective: "Add CSV export to the reports page", Scenario: activities.Looping}, "")
 	id := run.GetID()
@@ -229,7 +235,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if *screenshots {
 		eventually(t, "the neighbours to be assessed", 30*time.Second, func() bool {
 			n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("tbody svg.bar").length`))
-			return n >= 4
+			return n >= 5
 		})
 		shoot(t, ctx, "dashboard-list.png")
 	}
@@ -456,4 +462,52 @@ func TestMetricsAfterDemoJobs(t *testing.T) {
 		assert.Contains(t, fields, k, "structured field %s", k)
 	}
 	assert.Equal(t, looping.GetID(), logs.FilterMessage("overseer: job paused").All()[0].ContextMap()["WorkflowID"])
+}
+
+// TestDashboardInChromiumOnAnAgentLoop opens the page of an agent
+// loop paused by the default judge (a tool failing on every call, manage
+// mode, the shipped loop policy) in headless Chromium: the reviewer reads
+// what the calls did first, in the loop's words (never phase-of-work facts),
+// the verdict's basis names the agent-loop rules, and the gate's form is
+// there. With -screenshots it writes docs/dashboard-loop.png.
+func TestDashboardInChromiumOnAnAgentLoop(t *testing.T) {
+	exe := requireChromium(t)
+	srv := e2eServer(t)
+	c := srv.Client()
+	tq, _ := meteredWorker(t, srv, worker.Config{})
+	url := startDashboard(t, srv)
+
+	id := fmt.Sprintf("agent-loop-tool-failing-%d", time.Now().UnixNano())
+	_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: tq},
+		workflows.AgentLoopWorkflowName, workflows.AgentLoopInput{Objective: "Add CSV export to the reports page", Scenario: activities.LoopToolFailing})
+	require.NoError(t, err)
+	eventually(t, "the failing loop to pause", time.Minute, func() bool { return status(t, c, id).Paused })
+
+	ctx := browser(t, exe)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(url+"/job?id="+id),
+		chromedp.WaitVisible(chromedp.CSS(`form.resume`)),
+	))
+	pageWhy, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.cards [data-why]`)))
+	require.NoError(t, err)
+	assert.Equal(t, status(t, c, id).PauseWhy(), pageWhy, "the job page says why it is paused, first")
+	gate, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.panel.gate`)))
+	require.NoError(t, err)
+	assert.Contains(t, gate, "run_tests failed each of its last 4 calls, the same error each time: exit status 1: TestExport: want 3 rows, got 0")
+	// What happened comes before the number it moved.
+	if i, j := strings.Index(gate, "run_tests failed"), strings.Index(gate, "P(on objective)"); j >= 0 {
+		assert.Less(t, i, j, "the gate leads with what the calls did, then P: %q", gate)
+	}
+	assert.NotContains(t, gate, "phase run", "no phase-of-work facts on a loop: %q", gate)
+	basis, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-basis]`)))
+	require.NoError(t, err)
+	assert.Contains(t, basis, "agent-loop rules", "a new loop type is read by the rules: %q", basis)
+	if *screenshots {
+		shoot(t, ctx, "dashboard-loop.png")
+	}
+	_ = chromedp.Do(ctx, chromedp.Navigate("about:blank")) // stop the page's polling
+
+	_, err = c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: overseer.ResumeName,
+		Args: []any{overseer.ResumeRequest{By: "reviewer", Action: overseer.ActionAbort}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
 }
