@@ -52,6 +52,10 @@ func TestNotificationsSayTheEvidenceFirst(t *testing.T) {
 	assert.Equal(t, ":double_vertical_bar: Job `job-1` is paused after phase *code*: "+evidence[0]+". It waits for a person at gate *code-1*.", msg.Text,
 		"the fallback text a phone shows says why first")
 
+	loop := ev
+	loop.Phase, loop.Gate, loop.Shape = "run_tests", "run_tests-1", overseer.ShapeAgentLoop
+	assert.Contains(t, notify.SlackMessage(loop).Text, "is paused after call *run_tests*: ", "an agent loop's gate opens after a call")
+
 	ev.Evidence = []string{"code failed; the last error: x < y & z"}
 	msg = notify.SlackMessage(ev)
 	assert.Contains(t, msg.Blocks[0].Text.Text, "• code failed; the last error: x &lt; y &amp; z", "mrkdwn is escaped")

@@ -111,20 +111,20 @@ func SlackMessage(ev overseer.GateEvent) SlackPayload {
 	budget := ev.GateKind == overseer.GateKindBudget
 	switch {
 	case ev.Kind == overseer.GateOpened && budget:
-		head = fmt.Sprintf(":moneybag: Job %s reached its budget after phase *%s*: %s. It waits at gate *%s* for a raised budget or an abort.", job, esc(ev.Phase), why, esc(ev.Gate))
+		head = fmt.Sprintf(":moneybag: Job %s reached its budget after %s *%s*: %s. It waits at gate *%s* for a raised budget or an abort.", job, ev.Step(), esc(ev.Phase), why, esc(ev.Gate))
 	case ev.Kind == overseer.GateResumed && budget && ev.RaisedBudget != nil:
 		head = fmt.Sprintf(":arrow_forward: Job %s was resumed at gate *%s* by %s with a raised budget (%s) after %s.", job, esc(ev.Gate), esc(ev.By), esc(ev.RaisedBudget.String()), wait(ev.Wait))
 	}
 	switch {
 	case head != "":
 	case ev.Kind == overseer.GateOpened:
-		head = fmt.Sprintf(":double_vertical_bar: Job %s is paused after phase *%s*: %s. It waits for a person at gate *%s*.", job, esc(ev.Phase), why, esc(ev.Gate))
+		head = fmt.Sprintf(":double_vertical_bar: Job %s is paused after %s *%s*: %s. It waits for a person at gate *%s*.", job, ev.Step(), esc(ev.Phase), why, esc(ev.Gate))
 	case ev.Kind == overseer.GateEscalated:
-		head = fmt.Sprintf(":rotating_light: Escalated: job %s is still paused after phase *%s* (%s) and has waited %s at gate *%s* (%s); nobody has resumed it.", job, esc(ev.Phase), why, wait(ev.Wait), esc(ev.Gate), esc(ev.Rule))
+		head = fmt.Sprintf(":rotating_light: Escalated: job %s is still paused after %s *%s* (%s) and has waited %s at gate *%s* (%s); nobody has resumed it.", job, ev.Step(), esc(ev.Phase), why, wait(ev.Wait), esc(ev.Gate), esc(ev.Rule))
 	case ev.Kind == overseer.GateResumed:
 		head = fmt.Sprintf(":arrow_forward: Job %s was resumed at gate *%s* by %s after %s.", job, esc(ev.Gate), esc(ev.By), wait(ev.Wait))
 	case ev.Kind == overseer.GateRedone:
-		head = fmt.Sprintf(":repeat: Job %s: phase *%s* is being redone: %s rejected its result at gate *%s* after %s.", job, esc(ev.Phase), esc(ev.By), esc(ev.Gate), wait(ev.Wait))
+		head = fmt.Sprintf(":repeat: Job %s: %s *%s* is being redone: %s rejected its result at gate *%s* after %s.", job, ev.Step(), esc(ev.Phase), esc(ev.By), esc(ev.Gate), wait(ev.Wait))
 	case ev.Kind == overseer.GateAborted:
 		head = fmt.Sprintf(":octagonal_sign: Job %s was aborted at gate *%s* by %s after %s.", job, esc(ev.Gate), esc(ev.By), wait(ev.Wait))
 	case ev.Kind == overseer.GateExpired:

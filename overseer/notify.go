@@ -105,6 +105,9 @@ type GateEvent struct {
 	// rule that fired (Reason), and when.
 	Gate  string `json:"gate"`
 	Phase string `json:"phase"`
+	// Shape is ShapeAgentLoop when the job is an agent loop (Phase is then
+	// the call the gate opened after); empty on a job of phases.
+	Shape trajectory.Shape `json:"shape,omitempty"`
 	// GateKind is what opened the gate (Gate.Kind): GateKindBudget for
 	// the job's budget, empty for a verdict. RaisedBudget is the budget a
 	// reviewer continued a budget gate with.
@@ -141,6 +144,10 @@ type GateEvent struct {
 	Headline string `json:"headline,omitempty"`
 }
 
+// Step is what the gate opened after, in words: "call" on an agent loop,
+// "phase" on a job of phases.
+func (ev GateEvent) Step() string { return stepNoun(ev.Shape) }
+
 // Sentence says what happened at the gate in one sentence; while the gate
 // is open (opened, escalated) it leads with why the job is paused, from
 // the evidence.
@@ -153,19 +160,19 @@ func (ev GateEvent) Sentence() string {
 	budget := ev.GateKind == GateKindBudget
 	switch {
 	case ev.Kind == GateOpened && budget:
-		return fmt.Sprintf("Job %s reached its budget after phase %s: %s; it waits at gate %s for a raised budget or an abort.", ev.WorkflowID, ev.Phase, why, ev.Gate)
+		return fmt.Sprintf("Job %s reached its budget after %s %s: %s; it waits at gate %s for a raised budget or an abort.", ev.WorkflowID, ev.Step(), ev.Phase, why, ev.Gate)
 	case ev.Kind == GateResumed && budget && ev.RaisedBudget != nil:
 		return fmt.Sprintf("Job %s was resumed at gate %s by %s with a raised budget (%s) after %s.", ev.WorkflowID, ev.Gate, ev.By, *ev.RaisedBudget, ev.Wait.Round(time.Second))
 	}
 	switch ev.Kind {
 	case GateOpened:
-		return fmt.Sprintf("Job %s is paused after phase %s: %s; it waits for a person at gate %s.", ev.WorkflowID, ev.Phase, why, ev.Gate)
+		return fmt.Sprintf("Job %s is paused after %s %s: %s; it waits for a person at gate %s.", ev.WorkflowID, ev.Step(), ev.Phase, why, ev.Gate)
 	case GateEscalated:
-		return fmt.Sprintf("Escalated: job %s is still paused after phase %s (%s) and has waited %s at gate %s (%s).", ev.WorkflowID, ev.Phase, why, ev.Wait.Round(time.Second), ev.Gate, ev.Rule)
+		return fmt.Sprintf("Escalated: job %s is still paused after %s %s (%s) and has waited %s at gate %s (%s).", ev.WorkflowID, ev.Step(), ev.Phase, why, ev.Wait.Round(time.Second), ev.Gate, ev.Rule)
 	case GateResumed:
 		return fmt.Sprintf("Job %s was resumed at gate %s by %s after %s.", ev.WorkflowID, ev.Gate, ev.By, ev.Wait.Round(time.Second))
 	case GateRedone:
-		return fmt.Sprintf("Job %s: phase %s is being redone: %s rejected its result at gate %s.", ev.WorkflowID, ev.Phase, ev.By, ev.Gate)
+		return fmt.Sprintf("Job %s: %s %s is being redone: %s rejected its result at gate %s.", ev.WorkflowID, ev.Step(), ev.Phase, ev.By, ev.Gate)
 	case GateAborted:
 		return fmt.Sprintf("Job %s was aborted at gate %s by %s after %s.", ev.WorkflowID, ev.Gate, ev.By, ev.Wait.Round(time.Second))
 	case GateExpired:
@@ -244,6 +251,7 @@ func (r *run) event(ctx workflow.Context, kind GateEventKind, g Gate) GateEvent 
 		TaskQueue:      info.TaskQueueName,
 		Gate:           g.ID,
 		Phase:          g.Phase,
+		Shape:          loopShape(ShapeOf(r.traj)),
 		GateKind:       g.Kind,
 		RaisedBudget:   g.RaisedBudget,
 		Evidence:       g.Evidence,

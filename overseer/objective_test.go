@@ -23,6 +23,9 @@ func TestStatusShowsObjectiveAndAnAbortedJobHasNoPendingNote(t *testing.T) {
 
 	require.True(t, whilePaused.Paused)
 	assert.NotEmpty(t, whilePaused.PendingNote, "a paused job shows the note the next phase would receive")
+	assert.Contains(t, whilePaused.PendingNote, "the previous phase (")
+	assert.Empty(t, whilePaused.Shape, "a job of phases writes no shape, as before")
+	assert.Equal(t, "phase", whilePaused.Step())
 	assert.Nil(t, whilePaused.Aborted())
 
 	s := h.status(t)

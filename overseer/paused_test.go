@@ -37,6 +37,10 @@ func TestAPausedJobReadsAsOneToLookAt(t *testing.T) {
 	ev := overseer.GateEvent{Kind: overseer.GateOpened, WorkflowID: "job-1", Gate: "code-1", Phase: "code",
 		Reason: "breach", Evidence: []string{"test ran 4 times in the last 8 phase runs"}}
 	assert.Equal(t, "Job job-1 is paused after phase code: test ran 4 times in the last 8 phase runs; it waits for a person at gate code-1.", ev.Sentence())
+	// An agent loop's gate opens after a call.
+	loop := overseer.GateEvent{Kind: overseer.GateOpened, WorkflowID: "job-2", Gate: "run_tests-1", Phase: "run_tests", Shape: overseer.ShapeAgentLoop,
+		Reason: "breach", Evidence: []string{"run_tests failed each of its last 4 calls"}}
+	assert.Equal(t, "Job job-2 is paused after call run_tests: run_tests failed each of its last 4 calls; it waits for a person at gate run_tests-1.", loop.Sentence())
 
 	// A budget's gate says so, and its resume names the raised budget.
 	budget := overseer.GateEvent{Kind: overseer.GateOpened, WorkflowID: "job-1", Gate: "code-3", Phase: "code", GateKind: overseer.GateKindBudget,

@@ -175,9 +175,7 @@ func (r *run) status() Status {
 	s.InPhase = slices.Clone(s.InPhase)
 	s.Digest = r.traj.Digest()
 	s.Objective = r.traj.Objective
-	if shape := ShapeOf(r.traj); shape == ShapeAgentLoop {
-		s.Shape = shape
-	}
+	s.Shape = loopShape(ShapeOf(r.traj))
 	s.MaxRedos, s.RedoPhases = r.redoBounds()
 	if r.note != nil && s.Aborted() == nil && !r.ended { // an aborted or closed job has no next phase
 		s.PendingNote = r.note.String()

@@ -369,6 +369,16 @@ func abortError(g Gate) error {
 // agent loop, "phase" on a job of phases.
 func (s Status) Step() string { return stepNoun(s.Shape) }
 
+// loopShape is shape when it is ShapeAgentLoop, else empty: what a
+// status or an event records, so that a job of phases writes what it
+// wrote before.
+func loopShape(shape trajectory.Shape) trajectory.Shape {
+	if shape == trajectory.ShapeAgentLoop {
+		return shape
+	}
+	return ""
+}
+
 // stepNoun is [Status.Step] for a shape.
 func stepNoun(shape trajectory.Shape) string {
 	if shape == trajectory.ShapeAgentLoop {

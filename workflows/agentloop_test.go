@@ -20,6 +20,8 @@ type loopRun struct {
 	// pausedAt is the number of phases (model and tool calls) done at
 	// each pause.
 	pausedAt []int
+	// atPause is the status at the first pause.
+	atPause *overseer.Status
 }
 
 // runLoop runs an agent-loop scenario in manage mode with the default
@@ -37,6 +39,9 @@ func runLoop(t *testing.T, scenario activities.LoopScenario) loopRun {
 	tick = func() {
 		if st := query(); st.Paused {
 			r.pausedAt = append(r.pausedAt, st.Counters.Phases)
+			if r.atPause == nil {
+				r.atPause = &st
+			}
 			req := overseer.ResumeRequest{By: "reviewer", Action: overseer.ActionAbort, Note: "not worth more turns"}
 			if scenario == activities.LoopBlocked {
 				req = overseer.ResumeRequest{By: "reviewer", Note: "DEPLOY_TOKEN is in the staging vault"}
@@ -95,6 +100,13 @@ func TestAgentLoopScenariosUnderManage(t *testing.T) {
 		require.NotEmpty(t, r.status.Gates)
 		assert.Equal(t, "run_tests failed each of its last 4 calls, the same error each time: exit status 1: TestExport: want 3 rows, got 0",
 			r.status.Gates[0].Evidence[0], "what happened first")
+		// What the agent's next call and a person read speaks of calls.
+		require.NotNil(t, r.atPause)
+		assert.Equal(t, overseer.ShapeAgentLoop, r.atPause.Shape)
+		assert.Equal(t, "call", r.atPause.Step())
+		assert.Equal(t, "Process note from the overseer: the last call (run_tests) was flagged: "+r.status.Gates[0].Evidence[0]+
+			"; P(on objective)=0.12. This is a process-confidence signal, not a code-quality score.", r.atPause.PendingNote)
+		assert.Regexp(t, `^agent loop, last call run_tests; 5 model calls, 5 tool calls, 4 failed, the last 4 in a row`, r.atPause.Digest)
 	})
 	t.Run("looping on the same call", func(t *testing.T) {
 		r := runLoop(t, activities.LoopRepeating)

@@ -502,6 +502,15 @@ func TestDashboardInChromiumOnAnAgentLoop(t *testing.T) {
 	basis, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-basis]`)))
 	require.NoError(t, err)
 	assert.Contains(t, basis, "agent-loop rules", "a new loop type is read by the rules: %q", basis)
+	assert.Contains(t, gate, "The next call will receive: Process note from the overseer: the last call (run_tests) was flagged: run_tests failed")
+	cards, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.cards`)))
+	require.NoError(t, err)
+	assert.Contains(t, strings.ToLower(cards), "last call")
+	// The chart's dashed line is the loop policy's pause threshold.
+	pauseAt := fmt.Sprintf("%.3f", overseer.DefaultLearnedPolicy().ForShape(overseer.ShapeAgentLoop).PauseAtOrBelow)
+	chart, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("svg.chart").textContent`))
+	require.NoError(t, err)
+	assert.Contains(t, chart, pauseAt)
 	if *screenshots {
 		shoot(t, ctx, "dashboard-loop.png")
 	}
