@@ -64,6 +64,9 @@ func TestDemoTellsTheTruth(t *testing.T) {
 	for _, sc := range []string{"tool_failing", "looping", "blocked"} {
 		assert.NotEqual(t, "0", loops[sc][5], "%s paused", sc)
 	}
+	// A loop's note is for its next call, and names the call.
+	assert.Regexp(t, `(?m)^loop/tool_failing\s+note for the next call: Process note from the overseer: the last call \(run_tests\) was flagged: run_tests failed`, out.String())
+	assert.Regexp(t, `(?m)^looping\s+note for the next phase: Process note from the overseer: the previous phase \(test\) was flagged`, out.String())
 	// The budgeted loop (healthy, 6,000 tokens) stopped once, at its
 	// budget, and finished with the raised one.
 	assert.Equal(t, []string{"done", "1"}, []string{loops["budget"][2], loops["budget"][5]})

@@ -243,7 +243,7 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 		}
 		writePause(out, j.label, 10, s.Phase, evidence, s.PauseReason)
 		if s.PendingNote != "" {
-			fmt.Fprintf(out, "%-10s    note for the next phase: %s\n", j.label, s.PendingNote)
+			fmt.Fprintf(out, "%-10s    note for the next %s: %s\n", j.label, s.Step(), s.PendingNote)
 		}
 		select {
 		case <-time.After(reviewDelay): // the reviewer reads the reason
