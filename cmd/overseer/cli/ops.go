@@ -153,7 +153,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		fmt.Fprintf(tw, "Who may resume\t%s\n", s.Approval)
 	}
 	if s.Phase != "" {
-		fmt.Fprintf(tw, "Last phase\t%s\n", s.Phase)
+		fmt.Fprintf(tw, "Last %s\t%s\n", s.Step(), s.Phase)
 	}
 	if b := s.Budget; b != nil {
 		fmt.Fprintf(tw, "Budget\t%s\n", budgetLine(*b))
@@ -182,7 +182,7 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		}
 	}
 	if s.PendingNote != "" {
-		fmt.Fprintf(tw, "Next phase note\t%s\n", s.PendingNote)
+		fmt.Fprintf(tw, "Next %s note\t%s\n", s.Step(), s.PendingNote)
 	}
 	if s.Digest != "" {
 		fmt.Fprintf(tw, "Trajectory\t%s\n", s.Digest)
@@ -192,8 +192,8 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 	if k.Redos > 0 {
 		redos = fmt.Sprintf(" (%d redos)", k.Redos)
 	}
-	fmt.Fprintf(tw, "Counters\t%d phases, %d assessments (%d failed), %d flagged, %d pauses, %d resumes%s\n",
-		k.Phases, k.Assessments, k.Failures, k.Flags, k.Pauses, k.Resumes, redos)
+	fmt.Fprintf(tw, "Counters\t%d %ss, %d assessments (%d failed), %d flagged, %d pauses, %d resumes%s\n",
+		k.Phases, s.Step(), k.Assessments, k.Failures, k.Flags, k.Pauses, k.Resumes, redos)
 	tw.Flush()
 	if len(s.Assessments) > 0 {
 		fmt.Fprintln(out, "\nRecent assessments:")
@@ -223,8 +223,12 @@ func writeStatus(out io.Writer, id string, s overseer.Status, closedState string
 		}
 		tw.Flush()
 	}
+	after := "" // a job of phases names the phase alone, as it always has
+	if s.Shape == overseer.ShapeAgentLoop {
+		after = "call "
+	}
 	for _, g := range s.Gates {
-		fmt.Fprintf(out, "\nGate %s: paused after %s at %s: %s\n", g.ID, g.Phase, g.PausedAt.Format(time.RFC3339), gateWhy(g.Evidence, g.Reason))
+		fmt.Fprintf(out, "\nGate %s: paused after %s%s at %s: %s\n", g.ID, after, g.Phase, g.PausedAt.Format(time.RFC3339), gateWhy(g.Evidence, g.Reason))
 		if g.Attempt > 1 {
 			fmt.Fprintf(out, "  holds run %d of %s (after %d redo(s))\n", g.Attempt, g.Phase, g.Attempt-1)
 		}

@@ -30,6 +30,27 @@ func TestStatusTextShowsObjectiveInPhaseAdviceAndAbort(t *testing.T) {
 	assert.NotContains(t, text, "Next phase note")
 }
 
+// An agent loop's status speaks of calls; a job of phases' of phases.
+func TestStatusTextOfAnAgentLoopSpeaksOfCalls(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		shape overseer.Shape
+		want  []string
+	}{
+		{overseer.ShapeAgentLoop, []string{"Last call", "Next call note", "10 calls, 10 assessments", "Gate run_tests-1: paused after call run_tests"}},
+		{"", []string{"Last phase", "Next phase note", "10 phases, 10 assessments", "Gate run_tests-1: paused after run_tests"}},
+	} {
+		s := overseer.Status{Mode: overseer.ModeManage, Shape: tc.shape, Phase: "run_tests", Paused: true, PausedSince: &t0, GateID: "run_tests-1",
+			PendingNote: "Process note", Assessments: []overseer.Assessment{}, Counters: overseer.Counters{Phases: 10, Assessments: 10},
+			Gates: []overseer.Gate{{ID: "run_tests-1", Phase: "run_tests", Reason: "off track", PausedAt: t0}}}
+		var out bytes.Buffer
+		writeStatus(&out, "job-1", s, "")
+		for _, w := range tc.want {
+			assert.Contains(t, out.String(), w, "shape %q", tc.shape)
+		}
+	}
+}
+
 // A job terminated at a gate still reports the pause it last recorded (no
 // code ran to clear it); the status says it closed and offers no resume.
 func TestStatusOfAJobClosedAtAGate(t *testing.T) {
