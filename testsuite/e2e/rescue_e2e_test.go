@@ -113,8 +113,7 @@ func TestE2ELearnStatusSaysWhetherPausesShouldBeOn(t *testing.T) {
 	assert.Equal(t, eval.RescueHelps, e.Verdict, e.Sentence)
 	assert.True(t, strings.HasPrefix(e.Sentence, "pauses here were needed 8 times in 10 (8 of 10 paused jobs); p 0.500 > d/(r+d) 0.000: pausing helps"), e.Sentence)
 
-	code, out, errOut := overseerCLI(srv, "learn", "status", "--type", typ)
-	require.Equal(t, 0, code, errOut)
+	out := learnStatusOnceRoundShows(t, srv, typ)
 	t.Logf("overseer learn status:\n%s", out)
 	assert.Contains(t, out, "should pauses be on for "+typ+"? "+e.Sentence)
 	dash := startDashboard(t, srv)
@@ -122,4 +121,19 @@ func TestE2ELearnStatusSaysWhetherPausesShouldBeOn(t *testing.T) {
 		return strings.Contains(modelsSection(t, dash, typ), "data-rescue")
 	})
 	assert.Contains(t, modelsSection(t, dash, typ), `<p data-rescue="helps">pauses here were needed 8 times in 10`)
+}
+
+// learnStatusOnceRoundShows is `overseer learn status --type typ` once it
+// shows a round: it finds the last round through visibility, which a
+// cluster updates a moment after the round closes.
+func learnStatusOnceRoundShows(t *testing.T, srv server, typ string) string {
+	t.Helper()
+	var out string
+	eventually(t, "learn status to show the round", 30*time.Second, func() bool {
+		code, stdout, errOut := overseerCLI(srv, "learn", "status", "--type", typ)
+		require.Equal(t, 0, code, errOut)
+		out = stdout
+		return !strings.Contains(out, "no round has run yet")
+	})
+	return out
 }
