@@ -410,7 +410,7 @@ func (r *run) finish(ctx workflow.Context, rec Assessment, traj Trajectory, out 
 // policy (a job at BudgetWarnShare of a bound reads at least Needs a
 // look), or the error.
 func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajectory, out AssessOutput, err error, budget *BudgetStatus) pauseCause {
-	seq, phase := rec.Seq, rec.Phase
+	seq, phase, shape := rec.Seq, rec.Phase, ShapeOf(traj)
 	if err != nil {
 		r.failedInARow++
 	} else {
@@ -428,7 +428,7 @@ func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajector
 		r.logger.Warn("overseer: assessment failed", "phase", phase, "error", rec.Error)
 		max := r.cfg.Policy.MaxConsecutiveFailures
 		if r.cfg.Mode == ModeManage && max > 0 && r.st.Counters.ConsecutiveFailures >= max && ctx.Err() == nil {
-			n := failureNote(phase, ShapeOf(traj), r.st.Counters.ConsecutiveFailures)
+			n := failureNote(phase, shape, r.st.Counters.ConsecutiveFailures)
 			r.note = &n
 			return pauseCause{
 				reason: fmt.Sprintf("the overseer could not assess %d boundaries in a row (last error: %s); manual review",
@@ -440,7 +440,7 @@ func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajector
 		return pauseCause{}
 	}
 	r.st.Counters.ConsecutiveFailures = 0
-	policy := r.cfg.Policy.ForShape(ShapeOf(traj))
+	policy := r.cfg.Policy.ForShape(shape)
 	out.Answers.Basis = StagedBasis(out.Answers.Basis, policy)
 	v := policy.Evaluate(out.Answers)
 	if budget != nil && budget.Warning != "" && v.Band == BandOnTrack {
@@ -467,7 +467,7 @@ func (r *run) finishVerdict(ctx workflow.Context, rec Assessment, traj Trajector
 		r.publish(ctx)
 		return pauseCause{}
 	}
-	n := newNote(phase, ShapeOf(traj), out.Answers, v, r.cfg.Obligations, rec.Evidence)
+	n := newNote(phase, shape, out.Answers, v, r.cfg.Obligations, rec.Evidence)
 	r.note = &n
 	return pauseCause{reason: v.Reason, evidence: rec.Evidence, afterRun: traj.PhaseRuns}
 }

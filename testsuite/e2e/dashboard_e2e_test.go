@@ -183,13 +183,7 @@ func startJobWithMemo(t *testing.T, c client.Client, taskQueue string, in workfl
 // agent loop among the neighbours),
 // docs/dashboard-waiting.png and docs/dashboard-job.png.
 func TestDashboardInChromium(t *testing.T) {
-	exe := requireChromium(t)
-	srv := e2eServer(t)
-	c := srv.Client()
-	// The default judge (the learned model) with its calibrated policy, as
-	// a default install runs it: the screenshots show what a user sees.
-	tq, _ := meteredWorker(t, srv, worker.Config{})
-	url := startDashboard(t, srv)
+	exe, c, tq, url := defaultDashboardInChromium(t)
 
 	if *screenshots {
 		// Neighbours for the list: observed jobs never pause.
@@ -327,6 +321,18 @@ func TestDashboardInChromium(t *testing.T) {
 	state, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.badge.state-completed`)))
 	require.NoError(t, err)
 	assert.Equal(t, "Completed", state)
+}
+
+// defaultDashboardInChromium is what the browser tests of the job pages
+// share: Chromium, the dev server, a worker with the default judge and its
+// calibrated policy (as a default install runs it: the screenshots show
+// what a user sees) and the dashboard's URL.
+func defaultDashboardInChromium(t *testing.T) (exe string, c client.Client, taskQueue, url string) {
+	t.Helper()
+	exe = requireChromium(t)
+	srv := e2eServer(t)
+	taskQueue, _ = meteredWorker(t, srv, worker.Config{})
+	return exe, srv.Client(), taskQueue, startDashboard(t, srv)
 }
 
 // shoot writes a full-page PNG screenshot into docs/.
@@ -471,11 +477,7 @@ func TestMetricsAfterDemoJobs(t *testing.T) {
 // the verdict's basis names the agent-loop rules, and the gate's form is
 // there. With -screenshots it writes docs/dashboard-loop.png.
 func TestDashboardInChromiumOnAnAgentLoop(t *testing.T) {
-	exe := requireChromium(t)
-	srv := e2eServer(t)
-	c := srv.Client()
-	tq, _ := meteredWorker(t, srv, worker.Config{})
-	url := startDashboard(t, srv)
+	exe, c, tq, url := defaultDashboardInChromium(t)
 
 	id := fmt.Sprintf("agent-loop-tool-failing-%d", time.Now().UnixNano())
 	_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: tq},
