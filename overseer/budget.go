@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -222,6 +223,11 @@ func ParseBudget(s string) (Budget, error) {
 	if err := dec.Decode(&b); err != nil {
 		return Budget{}, fmt.Errorf("%w (%v); give JSON such as {\"tokens\": 2000000, \"cost_usd\": 40, \"elapsed_ns\": 21600000000000}", ErrInvalidBudget, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		// A second object would be dropped without a word: {"tokens": 2000}
+		// {"cost_usd": 40} would bound the tokens only.
+		return Budget{}, fmt.Errorf("%w: it has data after its JSON object; give every bound in one object, such as {\"tokens\": 2000000, \"cost_usd\": 40}", ErrInvalidBudget)
+	}
 	if err := b.Validate(); err != nil {
 		return Budget{}, err
 	}
@@ -284,10 +290,57 @@ func (r *run) started(ctx workflow.Context) time.Time {
 	return workflow.GetInfo(ctx).WorkflowStartTime
 }
 
+// budgetRulesChangeID versions four rules of budgets (version 1):
+//   - a budget gate's resume is checked against the spend at the moment of
+//     the resume, time at the gate included, not against the spend when
+//     the gate opened;
+//   - a continue without a raise is taken when the budget in force (raised
+//     at another gate meanwhile) is no longer reached;
+//   - a gate deadline whose action is continue escalates a budget gate
+//     instead of continuing it unraised;
+//   - a continue-as-new successor that pins no budget keeps the one its
+//     predecessor ended with.
+//
+// Histories recorded before it replay with the old rules. It is recorded
+// only where a rule applies.
+const budgetRulesChangeID = "temporal-overseer/budget-gate-rules"
+
+// budgetRulesOn says the run follows budgetRulesChangeID's rules, reading
+// the version where commands may be sent (commands true) or the one read
+// so far (an update's validator, which sends none: a live run that has not
+// read it follows them, as its handler will).
+func (r *run) budgetRulesOn(ctx workflow.Context, commands bool) bool {
+	if r.budgetRules == nil {
+		if !commands {
+			return true
+		}
+		v := workflow.GetVersion(ctx, budgetRulesChangeID, workflow.DefaultVersion, 1)
+		r.budgetRules = &v
+	}
+	return *r.budgetRules >= 1
+}
+
+// settleBudgetRules reads budgetRulesChangeID where a resume of a budget
+// gate may send commands (a signal, the update's handler), so that the
+// check (checkBudgetResume) and the validator agree.
+func (r *run) settleBudgetRules(ctx workflow.Context, req ResumeRequest) {
+	if req.Action == ActionAbort || len(r.open) == 0 {
+		return
+	}
+	g := r.open[0]
+	if i := r.openGate(req.Gate); req.Gate != "" && i >= 0 {
+		g = r.open[i]
+	}
+	if g.Kind == GateKindBudget {
+		r.budgetRulesOn(ctx, true)
+	}
+}
+
 // checkBudgetResume refuses a resume of gate g that its budget cannot
-// take: a budget gate continues only with a raised budget that lifts the
-// bound the job reached above what it spent, and is never redone.
-func (r *run) checkBudgetResume(g *Gate, req ResumeRequest) error {
+// take: a budget gate continues only with a budget that lifts the bound the
+// job reached above what it spent, measured when the resume arrives (time
+// at the gate counts), and is never redone.
+func (r *run) checkBudgetResume(ctx workflow.Context, g *Gate, req ResumeRequest) error {
 	if req.Budget != nil {
 		if err := req.Budget.Validate(); err != nil {
 			return invalidResume("%s", err.Error())
@@ -303,12 +356,23 @@ func (r *run) checkBudgetResume(g *Gate, req ResumeRequest) error {
 	if r.cfg.Budget != nil {
 		limit = *r.cfg.Budget
 	}
-	if req.Budget == nil {
-		return invalidResume("gate %s was opened by the job's budget (%s): continue with a raised budget (\"budget\": {\"tokens\": N, \"cost_usd\": N, \"elapsed_ns\": N, \"turns\": N, \"phase_runs\": N}), or abort", g.ID, limit)
-	}
 	var spent Budget
 	if r.st.Budget != nil {
 		spent = r.st.Budget.Spent
+	}
+	now := r.budgetRulesOn(ctx, false)
+	if now {
+		// Time spent waiting here counts against a time budget: the raise
+		// must hold now, not when the gate opened.
+		spent.Elapsed = max(spent.Elapsed, workflow.Now(ctx).Sub(r.started(ctx)))
+	}
+	if req.Budget == nil {
+		if now && budgetStatusOf(limit, spent).Exceeded == "" {
+			// Spend never falls: the budget in force was raised at another
+			// gate since this one opened, high enough already.
+			return nil
+		}
+		return invalidResume("gate %s was opened by the job's budget (%s): continue with a raised budget (\"budget\": {\"tokens\": N, \"cost_usd\": N, \"elapsed_ns\": N, \"turns\": N, \"phase_runs\": N}), or abort", g.ID, limit)
 	}
 	raised := limit.raisedBy(*req.Budget)
 	if still := budgetStatusOf(raised, spent); still.Exceeded != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
@@ -296,4 +297,174 @@ func TestARelativeBudgetReadsNeedsALookAndNeverStops(t *testing.T) {
 	assert.Zero(t, st.Counters.Pauses, "a relative budget never opens a gate")
 	require.NotNil(t, st.Budget)
 	assert.Equal(t, "spent 2400 tokens by phase run 4, 2.7× what the type's succeeded jobs typically had (900); at most 5% of jobs like them reach 1.8×", st.Budget.RelativeReached)
+}
+
+// Time spent at a budget's gate counts against a time budget, so a raise
+// is checked against the spend when the resume arrives: 7 hours at the
+// gate of a 2h30m budget, a raise to 4h is refused (the job has spent 10h),
+// and one to 24h resumes.
+func TestATimeRaiseIsCheckedWhenTheResumeArrives(t *testing.T) {
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Budget: overseer.Budget{Elapsed: 150 * time.Minute}})
+	var tooLittle, enough error
+	env.RegisterDelayedCallback(func() {
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Budget: &overseer.Budget{Elapsed: 4 * time.Hour}}, &tooLittle)
+	}, 10*time.Hour)
+	env.RegisterDelayedCallback(func() {
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Budget: &overseer.Budget{Elapsed: 24 * time.Hour}}, &enough)
+	}, 10*time.Hour+time.Minute)
+	env.ExecuteWorkflow("Spending", 5, true)
+	require.NoError(t, env.GetWorkflowError())
+	require.Error(t, tooLittle)
+	assert.Contains(t, tooLittle.Error(), "the raised budget (4h0m0s) is still reached: the job spent 10h0m0s of its budget of 4h0m0s (250%)")
+	require.NoError(t, enough)
+	st := envStatus(t, env)
+	assert.Equal(t, 1, st.Counters.Pauses, "no second budget gate after a raise that holds")
+	assert.Equal(t, 5, st.Counters.Phases)
+}
+
+// A gate deadline whose action is continue does not continue a budget's
+// gate unraised: it escalates, and the gate waits for a raise or an abort.
+func TestAContinueDeadlineEscalatesABudgetGate(t *testing.T) {
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Budget: overseer.Budget{Tokens: 2000},
+		GateDeadline: overseer.GateDeadline{After: 30 * time.Minute, Action: overseer.DeadlineContinue}})
+	var waiting overseer.Status
+	var raised error
+	env.RegisterDelayedCallback(func() {
+		waiting = envStatus(t, env)
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Budget: &overseer.Budget{Tokens: 10_000}}, &raised)
+	}, 8*time.Hour)
+	env.ExecuteWorkflow("Spending", 6, true)
+	require.NoError(t, env.GetWorkflowError())
+
+	require.True(t, waiting.Paused, "still at the budget's gate hours after its continue deadline")
+	require.Len(t, waiting.Gates, 1)
+	g := waiting.Gates[0]
+	assert.Equal(t, overseer.GateKindBudget, g.Kind)
+	assert.False(t, g.Expired)
+	require.NotNil(t, g.EscalatedAt)
+	assert.Equal(t, "deadline 30m: continue (a budget gate continues only with a raised budget: escalated instead)", g.EscalatedBy)
+	assert.Equal(t, 4, waiting.Counters.Phases, "no phase ran past the budget")
+
+	require.NoError(t, raised)
+	st := envStatus(t, env)
+	assert.Equal(t, 1, st.Counters.Pauses)
+	assert.Equal(t, 6, st.Counters.Phases)
+}
+
+// twoAtOnceWorkflow runs two phases at once, then a last one: when the
+// first one's verdict opens a gate and the second one reaches the budget,
+// both gates are open together.
+func twoAtOnceWorkflow(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	first, second := workflow.ExecuteActivity(ctx, "spend"), workflow.ExecuteActivity(ctx, "spend")
+	if err := first.Get(ctx, nil); err != nil {
+		return err
+	}
+	if err := second.Get(ctx, nil); err != nil {
+		return err
+	}
+	return workflow.ExecuteActivity(ctx, "spend").Get(ctx, nil)
+}
+
+// A raise given at one gate holds for a budget gate open at the same time:
+// that gate then takes a continue without a raise of its own.
+func TestARaiseAtOneGateLetsTheBudgetGateContinue(t *testing.T) {
+	env := (&testsuite.WorkflowTestSuite{}).NewTestWorkflowEnvironment()
+	judge := jev.NewScripted(flagged(), onTrack(), onTrack())
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: judge, Placement: overseer.PlacementLocalActivity,
+		Budget: overseer.Budget{Tokens: 1000}})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+	env.RegisterWorkflowWithOptions(twoAtOnceWorkflow, workflow.RegisterOptions{Name: "TwoAtOnce"})
+	env.RegisterActivityWithOptions(func(context.Context) (overseer.ReportCarrier, error) {
+		return overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{InputTokens: 700}}, nil
+	}, activity.RegisterOptions{Name: "spend"})
+	var both overseer.Status
+	var verdictRaise, budgetContinue error
+	env.RegisterDelayedCallback(func() {
+		both = envStatus(t, env)
+		var verdict, budget string
+		for _, g := range both.Gates {
+			if g.Kind == overseer.GateKindBudget {
+				budget = g.ID
+			} else {
+				verdict = g.ID
+			}
+		}
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Gate: verdict, Note: "go on", Budget: &overseer.Budget{Tokens: 5000}}, &verdictRaise)
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Gate: budget}, &budgetContinue)
+	}, 5*time.Hour)
+	env.ExecuteWorkflow("TwoAtOnce")
+	require.NoError(t, env.GetWorkflowError())
+
+	require.Len(t, both.Gates, 2, "a verdict's gate and a budget's gate open together")
+	require.NoError(t, verdictRaise)
+	require.NoError(t, budgetContinue, "the budget in force (5000 tokens) is no longer reached")
+	st := envStatus(t, env)
+	assert.Equal(t, 2, st.Counters.Pauses)
+	assert.Equal(t, 3, st.Counters.Phases)
+}
+
+// ParseBudget takes one JSON object: data after it is refused, not
+// dropped.
+func TestParseBudgetRefusesTrailingData(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want overseer.Budget
+		err  string
+	}{
+		{in: `{"tokens": 2000}`, want: overseer.Budget{Tokens: 2000}},
+		{in: " {\"tokens\": 2000, \"cost_usd\": 40}\n", want: overseer.Budget{Tokens: 2000, CostUSD: 40}},
+		{in: `{"tokens": 2000} {"cost_usd": 40}`, err: "it has data after its JSON object; give every bound in one object"},
+		{in: `{"tokens": 2000} x`, err: "it has data after its JSON object"},
+		{in: `{"tokens": 2000, "cost": 40}`, err: `unknown field "cost"`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := overseer.ParseBudget(tc.in)
+			if tc.err != "" {
+				require.ErrorIs(t, err, overseer.ErrInvalidBudget)
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// A continue-as-new successor that pins no budget of its own (its memo
+// sets none, its type has none) keeps the one its predecessor ran with.
+func TestASuccessorWithoutABudgetKeepsItsPredecessors(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	judge := jev.NewScripted(onTrack())
+	judge.Repeat = true
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Placement: overseer.PlacementLocalActivity})
+	require.NoError(t, err)
+	rec := &recorder{}
+	runs := 3
+	var header *commonpb.Header
+	for {
+		env := s.NewTestWorkflowEnvironment()
+		env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+		env.RegisterWorkflow(continuingWorkflow)
+		env.RegisterActivityWithOptions(rec.phase, activity.RegisterOptions{Name: "code"})
+		if header == nil {
+			require.NoError(t, env.SetMemoOnStart(map[string]any{overseer.BudgetMemoKey: `{"phase_runs": 2}`}))
+		} else {
+			env.SetHeader(header)
+		}
+		env.ExecuteWorkflow(continuingWorkflow, runs)
+		var can *workflow.ContinueAsNewError
+		if err := env.GetWorkflowError(); errors.As(err, &can) {
+			header, runs = can.Header, runs-1
+			continue
+		}
+		require.NoError(t, env.GetWorkflowError())
+		st := envStatus(t, env)
+		require.NotNil(t, st.Budget, "the last run is still held to the first run's budget")
+		assert.Equal(t, 2, st.Budget.Limit.PhaseRuns)
+		assert.Equal(t, "spent 3 phase runs of its budget of 2 phase runs (150%)", st.Budget.Exceeded)
+		return
+	}
 }

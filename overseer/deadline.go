@@ -191,11 +191,18 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 	if err != nil || ok {
 		return err
 	}
+	if d.Action == DeadlineContinue && r.keepsBudgetGate(ctx, g) {
+		// A budget gate continues only with a raised budget: its continue
+		// deadline tells the escalation audience and keeps waiting.
+		r.escalate(ctx, g, GateDeadline{After: d.After, Action: DeadlineEscalate},
+			rule(d.After, d.Action)+" (a budget gate continues only with a raised budget: escalated instead)")
+		return workflow.Await(ctx, closed)
+	}
 	if d.Action != DeadlineEscalate {
 		r.expire(ctx, g, rule(d.After, d.Action), d.Action, late(ctx, g, d.After))
 		return nil
 	}
-	r.escalate(ctx, g, d)
+	r.escalate(ctx, g, d, rule(d.After, d.Action))
 	if d.FinalAfter == 0 {
 		return workflow.Await(ctx, closed)
 	}
@@ -217,8 +224,21 @@ func (r *run) awaitGate(ctx workflow.Context, g *Gate) error {
 			return err
 		}
 	}
+	if d.FinalAction == DeadlineContinue && r.keepsBudgetGate(ctx, g) {
+		// Escalated already: the gate waits for a raise or an abort.
+		r.setDeadline(ctx, g, nil, "", "")
+		r.publishSummary(ctx)
+		r.logger.Warn("overseer: budget gate kept open at its continue deadline", "gate", g.ID, "rule", rule(d.FinalAfter, d.FinalAction))
+		return workflow.Await(ctx, closed)
+	}
 	r.expire(ctx, g, rule(d.FinalAfter, d.FinalAction), d.FinalAction, lateSince(ctx, finalAt))
 	return nil
+}
+
+// keepsBudgetGate says a continue deadline leaves gate g open: the budget
+// opened it (budgetRulesChangeID).
+func (r *run) keepsBudgetGate(ctx workflow.Context, g *Gate) bool {
+	return g.Kind == GateKindBudget && r.budgetRulesOn(ctx, true)
 }
 
 // late is how long after the deadline at after (from the gate's opening) it
@@ -255,11 +275,11 @@ func (r *run) setDeadline(ctx workflow.Context, g *Gate, at *time.Time, by strin
 // clearDeadline forgets the next deadline of a gate that closed.
 func (g *Gate) clearDeadline() { g.Deadline, g.DeadlineBy, g.DeadlineAction = nil, "", "" }
 
-// escalate records the first deadline of an escalating gate and notifies
-// the escalation audience; the gate stays open.
-func (r *run) escalate(ctx workflow.Context, g *Gate, d GateDeadline) {
+// escalate records the first deadline of an escalating gate, by the rule
+// by, and notifies the escalation audience; the gate stays open.
+func (r *run) escalate(ctx workflow.Context, g *Gate, d GateDeadline, by string) {
 	now := workflow.Now(ctx)
-	g.EscalatedAt, g.EscalatedBy, g.EscalatedLate = &now, rule(d.After, d.Action), late(ctx, g, d.After)
+	g.EscalatedAt, g.EscalatedBy, g.EscalatedLate = &now, by, late(ctx, g, d.After)
 	var next *time.Time
 	nextBy, nextAction := "", DeadlineAction("")
 	if d.FinalAfter != 0 {

@@ -144,21 +144,22 @@ func decodeResume(raw converter.RawValue) (ResumeRequest, error) {
 // accept decodes a resume request and checks it against the open gates:
 // the one rule of the signal, the update and its validator.
 // starter is the job's starter as the four-eyes rule reads it:
-// r.startedBy for an update, signalStarter for a signal. ctx is nil where
-// no command may be sent (the update's validator).
-func (r *run) accept(ctx workflow.Context, raw converter.RawValue, starter string) (ResumeRequest, error) {
+// r.startedBy for an update, signalStarter for a signal. commands is
+// false where no command may be sent (the update's validator).
+func (r *run) accept(ctx workflow.Context, raw converter.RawValue, starter string, commands bool) (ResumeRequest, error) {
 	req, err := decodeResume(raw)
 	if err != nil {
 		return req, err
 	}
-	if ctx != nil {
+	if commands {
 		r.settleUnpinnedRedos(ctx, req)
+		r.settleBudgetRules(ctx, req)
 	}
-	return req, r.check(req, starter)
+	return req, r.check(ctx, req, starter)
 }
 
 // check refuses a valid request the job's gates cannot take.
-func (r *run) check(req ResumeRequest, starter string) error {
+func (r *run) check(ctx workflow.Context, req ResumeRequest, starter string) error {
 	if len(r.open) == 0 {
 		return refusal(NotPausedErrorType, "overseer: the job is not paused")
 	}
@@ -170,7 +171,7 @@ func (r *run) check(req ResumeRequest, starter string) error {
 		if req.Gate != "" {
 			g = r.open[r.openGate(req.Gate)]
 		}
-		if err := r.checkBudgetResume(g, req); err != nil {
+		if err := r.checkBudgetResume(ctx, g, req); err != nil {
 			return err
 		}
 		return r.checkRedo(req)
@@ -269,7 +270,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 	if r.cfg.Approval.FourEyes {
 		starter = signalStarter(ctx)
 	}
-	req, err := r.accept(ctx, raw, starter)
+	req, err := r.accept(ctx, raw, starter, true)
 	if err == nil {
 		_, err = r.resume(ctx, req)
 	}
@@ -292,7 +293,7 @@ func (r *run) resumeSignal(ctx workflow.Context, raw converter.RawValue) {
 func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ResumeName,
 		func(ctx workflow.Context, raw converter.RawValue) (Gate, error) {
-			req, err := r.accept(ctx, raw, r.startedBy)
+			req, err := r.accept(ctx, raw, r.startedBy, true)
 			var g Gate
 			if err == nil {
 				g, err = r.resume(ctx, req)
@@ -309,7 +310,7 @@ func (r *run) registerResumeUpdate(ctx workflow.Context) error {
 			// validators only outside replay) and the caller's log are its
 			// only record.
 			Validator: func(ctx workflow.Context, raw converter.RawValue) error {
-				req, err := r.accept(nil, raw, r.startedBy)
+				req, err := r.accept(ctx, raw, r.startedBy, false)
 				if err != nil {
 					metricRefusedResume(ctx, viaUpdate, err)
 					r.logger.Info("overseer: refused resume update", "type", ErrorType(err), "by", trajectory.Clip(req.By, maxResumeByBytes))

@@ -513,11 +513,17 @@ func (r *run) restore(ctx workflow.Context, p *commonpb.Payload) {
 	if c.Started != nil {
 		r.jobStarted = *c.Started
 	}
-	if r.cfg.Budget != nil && c.Budget != nil {
+	switch {
+	case r.cfg.Budget != nil && c.Budget != nil:
 		// A budget a reviewer raised at a gate of an earlier run stays
 		// raised: the job continues as new, not anew.
 		raised := r.cfg.Budget.atLeast(*c.Budget)
 		r.cfg.Budget = &raised
+	case c.Budget != nil && r.budgetRulesOn(ctx, true):
+		// The successor pins none (its memo or type sets none): the job's
+		// budget is its predecessor's, raised or not.
+		carried := *c.Budget
+		r.cfg.Budget = &carried
 	}
 }
 

@@ -85,6 +85,9 @@ type run struct {
 	// once unpinnedSettled (settleUnpinnedRedos); -1 until then.
 	unpinnedRedos   int
 	unpinnedSettled bool
+	// budgetRules is budgetRulesChangeID's version, once read
+	// (settleBudgetRules): nil until then.
+	budgetRules *workflow.Version
 	// calls are the activities of a declared phase not yet ended by a
 	// Boundary, and callsSince when the phase began (ShapeDeclared).
 	calls      []declaredCall
