@@ -1,6 +1,10 @@
 package eval
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/corohq/temporal-overseer/overseer"
+)
 
 // GateDecision is a reviewer's decision at one of a job's overseer gates,
 // as `overseer export` reads it from the job's history: a label beside the
@@ -30,6 +34,29 @@ type GateDecision struct {
 	// Attempt is which run of its phase the gate held (1 + the redos
 	// before it, overseer.Gate.Attempt); 0 in gates recorded before redo.
 	Attempt int `json:"attempt,omitempty"`
+	// Kind is what opened the gate (overseer.Gate.Kind):
+	// overseer.GateKindBudget for the job's budget, "" for the judge (a
+	// flagged verdict, or a judge that kept failing). Records exported
+	// before it existed have none: their gates read as the judge's.
+	Kind string `json:"kind,omitempty"`
+}
+
+// Budget says the job's budget opened the gate, not the judge: it is no
+// pause of the judge's, and every statistic of the judge's pauses leaves
+// it out ([Record.JudgeGates]).
+func (g GateDecision) Budget() bool { return g.Kind == overseer.GateKindBudget }
+
+// JudgeGates are the record's gates the judge opened: those every figure
+// of the judge's pauses counts (false pauses, catches, rescue), without
+// the gates its budget opened.
+func (r Record) JudgeGates() []GateDecision {
+	var out []GateDecision
+	for _, g := range r.Gates {
+		if !g.Budget() {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // The actions of a GateDecision.
@@ -58,7 +85,8 @@ func (g GateDecision) falsePause() bool {
 }
 
 // FalsePauses counts the run's false pauses: continues judged not needed
-// (GateDecision.PauseNeeded) on a run that succeeded. A run that succeeded
+// (GateDecision.PauseNeeded) at the judge's gates on a run that succeeded
+// (a budget's gate is no pause of the judge's). A run that succeeded
 // after a needed pause has none: the pause helped. Apply [UseGateLabels]
 // first, so that a run aborted at a gate counts as failed.
 func (r Record) FalsePauses() int {
@@ -66,7 +94,7 @@ func (r Record) FalsePauses() int {
 		return 0
 	}
 	n := 0
-	for _, g := range r.Gates {
+	for _, g := range r.JudgeGates() {
 		if g.falsePause() {
 			n++
 		}
@@ -104,6 +132,13 @@ type GateLabels struct {
 	// the pause was needed (GateDecision.Needed nil): the old rule judged
 	// them, a continue not needed, an abort needed.
 	Unjudged int `json:"unjudged,omitempty"`
+	// BudgetStops are decisions at gates the jobs' budgets opened,
+	// counted apart from the judge's (none of the counts above includes
+	// them): BudgetRaises continued with a raised budget, BudgetAborts
+	// aborted (the run is then failed, as at any abort).
+	BudgetStops  int `json:"budget_stops,omitempty"`
+	BudgetRaises int `json:"budget_raises,omitempty"`
+	BudgetAborts int `json:"budget_aborts,omitempty"`
 }
 
 // UseGateLabels applies the reviewers' decisions to records (in place) and
@@ -121,6 +156,17 @@ func UseGateLabels(records []Record) GateLabels {
 		r := &records[i]
 		aborted, redos := false, 0
 		for _, g := range r.Gates {
+			if g.Budget() {
+				l.BudgetStops++
+				switch g.Action {
+				case GateAbort:
+					l.BudgetAborts++
+					aborted = true
+				case GateContinue, "":
+					l.BudgetRaises++
+				}
+				continue
+			}
 			if g.Needed == nil {
 				l.Unjudged++
 			}
@@ -160,7 +206,7 @@ func UseGateLabels(records []Record) GateLabels {
 }
 
 // Any reports whether any gate decision was used.
-func (l GateLabels) Any() bool { return l.Aborts+l.Continues+l.Redos > 0 }
+func (l GateLabels) Any() bool { return l.Aborts+l.Continues+l.Redos+l.BudgetStops > 0 }
 
 // String says the counts in one sentence.
 func (l GateLabels) String() string {
@@ -175,6 +221,9 @@ func (l GateLabels) String() string {
 	}
 	if l.Unjudged > 0 {
 		s += fmt.Sprintf("; %d decisions exported before gates recorded whether the pause was needed are judged by the old rule (a continue not needed)", l.Unjudged)
+	}
+	if l.BudgetStops > 0 {
+		s += fmt.Sprintf("; apart from the judge's pauses, %d stops at a budget (%d continued with a raised budget, %d aborted)", l.BudgetStops, l.BudgetRaises, l.BudgetAborts)
 	}
 	return s
 }

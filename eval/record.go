@@ -192,6 +192,8 @@ func (r Record) Validate() error {
 			return bad("record %q gate %d has action %q: use continue, redo or abort", r.ID, i, g.Action)
 		case g.After < 0 || g.After > len(r.Steps) || g.WaitMS < 0:
 			return bad("record %q gate %d is after step %d of %d or waited a negative time", r.ID, i, g.After, len(r.Steps))
+		case g.Kind != "" && !g.Budget():
+			return bad("record %q gate %d has kind %q: use %q for a gate a budget opened, or leave it out for the judge's", r.ID, i, g.Kind, overseer.GateKindBudget)
 		}
 	}
 	return nil

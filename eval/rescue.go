@@ -115,10 +115,13 @@ type rescueJob struct {
 func rescueJobOf(rec Record) (j rescueJob, unjudged, ok bool) {
 	j.failed = rec.Outcome.Failed()
 	for _, g := range rec.Gates {
-		j.paused = true
 		if g.Action == GateAbort {
 			j.failed = true // an abort is a confirmed failure, as UseGateLabels says
 		}
+		if g.Budget() {
+			continue // not the judge's pause
+		}
+		j.paused = true
 		if g.PauseNeeded() {
 			j.needed = true
 		}
@@ -260,6 +263,7 @@ func EstimateRescue(workflowType string, records []Record) RescueEstimate {
 func (e *RescueEstimate) bootstrap(paused, observed []rescueJob) {
 	rng := rand.New(rand.NewPCG(rescueSeed, rescueSeed^0x9e3779b97f4a7c15))
 	var ps, rs, ds, ts, ms []float64
+	undefined := make(map[*[]float64]int)
 	sample := make([]rescueJob, len(paused)+len(observed))
 	for range rescueResamples {
 		for i := range paused {
@@ -273,30 +277,41 @@ func (e *RescueEstimate) bootstrap(paused, observed []rescueJob) {
 			v  float64
 			to *[]float64
 		}{{f.p, &ps}, {f.r, &rs}, {f.d, &ds}, {f.threshold, &ts}, {f.margin, &ms}} {
-			if !math.IsNaN(x.v) {
+			if math.IsNaN(x.v) {
+				undefined[x.to]++
+			} else {
 				*x.to = append(*x.to, x.v)
 			}
 		}
 	}
-	e.PLow, e.PHigh = percentileInterval(ps)
-	e.RLow, e.RHigh = percentileInterval(rs)
-	e.DLow, e.DHigh = percentileInterval(ds)
-	e.ThresholdLow, e.ThresholdHigh = percentileInterval(ts)
-	e.MarginLow, e.MarginHigh = percentileInterval(ms)
+	e.PLow, e.PHigh = percentileInterval(ps, undefined[&ps])
+	e.RLow, e.RHigh = percentileInterval(rs, undefined[&rs])
+	e.DLow, e.DHigh = percentileInterval(ds, undefined[&ds])
+	e.ThresholdLow, e.ThresholdHigh = percentileInterval(ts, undefined[&ts])
+	e.MarginLow, e.MarginHigh = percentileInterval(ms, undefined[&ms])
 }
 
 // percentileInterval is the 95 % percentile interval of the resampled
-// values; NaN when none could be computed.
-func percentileInterval(vs []float64) (lo, hi Num) {
+// values vs, of which undefined more resamples had none (nothing rescued
+// or disrupted in them). Those are not dropped, which would narrow the
+// interval towards the resamples that had events: they may lie anywhere,
+// so they sit at both ends, and an end that falls among them is NaN
+// (unknown), which no verdict reads as above or below 0.
+func percentileInterval(vs []float64, undefined int) (lo, hi Num) {
+	n := len(vs) + undefined
 	if len(vs) == 0 {
 		return Num(math.NaN()), Num(math.NaN())
 	}
 	sort.Float64s(vs)
-	at := func(q float64) Num {
-		i := int(math.Round(q * float64(len(vs)-1)))
-		return Num(vs[min(max(i, 0), len(vs)-1)])
+	index := func(q float64) int { return min(max(int(math.Round(q*float64(n-1))), 0), n-1) }
+	lo, hi = Num(math.NaN()), Num(math.NaN())
+	if i := index(0.025) - undefined; i >= 0 {
+		lo = Num(vs[i])
 	}
-	return at(0.025), at(0.975)
+	if j := index(0.975); j < len(vs) {
+		hi = Num(vs[j])
+	}
+	return lo, hi
 }
 
 // say is the estimate's sentence: its recommendation first, then the

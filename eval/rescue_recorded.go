@@ -121,7 +121,7 @@ func shareInterval(vs []bool) (lo, hi Num) {
 		}
 		shares[r] = float64(k) / float64(len(vs))
 	}
-	return percentileInterval(shares)
+	return percentileInterval(shares, 0)
 }
 
 func (g RecordedPauses) say() string {

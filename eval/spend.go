@@ -231,10 +231,28 @@ type Saved struct {
 	Aborted       int   `json:"aborted"`
 	AbortedTokens int64 `json:"aborted_tokens"`
 	// Gates were decided by a reviewer, after waiting Waited in all and
-	// MedianWait each in the middle.
+	// MedianWait each in the middle: the judge's gates and the budgets'.
 	Gates      int           `json:"gates"`
 	Waited     time.Duration `json:"waited_ns"`
 	MedianWait time.Duration `json:"median_wait_ns"`
+	// Budgets is what the jobs' budgets stopped, apart from the judge's
+	// pauses (PausedFailed, AfterFirstPause and Aborted count the judge's
+	// gates only).
+	Budgets BudgetStops `json:"budgets"`
+}
+
+// BudgetStops is what the jobs' budgets did on closed jobs: Jobs stopped at
+// a budget's gate at least once; the failed ones of them (Failed) spent
+// AfterFirstStop tokens after the first stop (what ending them there would
+// have saved); Raised jobs were continued with a raised budget; Aborted
+// were aborted at a budget's gate, having spent AbortedTokens.
+type BudgetStops struct {
+	Jobs           int   `json:"jobs"`
+	Failed         int   `json:"failed"`
+	AfterFirstStop int64 `json:"after_first_stop"`
+	Raised         int   `json:"raised"`
+	Aborted        int   `json:"aborted"`
+	AbortedTokens  int64 `json:"aborted_tokens"`
 }
 
 // SavedOf measures Saved on records.
@@ -257,23 +275,52 @@ func SavedOf(records []Record) Saved {
 			s.Failed++
 			s.FailedTokens += total
 		}
+		after := func(step int) int64 { // tokens spent after step
+			if step > 0 && len(tokens) > 0 {
+				return total - tokens[min(step, len(tokens))-1]
+			}
+			return total
+		}
+		firstJudge, firstBudget, raised := -1, -1, false
 		for _, g := range rec.Gates {
 			s.Gates++
 			waits = append(waits, g.WaitMS)
 			s.Waited += time.Duration(g.WaitMS) * time.Millisecond
-			if g.Action == GateAbort {
-				s.Aborted++
-				s.AbortedTokens += total
+			switch {
+			case g.Budget():
+				if firstBudget < 0 {
+					firstBudget = g.After
+				}
+				switch g.Action {
+				case GateAbort:
+					s.Budgets.Aborted++
+					s.Budgets.AbortedTokens += total
+				case GateContinue, "":
+					raised = true
+				}
+			default:
+				if firstJudge < 0 {
+					firstJudge = g.After
+				}
+				if g.Action == GateAbort {
+					s.Aborted++
+					s.AbortedTokens += total
+				}
 			}
 		}
-		if failed && len(rec.Gates) > 0 {
+		if failed && firstJudge >= 0 {
 			s.PausedFailed++
-			first := rec.Gates[0].After
-			before := int64(0)
-			if first > 0 && len(tokens) > 0 {
-				before = tokens[min(first, len(tokens))-1]
+			s.AfterFirstPause += after(firstJudge)
+		}
+		if firstBudget >= 0 {
+			s.Budgets.Jobs++
+			if raised {
+				s.Budgets.Raised++
 			}
-			s.AfterFirstPause += total - before
+			if failed {
+				s.Budgets.Failed++
+				s.Budgets.AfterFirstStop += after(firstBudget)
+			}
 		}
 	}
 	if len(waits) > 0 {
@@ -303,6 +350,13 @@ func (s Saved) Sentence() string {
 	}
 	if s.Aborted > 0 {
 		parts = append(parts, fmt.Sprintf("reviewers aborted %d at a gate, after %d tokens", s.Aborted, s.AbortedTokens))
+	}
+	if b := s.Budgets; b.Jobs > 0 {
+		words := fmt.Sprintf("budgets, apart from the judge: %d jobs stopped at a budget (%d continued with a raised budget, %d aborted after %d tokens)", b.Jobs, b.Raised, b.Aborted, b.AbortedTokens)
+		if b.Failed > 0 {
+			words += fmt.Sprintf("; the %d failed of them spent %d tokens after the first stop (what ending them there would have saved)", b.Failed, b.AfterFirstStop)
+		}
+		parts = append(parts, words)
 	}
 	if s.Gates > 0 {
 		parts = append(parts, fmt.Sprintf("jobs waited %s at %d gates (median %s)", s.Waited.Round(time.Second), s.Gates, s.MedianWait.Round(time.Second)))

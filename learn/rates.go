@@ -93,7 +93,7 @@ func measureRates(records []eval.Record, window int, model string, promise overs
 	records = newestWindow(records, window)
 	r := Rates{Jobs: len(records), Model: model}
 	for _, rec := range records {
-		paused := len(rec.Gates) > 0
+		paused := len(rec.JudgeGates()) > 0 // a budget's stop is not the judge's
 		if rec.Outcome.Failed() {
 			r.Failed++
 			if paused {
@@ -104,7 +104,7 @@ func measureRates(records []eval.Record, window int, model string, promise overs
 			switch {
 			case rec.FalsePauses() > 0:
 				r.FalsePauses++
-				if slices.ContainsFunc(rec.Gates, func(g eval.GateDecision) bool { return g.Needed == nil }) {
+				if slices.ContainsFunc(rec.JudgeGates(), func(g eval.GateDecision) bool { return g.Needed == nil }) {
 					r.Unjudged++
 				}
 			case paused:

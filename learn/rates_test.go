@@ -164,3 +164,16 @@ func TestMeasureRatesReadsWhetherThePauseWasNeeded(t *testing.T) {
 	assert.Contains(t, got.Sentence, "2 of 4 succeeded jobs had a false pause (50.0%; 1 more paused only where it was needed; "+
 		"1 of the false pauses by the old rule, exported before gates recorded whether the pause was needed)")
 }
+
+// A budget's stop is not the judge's pause: a succeeded job continued at
+// its budget's gate without a note has no false pause, and a failed job
+// that only reached its budget is not caught.
+func TestMeasureRatesLeaveBudgetStopsOut(t *testing.T) {
+	records := jobs(2, 1, 2, 1)
+	for _, i := range []int{0, 2} { // the paused succeeded and failed jobs
+		records[i].Gates[0].Kind = overseer.GateKindBudget
+	}
+	eval.UseGateLabels(records)
+	got := learn.MeasureRates(records, 0, "", overseer.Promise{})
+	assert.Equal(t, [4]int{2, 0, 2, 0}, [4]int{got.Succeeded, got.FalsePauses, got.Failed, got.Caught})
+}

@@ -564,7 +564,7 @@ func RecordOfHistoryWith(events []*historypb.HistoryEvent, dc converter.DataConv
 			action = eval.GateContinue
 		}
 		d := eval.GateDecision{Gate: g.ID, Phase: g.Phase, After: after, By: g.By, Action: action, Note: g.Note, Attempt: g.Attempt,
-			Reason: g.Reason, Evidence: g.Evidence, Needed: g.Needed, NeededBy: string(g.NeededBy)}
+			Reason: g.Reason, Evidence: g.Evidence, Needed: g.Needed, NeededBy: string(g.NeededBy), Kind: g.Kind}
 		if w := g.ResumedAt.Sub(g.PausedAt); w > 0 {
 			d.WaitMS = w.Milliseconds()
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -526,7 +527,7 @@ func closeJob(ctx context.Context, c client.Client, run client.WorkflowRun, j *r
 		}
 	}
 	if mode == overseer.ModeManage {
-		j.paused = len(st.Gates) > 0
+		j.paused = slices.ContainsFunc(st.Gates, func(g overseer.Gate) bool { return g.Kind != overseer.GateKindBudget })
 	}
 	return nil
 }
