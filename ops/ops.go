@@ -54,7 +54,8 @@ func JobError(id string, err error) error {
 	case errors.As(err, &notFound):
 		return fmt.Errorf("%w: no job with id %q in this namespace", ErrNoJob, id)
 	case TimedOut(err):
-		return fmt.Errorf("job %q: the server did not answer in time (is a worker running on the task queue?)", id)
+		// Wrapped, so that TimedOut still says it: a caller may ask again.
+		return wordedError{Msg: fmt.Sprintf("job %q: the server did not answer in time (is a worker running on the task queue?)", id), Err: err}
 	}
 	return fmt.Errorf("job %q: %w", id, err)
 }
