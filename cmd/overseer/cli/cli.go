@@ -60,6 +60,10 @@ func Commands() map[string]Command {
 	}
 }
 
+// errOutSetter is a command that says something on the error stream
+// while it runs (a server slow to answer); Main gives it errOut.
+type errOutSetter interface{ setErrOut(io.Writer) }
+
 // ErrUsage marks an error in how the command was called.
 var ErrUsage = errors.New("usage")
 
@@ -80,6 +84,9 @@ func Main(ctx context.Context, args []string, out, errOut io.Writer) int {
 	if !ok {
 		fmt.Fprintf(errOut, "overseer: unknown command %q; run `overseer help` for the list\n", args[0])
 		return 2
+	}
+	if c, ok := cmd.(errOutSetter); ok {
+		c.setErrOut(errOut)
 	}
 	if err := cmd.Run(ctx, args[1:], out); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

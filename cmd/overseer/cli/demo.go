@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -77,6 +78,51 @@ type demoJob struct {
 	// none; its reviewer continues a budget's gate with raised.
 	budget string
 	raised *overseer.Budget
+	// patience is how the job's reads wait out a slow server
+	// (demoPatience).
+	patience ops.Patience
+}
+
+// How a demo waits out a slow server: on a busy machine the embedded
+// server and its worker answer late, not never, so a call that timed out
+// is made again, each within demoCallTimeout, until demoWait has passed
+// (the demo's --deadline may end it sooner); the demo says so once per
+// job, and fails only after that, saying how long it waited.
+const (
+	demoCallTimeout = 10 * time.Second
+	demoWait        = 2 * time.Minute
+)
+
+// demoPatience is the patience of a demo job's reads, saying on out, once,
+// that the server is slow to answer the job.
+func demoPatience(out io.Writer) ops.Patience {
+	return ops.Patience{CallTimeout: demoCallTimeout, Wait: demoWait, Say: &onceWriter{w: out}}
+}
+
+// onceWriter passes on its first write and drops the others.
+type onceWriter struct {
+	w    io.Writer
+	done bool
+}
+
+func (o *onceWriter) Write(p []byte) (int, error) {
+	if o.done {
+		return len(p), nil
+	}
+	o.done = true
+	return o.w.Write(p)
+}
+
+// describePatiently describes the job's latest run, waiting out a slow
+// server as p says.
+func describePatiently(ctx context.Context, c client.Client, id string, p ops.Patience) (*client.WorkflowExecutionDescription, error) {
+	return ops.Patiently(ctx, id, p, func(ctx context.Context) (*client.WorkflowExecutionDescription, error) {
+		d, err := c.DescribeWorkflow(ctx, id, "")
+		if err != nil {
+			return nil, ops.JobError(id, err)
+		}
+		return d, nil
+	})
 }
 
 // The demo's budgeted job: a healthy agent loop whose token budget is
@@ -122,7 +168,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 	stamp := time.Now().Format("150405")
 	var jobs []*demoJob
 	for _, sc := range activities.Scenarios {
-		j := &demoJob{scenario: sc, label: string(sc), id: fmt.Sprintf("demo-%s-%s", sc, stamp)}
+		j := &demoJob{scenario: sc, label: string(sc), id: fmt.Sprintf("demo-%s-%s", sc, stamp), patience: demoPatience(out)}
 		j.run, err = startJob(ctx, c, taskQueue, JobSpec{
 			ID: j.id, Objective: "Add CSV export to the reports page", Scenario: string(sc),
 			Mode: string(overseer.ModeManage), RetryDelay: Duration(*retryDelay),
@@ -134,7 +180,7 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 		jobs = append(jobs, j)
 	}
 	for _, sc := range activities.LoopScenarios {
-		j := &demoJob{loop: sc, label: "loop/" + string(sc), id: fmt.Sprintf("demo-agent-loop-%s-%s", sc, stamp)}
+		j := &demoJob{loop: sc, label: "loop/" + string(sc), id: fmt.Sprintf("demo-agent-loop-%s-%s", sc, stamp), patience: demoPatience(out)}
 		j.run, err = startJob(ctx, c, taskQueue, JobSpec{
 			ID: j.id, Objective: "Add CSV export to the reports page", Loop: string(sc), Mode: string(overseer.ModeManage),
 		})
@@ -144,7 +190,8 @@ func (*Demo) Run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "started  %-22s agent loop (%s), scenario %s\n", j.id, workflows.AgentLoopWorkflowName, sc)
 		jobs = append(jobs, j)
 	}
-	budgeted := &demoJob{loop: activities.LoopHealthy, label: "budget", id: "demo-agent-loop-budget-" + stamp, budget: demoBudget, raised: &demoRaisedBudget}
+	budgeted := &demoJob{loop: activities.LoopHealthy, label: "budget", id: "demo-agent-loop-budget-" + stamp, budget: demoBudget, raised: &demoRaisedBudget,
+		patience: demoPatience(out)}
 	budgeted.run, err = startJob(ctx, c, taskQueue, JobSpec{ID: budgeted.id, Objective: "Add CSV export to the reports page",
 		Loop: string(activities.LoopHealthy), Mode: string(overseer.ModeManage), Budget: budgeted.budget})
 	if err != nil {
@@ -214,14 +261,13 @@ func allDone(jobs []*demoJob) bool {
 }
 
 // poll prints the job's new assessments, resumes it when paused, and
-// notices when it finished.
+// notices when it finished. Its reads wait out a slow server
+// (j.patience).
 func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, reviewDelay time.Duration) error {
 	if j.done {
 		return nil
 	}
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	s, err := ops.Status(qctx, c, j.id)
+	s, err := ops.StatusPatiently(ctx, c, j.id, "", j.patience)
 	if err != nil {
 		return err
 	}
@@ -264,7 +310,11 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 			// other notes redirect their jobs: needed, by the rule.
 			req.Needed = new(false)
 		}
-		g, err := ops.Resume(qctx, c, j.id, req)
+		// The update waits for the worker to take it: as long as a read
+		// waits out a slow server.
+		rctx, cancel := context.WithTimeout(ctx, cmp.Or(j.patience.Wait, ops.DefaultPatience))
+		g, err := ops.Resume(rctx, c, j.id, req)
+		cancel()
 		if err != nil {
 			return err
 		}
@@ -273,9 +323,9 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 			fmt.Fprintf(out, "%-10s    %s\n", j.label, jm)
 		}
 	}
-	desc, err := c.DescribeWorkflow(qctx, j.id, "")
+	desc, err := describePatiently(ctx, c, j.id, j.patience)
 	if err != nil {
-		return ops.JobError(j.id, err)
+		return err
 	}
 	if desc.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return nil
@@ -285,14 +335,16 @@ func (j *demoJob) poll(ctx context.Context, c client.Client, out io.Writer, revi
 	var res struct {
 		Outcome string `json:"outcome"`
 	}
-	if err := j.run.Get(qctx, &res); err != nil {
+	gctx, cancel := context.WithTimeout(ctx, cmp.Or(j.patience.Wait, ops.DefaultPatience))
+	defer cancel()
+	if err := j.run.Get(gctx, &res); err != nil {
 		j.outcome = "failed (" + err.Error() + ")"
 	} else {
 		j.outcome = res.Outcome
 	}
 	// One last status read: the final assessment is recorded before the
 	// run completes.
-	if s, err := ops.Status(qctx, c, j.id); err == nil {
+	if s, err := ops.StatusPatiently(ctx, c, j.id, "", j.patience); err == nil {
 		j.status = s
 		for _, a := range s.Assessments {
 			if a.Seq > j.seen {

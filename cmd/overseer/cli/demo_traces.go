@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -38,6 +39,9 @@ type traceJob struct {
 	done    bool
 	outcome eval.Outcome
 	status  overseer.Status
+	// patience is how the job's reads wait out a slow server
+	// (demoPatience).
+	patience ops.Patience
 }
 
 // startRecordedJobs starts one job per recorded run on the task queue, in
@@ -112,6 +116,7 @@ func runTraceDemo(ctx context.Context, out io.Writer, o traceDemoOptions) error 
 	}
 	width := 0
 	for _, j := range jobs {
+		j.patience = demoPatience(out)
 		width = max(width, len(j.rec.ID))
 		fmt.Fprintf(out, "started  %s (recorded: %s, %d steps)\n", j.id, j.rec.Outcome, j.rec.NumSteps())
 	}
@@ -184,13 +189,10 @@ func (j *traceJob) poll(ctx context.Context, c client.Client, out io.Writer, wid
 	if j.done {
 		return nil
 	}
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	s, err := ops.Status(qctx, c, j.id)
+	// A busy worker answers the query late: it is asked again, and the
+	// demo says so.
+	s, err := ops.StatusPatiently(ctx, c, j.id, "", j.patience)
 	if err != nil {
-		if ctx.Err() == nil && ops.TimedOut(err) {
-			return nil // a busy worker answers the query late: ask again at the next tick
-		}
 		return err
 	}
 	j.status = s
@@ -212,7 +214,10 @@ func (j *traceJob) poll(ctx context.Context, c client.Client, out io.Writer, wid
 		if j.rec.Outcome.Failed() {
 			req.Action, req.Note, req.Needed = overseer.ActionAbort, "The recording failed: stop here.", nil
 		}
-		if _, err := ops.Resume(qctx, c, j.id, req); err != nil {
+		rctx, cancel := context.WithTimeout(ctx, cmp.Or(j.patience.Wait, ops.DefaultPatience))
+		_, err := ops.Resume(rctx, c, j.id, req)
+		cancel()
+		if err != nil {
 			return err
 		}
 		j.aborted = j.aborted || req.Action == overseer.ActionAbort
@@ -222,9 +227,9 @@ func (j *traceJob) poll(ctx context.Context, c client.Client, out io.Writer, wid
 		}
 		fmt.Fprintf(out, "%-*s %s by demo-reviewer: %q\n", width, j.rec.ID, verb, req.Note)
 	}
-	desc, err := c.DescribeWorkflow(qctx, j.id, "")
+	desc, err := describePatiently(ctx, c, j.id, j.patience)
 	if err != nil {
-		return ops.JobError(j.id, err)
+		return err
 	}
 	st := desc.RawResponse.GetWorkflowExecutionInfo().GetStatus()
 	if st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
@@ -236,7 +241,7 @@ func (j *traceJob) poll(ctx context.Context, c client.Client, out io.Writer, wid
 	}
 	// One last status read: the final assessment is recorded before the
 	// run completes.
-	if s, err := ops.Status(qctx, c, j.id); err == nil {
+	if s, err := ops.StatusPatiently(ctx, c, j.id, "", j.patience); err == nil {
 		j.status = s
 		j.print(out, width)
 	}

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -20,17 +21,29 @@ import (
 )
 
 // StatusCmd prints a job's overseer status.
-type StatusCmd struct{}
+type StatusCmd struct {
+	// Stderr receives the line that says the server is slow to answer
+	// (the status query is asked again until --wait has passed). If not
+	// set, os.Stderr.
+	Stderr io.Writer
+}
+
+func (x *StatusCmd) setErrOut(w io.Writer) {
+	if x.Stderr == nil {
+		x.Stderr = w
+	}
+}
 
 // Synopsis implements Command.
 func (*StatusCmd) Synopsis() string { return "show a job's overseer status (ID, --json)" }
 
 // Run implements Command.
-func (*StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
+func (x *StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("status", out)
 	var conn connFlags
 	conn.register(fs)
 	asJSON := fs.Bool("json", false, "print the status as JSON")
+	wait := fs.Duration("wait", ops.DefaultPatience, "how long to keep asking a server that is slow to answer: a status query that times out (after --timeout) is asked again until then")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -44,9 +57,13 @@ func (*StatusCmd) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
+	stderr := x.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	s, err := ops.StatusPatiently(ctx, c, id, "", ops.Patience{CallTimeout: conn.timeout, Wait: *wait, Say: stderr})
 	qctx, cancel := context.WithTimeout(ctx, conn.timeout)
 	defer cancel()
-	s, err := ops.Status(qctx, c, id)
 	var paused *ops.OperatorPausedError
 	if errors.As(err, &paused) {
 		// Workflow Pause: the job answers no query until it is unpaused,
