@@ -318,7 +318,9 @@ func unregistered(err error, query string) error {
 
 // Spend says what the job spent against its budget, from its summary:
 // "2400 tokens, $1.20, 3h0m0s of 2000 tokens (reached)"; elapsed time
-// runs to now while the job is open. Empty without a summary or spend.
+// counts, as a time budget does, from the job's first run's start (the
+// summary's Started after a continue-as-new, else this run's), and runs to
+// now while the job is open. Empty without a summary or spend.
 func (j Job) Spend(now time.Time) string {
 	s := j.Summary
 	if s == nil {
@@ -328,14 +330,18 @@ func (j Job) Spend(now time.Time) string {
 	if j.Closed != nil {
 		end = *j.Closed
 	}
+	start := j.Started
+	if !s.Started.IsZero() {
+		start = s.Started
+	}
 	spent := s.Spent
 	spent.PhaseRuns = 0 // the phases column says them
 	var parts []string
 	if spent.Tokens > 0 || spent.CostUSD > 0 || spent.Turns > 0 {
 		parts = append(parts, spent.String())
 	}
-	if !j.Started.IsZero() && end.After(j.Started) {
-		parts = append(parts, end.Sub(j.Started).Round(time.Second).String())
+	if !start.IsZero() && end.After(start) {
+		parts = append(parts, end.Sub(start).Round(time.Second).String())
 	}
 	text := strings.Join(parts, ", ")
 	if s.Budget != nil {

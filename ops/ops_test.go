@@ -100,3 +100,33 @@ func TestJobSpend(t *testing.T) {
 	}
 	assert.Equal(t, "OverseerBudget IN ('near', 'reached')", ops.OverBudgetQuery)
 }
+
+// A job's elapsed time counts from its first run's start, as its time
+// budget does: after a continue-as-new the current run started later, and
+// its own start would show "0s" of a budget that has counted the
+// predecessor's time too. A summary that does not say (the job's first
+// run, or an earlier release) counts from the run's start.
+func TestJobSpendCountsFromTheFirstRun(t *testing.T) {
+	first := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	budget := &overseer.Budget{Elapsed: time.Hour}
+	tests := []struct {
+		name     string
+		runStart time.Time
+		closed   *time.Time
+		started  time.Time // Summary.Started: the first run's start, if the run is a successor
+		now      time.Time
+		want     string
+	}{
+		{"first run", first, nil, time.Time{}, first.Add(8 * time.Second), "8s of 1h0m0s"},
+		{"successor started just now", first.Add(8 * time.Second), nil, first, first.Add(8 * time.Second), "8s of 1h0m0s"},
+		{"successor, later", first.Add(8 * time.Second), nil, first, first.Add(20 * time.Minute), "20m0s of 1h0m0s"},
+		{"successor, closed", first.Add(30 * time.Minute), new(first.Add(70 * time.Minute)), first, first.Add(5 * time.Hour), "1h10m0s of 1h0m0s"},
+		{"summary of an earlier release", first.Add(30 * time.Minute), nil, time.Time{}, first.Add(40 * time.Minute), "10m0s of 1h0m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := ops.Job{Started: tt.runStart, Closed: tt.closed, Summary: &overseer.Summary{Budget: budget, Started: tt.started}}
+			assert.Equal(t, tt.want, j.Spend(tt.now))
+		})
+	}
+}

@@ -75,6 +75,11 @@ type Summary struct {
 	Spent       Budget  `json:"spent,omitzero"`
 	Budget      *Budget `json:"budget,omitempty"`
 	BudgetState string  `json:"budget_state,omitempty"`
+	// Started is when the job's first run started, carried across
+	// continue-as-new: a time budget counts from it, and so does the
+	// list's elapsed time. Zero when this run is the job's first (its
+	// start time is the job's), or its predecessor did not say.
+	Started time.Time `json:"started,omitzero"`
 }
 
 // Of says the summary describes run runID: it was written by that run, or
@@ -155,7 +160,7 @@ func (r *run) summary() Summary {
 	s := Summary{Format: SummaryFormat, Mode: st.Mode, Phase: st.Phase, Band: st.Band, OnObjective: st.OnObjective, Assessed: st.Assessed,
 		Basis: trajectory.Clip(ShortBasis(st.Basis), maxSummaryBasis), Standing: trajectory.Clip(StandingOf(st.Basis), maxSummaryBasis), Phases: st.Counters.Phases, Pauses: st.Counters.Pauses,
 		Approval: st.Approval, StartedBy: trajectory.Clip(st.StartedBy, maxSummaryText), MaxRedos: maxRedos, RedoPhases: redoPhases, RunID: r.runID,
-		Spent: spendOf(r.traj, 0), Budget: r.cfg.Budget, BudgetState: st.Budget.State()}
+		Spent: spendOf(r.traj, 0), Budget: r.cfg.Budget, BudgetState: st.Budget.State(), Started: r.jobStarted}
 	if len(s.Approval.Approvers) > maxSummaryApprovers {
 		s.MoreApprovers = len(s.Approval.Approvers) - maxSummaryApprovers
 		s.Approval.Approvers = s.Approval.Approvers[:maxSummaryApprovers]

@@ -412,10 +412,10 @@ func falsePausesLine(jobs []*demoJob) string {
 		}
 		for _, g := range j.status.Gates {
 			if g.Needed != nil {
-				rec.Gates = append(rec.Gates, eval.GateDecision{Action: string(g.Action), Needed: g.Needed})
+				rec.Gates = append(rec.Gates, eval.GateDecision{Action: string(g.Action), Needed: g.Needed, Kind: g.Kind})
 			}
 		}
-		pauses, falses = pauses+len(rec.Gates), falses+rec.FalsePauses()
+		pauses, falses = pauses+len(rec.JudgeGates()), falses+rec.FalsePauses()
 	}
 	switch {
 	case pauses == 0:
