@@ -264,6 +264,33 @@ func activityContext(ctx context.Context) converter.ActivitySerializationContext
 	return sc
 }
 
+// inputPayloads is args as the SDK sends them for the phase activity ctx
+// schedules as activityType: encoded with the worker's data converter in
+// the activity's serialization context, then decoded to the payloads its
+// codec wrapped (a context-bound codec reads them only there). Nil when
+// the overseer does not know the converter (the default converter's
+// encoding of args stands for them) or it cannot encode them.
+func (a *workerConverter) inputPayloads(ctx workflow.Context, activityType string, args []any) []*commonpb.Payload {
+	dc := a.get()
+	if dc == nil || len(args) == 0 {
+		return nil
+	}
+	bound := converter.WithDataConverterSerializationContext(dc, noteContext(ctx, activityType))
+	ps, err := bound.ToPayloads(args...)
+	if err != nil {
+		return nil
+	}
+	out := make([]*commonpb.Payload, 0, len(ps.GetPayloads()))
+	for _, p := range ps.GetPayloads() {
+		var raw converter.RawValue
+		if err := bound.FromPayload(p, &raw); err != nil {
+			return nil
+		}
+		out = append(out, raw.Payload())
+	}
+	return out
+}
+
 // writeNote encodes the note's header for the phase activity ctx
 // schedules as activityType, in that activity's serialization context.
 // Without the worker's converter it is encoded in the workflow's

@@ -181,7 +181,7 @@ func (i *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	}
 	r := newRun(ctx, wfType, cfg, i.opts.Judge)
 	r.runID = info.WorkflowExecution.RunID
-	r.models, r.circuit, r.tel = i.opts.Models, i.circuit, i.opts.Telemetry
+	r.models, r.circuit, r.tel, r.redact = i.opts.Models, i.circuit, i.opts.Telemetry, i.opts.ContentRedactor
 	r.restore(ctx, interceptor.WorkflowHeader(ctx)[stateHeader])
 	if r.carriedPaused && r.cfg.SearchAttributes && workflow.GetVersion(ctx, carriedGateChangeID, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 		// Continue-as-new copies the search attributes: say at once that
@@ -398,6 +398,9 @@ func (o *workflowOutbound) ExecuteActivity(ctx workflow.Context, activityType st
 	if r.loop {
 		t := &boundaryTask{ctx: ctx, phase: phaseName(activityType), started: started, f: phase,
 			activityType: activityType, args: args, attempt: 1, asIs: r.invisible()}
+		if r.cfg.ContentWindow.On() {
+			t.input = o.root.dc.inputPayloads(ctx, activityType, args)
+		}
 		if r.mayRedo(t.phase) {
 			t.held = holdArgs(ctx, args)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -40,6 +41,9 @@ type boundaryTask struct {
 	// first redo asked for, ….
 	activityType string
 	args         []any
+	// input is args as the worker's converter encodes them, the codec
+	// undone, for the run's content window (nil when it is off).
+	input []*commonpb.Payload
 	// held is args as first scheduled (holdArgs), for a phase a redo may
 	// run again.
 	held    []heldArg
@@ -116,7 +120,7 @@ func (r *run) step(t *boundaryTask) {
 		r.afterVerdict(t, why)
 		return
 	}
-	r.recordBoundary(ctx, t.phase, t.started, t.f, t.args)
+	r.recordBoundary(ctx, t.phase, t.started, t.f, t.args, t.input)
 	if r.cancelledPhase(t, ctx) {
 		t.settle() // cancelled: no assessment, no gate
 		t.done = true

@@ -218,6 +218,25 @@ type Options struct {
 	Budget  Budget
 	Budgets map[string]Budget
 
+	// ContentWindows lets a model judge read what the agent did, per
+	// workflow type: for the latest calls of a run, an excerpt of each
+	// activity's input (encoded with the worker's data converter in the
+	// activity's serialization context, the codec undone), its result and
+	// its error text, cut to a byte budget per call and per request,
+	// redacted, in the trajectory the judge is asked about
+	// (trajectory.ContentWindow, Trajectory.Content). Off for every type
+	// not listed (the default): the judge's request carries counters only.
+	// The learned judge and the rules ignore it; jevopenai shows it to the
+	// model. A run pins its window when it starts. The window rides in
+	// the judge activity's input, so it is in history as every payload
+	// is: encrypted by the worker's codec, in clear without one.
+	ContentWindows map[string]trajectory.ContentWindow
+	// ContentRedactor rewrites every excerpt before it enters a window.
+	// If not set, trajectory.RedactSecrets (provider keys and tokens,
+	// bearer and basic credentials, private keys, secret=value). It runs
+	// in workflow code: it must be a pure function of its input.
+	ContentRedactor trajectory.Redactor
+
 	// RedoSafe names the workflow types, and the phase activity types,
 	// whose phases a redo may run again. A redo schedules the held phase's
 	// activity a second time, with the input it was first scheduled with:
@@ -336,6 +355,11 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("overseer: Budgets[%q]: %w", t, err)
 		}
 	}
+	for t, w := range o.ContentWindows {
+		if err := w.Validate(); err != nil {
+			return o, fmt.Errorf("overseer: ContentWindows[%q]: %w", t, err)
+		}
+	}
 	if o.RecentAssessments < 0 {
 		return o, fmt.Errorf("overseer: RecentAssessments %d is negative", o.RecentAssessments)
 	}
@@ -421,6 +445,9 @@ type runConfig struct {
 	// BackgroundCalls names this run's background calls in the worker's
 	// memory (PlacementBackground only).
 	BackgroundCalls string `json:"background_calls,omitempty"`
+	// ContentWindow is Options.ContentWindows' window for the run's type;
+	// off in runs pinned before it existed.
+	ContentWindow trajectory.ContentWindow `json:"content_window,omitzero"`
 }
 
 // runConfigFor is the configuration a new run of workflowType pins; mode
@@ -451,6 +478,7 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		Approval:              o.approvalFor(workflowType),
 		MaxRedos:              o.MaxRedos,
 		RedoSafe:              slices.Clone(o.RedoSafe),
+		ContentWindow:         o.ContentWindows[workflowType],
 	}
 	if len(o.RedoSafe) == 0 {
 		c.MaxRedos = -1 // no phase is safe to run again

@@ -40,6 +40,9 @@ type run struct {
 	// tel is the worker's Options.Telemetry (not pinned: it sends nothing
 	// to Temporal).
 	tel Telemetry
+	// redact is the worker's Options.ContentRedactor (nil: the shipped
+	// one), for the run's content window (cfg.ContentWindow).
+	redact trajectory.Redactor
 
 	st   Status
 	traj Trajectory
@@ -218,7 +221,7 @@ func (r *run) takeNote() *Note {
 // lets the workflow go on. settle hands the phase's own result, untouched,
 // to the workflow; a finished phase is never re-run.
 func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, settle func()) {
-	r.recordBoundary(ctx, phase, started, f, nil)
+	r.recordBoundary(ctx, phase, started, f, nil, nil)
 	if ctx.Err() != nil {
 		settle() // cancelled: no assessment, no gate
 		return
@@ -239,7 +242,7 @@ func (r *run) boundary(ctx workflow.Context, phase string, started time.Time, f 
 // PhaseRun.SameCall compares them with the phase's previous call. The
 // phase is recorded through the code `overseer eval` replays recorded runs
 // with (ActivityCall).
-func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, args []any) {
+func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Time, f workflow.Future, args []any, input []*commonpb.Payload) {
 	var raw converter.RawValue
 	var phaseErr error
 	if r.invisible() {
@@ -251,12 +254,16 @@ func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Ti
 	} else {
 		phaseErr = f.Get(ctx, &raw)
 	}
-	call := ActivityCall{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Err: phaseErr, Args: args}
+	call := ActivityCall{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Err: phaseErr, Args: args, Input: input}
 	if phaseErr == nil {
 		call.Result = raw.Payload()
 		call.Report = reportOf(ctx, raw, f)
 	}
 	r.traj.RecordPhase(r.tracker.PhaseRun(r.traj, call), call.Report)
+	if w := r.cfg.ContentWindow; w.On() {
+		call.Result = readableResult(ctx, call.Result, f)
+		r.traj.RecordContent(w, call, trajectory.InputText(call, nil), r.redact)
+	}
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
 }
@@ -693,6 +700,21 @@ func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c =
 // reportOf reads the PhaseReport a phase result carries: of a JSON
 // result, only the top-level overseer_report member (topLevelField); any
 // other encoding is decoded by the workflow's own data converter.
+// readableResult is a phase's result p as a content window reads it: as
+// it is when its encoding is JSON, else as the workflow decodes it (the
+// SDK undoes the codec in the activity's serialization context), read as
+// JSON; p when it is not JSON at all.
+func readableResult(ctx workflow.Context, p *commonpb.Payload, f workflow.Future) *commonpb.Payload {
+	if p == nil || string(p.GetMetadata()[converter.MetadataEncoding]) == converter.MetadataEncodingJSON {
+		return p
+	}
+	var m json.RawMessage
+	if f.Get(ctx, &m) != nil {
+		return p
+	}
+	return &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: m}
+}
+
 func reportOf(ctx workflow.Context, raw converter.RawValue, f workflow.Future) *PhaseReport {
 	var c ReportCarrier
 	p := raw.Payload()

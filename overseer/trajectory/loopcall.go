@@ -5,6 +5,7 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
 )
 
 // ActivityCall is one finished activity as the plugin observes it at a
@@ -28,6 +29,10 @@ type ActivityCall struct {
 	// Report is what the result reported about the phase
 	// ([ReportCarrier]); nil when it reported nothing.
 	Report *PhaseReport
+	// Input is the activity's input as the worker's data converter
+	// encodes it, the codec undone (for a content window); nil when not
+	// known, and then Args stand for it.
+	Input []*commonpb.Payload
 }
 
 // CallTracker remembers, for an agent loop, each phase's latest input and
@@ -98,9 +103,34 @@ func resultKeyOf(p *commonpb.Payload) uint64 {
 }
 
 // RecordCall adds one finished activity, as the interceptor does at a
-// phase boundary (see [ActivityCall]).
+// phase boundary (see [ActivityCall]), and its excerpt to the content
+// window, if one is set (SetContentWindow): its input is call.Input when
+// set, else its Args as the default data converter encodes them.
 func (r *TrajectoryRecorder) RecordCall(call ActivityCall) {
 	r.t.RecordPhase(r.calls.PhaseRun(r.t, call), call.Report)
+	if r.window.On() {
+		r.t.RecordContent(r.window, call, InputText(call, nil), r.redact)
+	}
+}
+
+// InputText is call's input as a content window shows it: call.Input when
+// set, else its Args encoded with encode (the default data converter when
+// nil), each as PayloadText.
+func InputText(call ActivityCall, encode converter.DataConverter) string {
+	if call.Input != nil {
+		return PayloadsText(call.Input)
+	}
+	if len(call.Args) == 0 {
+		return ""
+	}
+	if encode == nil {
+		encode = converter.GetDefaultDataConverter()
+	}
+	ps, err := encode.ToPayloads(call.Args...)
+	if err != nil {
+		return "[input not encodable: " + Clip(err.Error(), 120) + "]"
+	}
+	return PayloadsText(ps.GetPayloads())
 }
 
 // LoopStats are an agent loop's counts over the whole run so far, which

@@ -9,8 +9,17 @@ package trajectory
 // The plugin's interceptor keeps its own trajectory on the workflow's state
 // and does not use a recorder; both go through the same unexported code.
 type TrajectoryRecorder struct {
-	t     Trajectory
-	calls CallTracker
+	t      Trajectory
+	calls  CallTracker
+	window ContentWindow
+	redact Redactor
+}
+
+// SetContentWindow keeps a content window of the calls RecordCall records,
+// as the plugin does for a workflow type with Options.ContentWindows:
+// redact rewrites each excerpt (RedactSecrets when nil).
+func (r *TrajectoryRecorder) SetContentWindow(w ContentWindow, redact Redactor) {
+	r.window, r.redact = w, redact
 }
 
 // SetObjective records the job's original objective, bounded like

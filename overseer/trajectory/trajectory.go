@@ -26,7 +26,9 @@ const (
 )
 
 // Trajectory is the compact, bounded view of a job that the judge sees. It
-// is deliberately not a second agent context: no transcript, no diff.
+// is deliberately not a second agent context: no transcript, no diff; a
+// bounded window of the latest calls' excerpts only where a team turns it
+// on for a model judge (ContentWindow).
 //
 // The interceptor fills what it observes itself (phase runs, repeats,
 // durations, attempts, failures, lane switches); the workflow supplies the
@@ -72,6 +74,11 @@ type Trajectory struct {
 	// RecentLaneSwitches is a window of the latest lane switches.
 	RecentLaneSwitches []LaneSwitch `json:"recent_lane_switches,omitempty"`
 	OpenPullRequests   []string     `json:"open_pull_requests,omitempty"`
+	// Content is the content window, oldest call first: excerpts of the
+	// latest calls' inputs, results and errors, for a model judge to read
+	// (ContentWindow; empty when the window is off, the default). The
+	// learned judge and the rules never read it.
+	Content []CallContent `json:"content,omitempty"`
 }
 
 // Count is a named counter.
@@ -460,5 +467,6 @@ func (t Trajectory) Clone() Trajectory {
 	t.FailedToolCategories = slices.Clone(t.FailedToolCategories)
 	t.RecentLaneSwitches = slices.Clone(t.RecentLaneSwitches)
 	t.OpenPullRequests = slices.Clone(t.OpenPullRequests)
+	t.Content = slices.Clone(t.Content)
 	return t
 }
