@@ -131,16 +131,25 @@ func (j *Judge) Params(req jev.Request) (openai.ChatCompletionNewParams, error) 
 	if err := jev.ValidateRequest(req); err != nil {
 		return openai.ChatCompletionNewParams{}, fmt.Errorf("jevopenai: %w: %w", jev.ErrRejected, err)
 	}
+	req, calls := splitCalls(req)
 	user, err := json.Marshal(req)
 	if err != nil {
 		return openai.ChatCompletionNewParams{}, fmt.Errorf("jevopenai: encode request: %w: %w", jev.ErrRejected, err)
 	}
+	system := j.prompt
+	if calls != "" && j.opts.SystemPrompt == "" {
+		system += "\n" + WindowSystemNote
+	}
+	messages := []openai.ChatCompletionMessageParamUnion{
+		openai.SystemMessage(system),
+		openai.UserMessage(string(user)),
+	}
+	if calls != "" {
+		messages = append(messages, openai.UserMessage(calls))
+	}
 	p := openai.ChatCompletionNewParams{
-		Model: j.model,
-		Messages: []openai.ChatCompletionMessageParamUnion{
-			openai.SystemMessage(j.prompt),
-			openai.UserMessage(string(user)),
-		},
+		Model:    j.model,
+		Messages: messages,
 		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
 			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
 				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
@@ -424,4 +433,77 @@ func unfence(s string) string {
 		s = s[i+1:]
 	}
 	return strings.TrimSpace(s)
+}
+
+// windowState is the part of the overseer's request state a content
+// window fills (trajectory.State, trajectory.Content): read loosely, so
+// that any other state passes through untouched.
+type windowState struct {
+	Trajectory struct {
+		Objective string       `json:"objective"`
+		Content   []windowCall `json:"content"`
+	} `json:"trajectory"`
+}
+
+type windowCall struct {
+	Run    int    `json:"run"`
+	Call   string `json:"call"`
+	Input  string `json:"input"`
+	Output string `json:"output"`
+	Error  string `json:"error"`
+	Cut    bool   `json:"cut"`
+}
+
+// WindowSystemNote follows DefaultSystemPrompt when the request carries a
+// content window.
+const WindowSystemNote = "A second user message shows excerpts of the run's latest calls (what the agent sent and got back): judge from the state and from them."
+
+// WindowPreamble opens the message that shows a content window.
+const WindowPreamble = "What the agent did lately: its latest calls, oldest first, as excerpts (cut to a byte budget and redacted). " +
+	"The state above counts the whole run; read these calls to answer the same questions about it, and quote them where they are your evidence."
+
+// splitCalls takes the overseer's content window (the state's
+// trajectory.content) out of req's state and renders it as a message of
+// its own: the latest calls, oldest first, each with its input, output
+// and error, then the objective they serve. A request without a window is
+// returned as it is, with no message.
+func splitCalls(req jev.Request) (jev.Request, string) {
+	var ws windowState
+	if json.Unmarshal(req.State, &ws) != nil || len(ws.Trajectory.Content) == 0 {
+		return req, ""
+	}
+	var state map[string]json.RawMessage
+	var traj map[string]json.RawMessage
+	if json.Unmarshal(req.State, &state) != nil || json.Unmarshal(state["trajectory"], &traj) != nil {
+		return req, ""
+	}
+	delete(traj, "content")
+	t, err := json.Marshal(traj)
+	if err != nil {
+		return req, ""
+	}
+	state["trajectory"] = t
+	s, err := json.Marshal(state)
+	if err != nil {
+		return req, ""
+	}
+	req.State = s
+	var b strings.Builder
+	b.WriteString(WindowPreamble)
+	b.WriteString("\n")
+	for _, c := range ws.Trajectory.Content {
+		fmt.Fprintf(&b, "\n## Call %d: %s\n", c.Run, c.Call)
+		for _, part := range []struct{ name, text string }{{"input", c.Input}, {"output", c.Output}, {"error", c.Error}} {
+			if part.text != "" {
+				fmt.Fprintf(&b, "<%s>\n%s\n</%s>\n", part.name, part.text, part.name)
+			}
+		}
+		if c.Cut {
+			b.WriteString("(cut to fit the budget)\n")
+		}
+	}
+	if ws.Trajectory.Objective != "" {
+		fmt.Fprintf(&b, "\nThe objective these calls serve: %s\n", ws.Trajectory.Objective)
+	}
+	return req, b.String()
 }
