@@ -26,6 +26,7 @@ import (
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer/registry"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 	"github.com/corohq/temporal-overseer/workflows"
 )
 
@@ -112,6 +113,10 @@ type Config struct {
 	// If not set, gates wait for ever.
 	GateDeadline  overseer.GateDeadline
 	GateDeadlines map[string]overseer.GateDeadline
+	// ContentWindows lets a model judge read the latest calls of each
+	// listed workflow type (overseer.Options.ContentWindows). If not set,
+	// off: the judge reads counters only.
+	ContentWindows map[string]trajectory.ContentWindow
 	// MaxRedos bounds the redos of one held phase (overseer.Options.MaxRedos):
 	// 0 is the default, 2; negative allows none.
 	MaxRedos int
@@ -271,6 +276,7 @@ func (cfg Config) PluginOptions() overseer.Options {
 		AssessTimeout:    cfg.JudgeConfig.assessTimeout(),
 		GateDeadline:     cfg.GateDeadline,
 		GateDeadlines:    cfg.GateDeadlines,
+		ContentWindows:   cfg.ContentWindows,
 		MaxRedos:         cfg.MaxRedos,
 		RedoSafe:         append([]string{workflows.JobWorkflowName, workflows.RecordedJobWorkflowName}, cfg.RedoSafe...),
 		Approval:         cfg.Approval,

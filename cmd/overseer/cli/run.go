@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/notify"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 	"github.com/corohq/temporal-overseer/supervision"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
@@ -45,12 +47,14 @@ type workerFlags struct {
 	// their secrets) come from the environment only (notify.FromEnv).
 	gateDeadline  string
 	gateDeadlines string
-	maxRedos      int
-	dashboardURL  string
-	approvers     string
-	fourEyes      bool
-	modelRegistry bool
-	learn         learnFlags
+	// contentWindows is --content-window: TYPE=CALLS[:BYTES] pairs.
+	contentWindows string
+	maxRedos       int
+	dashboardURL   string
+	approvers      string
+	fourEyes       bool
+	modelRegistry  bool
+	learn          learnFlags
 }
 
 // Environment variables of the gate deadline and the dashboard link.
@@ -70,6 +74,7 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.policy, "policy", "", "policy file from overseer calibrate (default: $"+worker.EnvPolicy+", else the policy that goes with the judge)")
 	fs.StringVar(&w.gateDeadline, "gate-deadline", "", "how long a gate waits and then: DURATION:escalate|continue|abort, e.g. 24h:escalate,72h:abort (default: $"+envGateDeadline+", else none)")
 	fs.StringVar(&w.gateDeadlines, "gate-deadlines", "", "gate deadlines per workflow type, e.g. 'CoroJob=24h:escalate,72h:abort;Other=4h:continue'")
+	fs.StringVar(&w.contentWindows, "content-window", "", "let a model judge read the latest calls of these workflow types: TYPE=CALLS[:BYTES_PER_CALL], e.g. 'CoroAgentLoop=8;CoroJob=4:1024' (default: off; docs/judges.md)")
 	fs.IntVar(&w.maxRedos, "max-redos", 0, "how many times a reviewer may redo one held phase (resume --redo); -1 allows none, for phases that are not safe to retry (default: 2)")
 	fs.StringVar(&w.dashboardURL, "dashboard-url", "", "the dashboard's base URL that notifications link to (default: $"+envDashboardURL+"); "+
 		"notifiers come from the environment: $"+notify.EnvWebhookURL+" with $"+notify.EnvWebhookSecret+", $"+notify.EnvSlackWebhookURL+" (and $"+notify.EnvSlackEscalationURL+")")
@@ -165,6 +170,16 @@ func (w *workerFlags) applyGates(cfg *worker.Config, getenv func(string) string)
 				return fmt.Errorf("%w: --gate-deadlines %q: %s", ErrUsage, pair, msg)
 			}
 			cfg.GateDeadlines[wt] = d
+		}
+	}
+	if w.contentWindows != "" {
+		cfg.ContentWindows = map[string]trajectory.ContentWindow{}
+		for _, pair := range strings.Split(w.contentWindows, ";") {
+			win, wt, err := parseContentWindow(pair)
+			if err != nil {
+				return fmt.Errorf("%w: --content-window %q: %v", ErrUsage, pair, err)
+			}
+			cfg.ContentWindows[wt] = win
 		}
 	}
 	if w.approvers == "" {
@@ -383,6 +398,10 @@ func devSettings(cfg worker.Config, df *dashboardFlags, dashboardOn bool) []stri
 	for _, wt := range slices.Sorted(maps.Keys(cfg.GateDeadlines)) {
 		add("Gate deadline", "%s for %s", cfg.GateDeadlines[wt], wt)
 	}
+	for _, wt := range slices.Sorted(maps.Keys(cfg.ContentWindows)) {
+		w := cfg.ContentWindows[wt]
+		add("Content window", "the judge reads the latest %d calls of %s (redacted, cut to the window's bytes)", w.Calls, wt)
+	}
 	if len(cfg.Approval.Approvers) > 0 {
 		add("Approvers", "%s may resume gates", strings.Join(cfg.Approval.Approvers, ", "))
 	}
@@ -582,4 +601,25 @@ func (*Dev) Run(ctx context.Context, args []string, out io.Writer) error {
 	<-ctx.Done()
 	fmt.Fprintln(out, "Stopping.")
 	return nil
+}
+
+// parseContentWindow reads one TYPE=CALLS[:BYTES_PER_CALL] of
+// --content-window.
+func parseContentWindow(pair string) (trajectory.ContentWindow, string, error) {
+	wt, spec, ok := strings.Cut(strings.TrimSpace(pair), "=")
+	if !ok || strings.TrimSpace(wt) == "" {
+		return trajectory.ContentWindow{}, "", fmt.Errorf("write TYPE=CALLS[:BYTES_PER_CALL] pairs separated by semicolons")
+	}
+	callsText, bytesText, hasBytes := strings.Cut(spec, ":")
+	var w trajectory.ContentWindow
+	var err error
+	if w.Calls, err = strconv.Atoi(strings.TrimSpace(callsText)); err != nil {
+		return w, "", fmt.Errorf("%q is not a number of calls", callsText)
+	}
+	if hasBytes {
+		if w.CallBytes, err = strconv.Atoi(strings.TrimSpace(bytesText)); err != nil {
+			return w, "", fmt.Errorf("%q is not a number of bytes per call", bytesText)
+		}
+	}
+	return w, strings.TrimSpace(wt), w.Validate()
 }
