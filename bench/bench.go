@@ -18,6 +18,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // DevServerConfig returns the dev-server dynamic config the bench runs on
@@ -277,7 +278,14 @@ type Result struct {
 	// its second run started with.
 	RequestSizes      []RequestSize `json:"request_sizes"`
 	CarriedStateBytes int           `json:"carried_state_bytes"`
-	Took              time.Duration `json:"took_ns"`
+	// WindowRequestSizes and WindowCarriedStateBytes are the same with a
+	// content window on (trajectory.ContentWindow{Calls: 8}, the default
+	// bytes), each phase returning WindowPrinted bytes of text: what a
+	// model judge's window adds to a boundary.
+	WindowRequestSizes      []RequestSize `json:"window_request_sizes,omitempty"`
+	WindowCarriedStateBytes int           `json:"window_carried_state_bytes,omitempty"`
+	WindowPrinted           int           `json:"window_printed,omitempty"`
+	Took                    time.Duration `json:"took_ns"`
 	// Settings describes the server the bench ran on (see Options.Settings).
 	Settings string `json:"settings,omitempty"`
 }
@@ -648,42 +656,64 @@ func closedActivity(e *historypb.HistoryEvent) int64 {
 	return 0
 }
 
+// windowPrinted is what each phase of the long job prints when the
+// bench measures a content window: more than the window's bytes per call,
+// so that every call is cut and the window is at its bound.
+const windowPrinted = 4 << 10
+
 // requestSizes runs the long job, continued as new halfway, with a judge
-// that records its request size at every boundary.
+// that records its request size at every boundary: without a content
+// window, then with one.
 func requestSizes(ctx context.Context, c client.Client, prefix string, o Options, res *Result) error {
+	var err error
+	if res.RequestSizes, res.CarriedStateBytes, err = longJobSizes(ctx, c, prefix+"-sizes", o, nil, 0); err != nil {
+		return err
+	}
+	window := map[string]trajectory.ContentWindow{JobWorkflowName: {Calls: 8}}
+	res.WindowPrinted = windowPrinted
+	res.WindowRequestSizes, res.WindowCarriedStateBytes, err = longJobSizes(ctx, c, prefix+"-window", o, window, windowPrinted)
+	return err
+}
+
+// longJobSizes runs the long job on queue with windows and phases that
+// print printed bytes, and returns its request sizes and the state its
+// second run started with.
+func longJobSizes(ctx context.Context, c client.Client, queue string, o Options, windows map[string]trajectory.ContentWindow, printed int) ([]RequestSize, int, error) {
 	judge := &sizingJudge{}
-	queue := prefix + "-sizes"
-	w, err := newWorker(ctx, c, queue, variant{plugin: &overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Policy: overseer.DefaultLearnedPolicy()}})
+	w, err := newWorker(ctx, c, queue, variant{plugin: &overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Policy: overseer.DefaultLearnedPolicy(),
+		ContentWindows: windows}})
 	if err != nil {
-		return fmt.Errorf("bench: request sizes: %w", err)
+		return nil, 0, fmt.Errorf("bench: request sizes: %w", err)
 	}
 	defer w.Stop()
 	half := o.LongPhases / 2
-	j := job{c: c, queue: queue, idPrefix: prefix}
-	_, id, err := j.run(ctx, "long", JobInput{Phases: o.LongPhases, ContinueEvery: half})
+	j := job{c: c, queue: queue, idPrefix: queue}
+	_, id, err := j.run(ctx, "long", JobInput{Phases: o.LongPhases, ContinueEvery: half, Printed: printed})
 	if err != nil {
-		return fmt.Errorf("bench: request sizes: %w", err)
+		return nil, 0, fmt.Errorf("bench: request sizes: %w", err)
 	}
+	var sizes []RequestSize
 	for _, p := range []struct {
 		phase int
 		note  string
 	}{{10, ""}, {100, ""}, {half, "last before continue-as-new"}, {half + 1, "first after continue-as-new"}, {o.LongPhases, ""}} {
 		if p.phase <= o.LongPhases {
-			res.RequestSizes = append(res.RequestSizes, RequestSize{Phase: p.phase, Bytes: judge.size(p.phase), Note: p.note})
+			sizes = append(sizes, RequestSize{Phase: p.phase, Bytes: judge.size(p.phase), Note: p.note})
 		}
 	}
 	// The second run of the chain starts with the carried overseer state.
+	carried := 0
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
-			return fmt.Errorf("bench: request sizes: %w", err)
+			return nil, 0, fmt.Errorf("bench: request sizes: %w", err)
 		}
 		for _, p := range e.GetWorkflowExecutionStartedEventAttributes().GetHeader().GetFields() {
-			res.CarriedStateBytes += proto.Size(p)
+			carried += proto.Size(p)
 		}
 	}
-	return nil
+	return sizes, carried, nil
 }
 
 var _ jev.Judge = remoteJudge{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/bench"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 	"github.com/corohq/temporal-overseer/testsuite"
 )
 
@@ -114,6 +115,17 @@ func TestBenchCounts(t *testing.T) {
 	}
 	assert.Positive(t, res.CarriedStateBytes, "the second run of the long job started with the carried state")
 	assert.LessOrEqual(t, res.CarriedStateBytes, 16<<10)
+
+	// A content window adds at most its request bytes (and their JSON
+	// quoting) to a boundary, however long the job.
+	require.Len(t, res.WindowRequestSizes, len(res.RequestSizes))
+	for i, s := range res.WindowRequestSizes {
+		added := s.Bytes - res.RequestSizes[i].Bytes
+		t.Logf("phase %d: request %d B without a window, %d B with one (+%d B)", s.Phase, res.RequestSizes[i].Bytes, s.Bytes, added)
+		assert.Greater(t, added, 4<<10, "phase %d: the window holds the phases' texts", s.Phase)
+		assert.LessOrEqual(t, added, 2*trajectory.DefaultContentRequestBytes, "phase %d: the window stays bounded", s.Phase)
+	}
+	assert.Greater(t, res.WindowCarriedStateBytes, res.CarriedStateBytes, "the window is carried across continue-as-new")
 }
 
 // The load mode and the gate burst run end to end and report one sample

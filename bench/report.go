@@ -104,6 +104,21 @@ func WriteTable(w io.Writer, r *Result) error {
 		}
 		fmt.Fprintf(w, "overseer state carried across continue-as-new: %d B\n", r.CarriedStateBytes)
 	}
+	if len(r.WindowRequestSizes) > 0 {
+		fmt.Fprintf(w, "\nthe same with a content window (8 calls, default bytes; each phase prints %d B):\n", r.WindowPrinted)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for i, s := range r.WindowRequestSizes {
+			off := 0
+			if i < len(r.RequestSizes) {
+				off = r.RequestSizes[i].Bytes
+			}
+			fmt.Fprintf(tw, "phase %d\t%d B\t+%d B\t%s\t\n", s.Phase, s.Bytes, s.Bytes-off, s.Note)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "overseer state carried across continue-as-new: %d B\n", r.WindowCarriedStateBytes)
+	}
 	fmt.Fprintln(w, "\nvariants:")
 	for _, v := range r.Variants {
 		fmt.Fprintf(w, "  %-26s %s\n", v.Name, v.Description)

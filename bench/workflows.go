@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,9 @@ type JobInput struct {
 	PhaseDuration time.Duration `json:"phase_duration"`
 	ContinueEvery int           `json:"continue_every,omitempty"`
 	Loop          bool          `json:"loop,omitempty"`
+	// Printed is how many bytes of text each phase returns (what a tool
+	// printed), for a content window to read; 0: none.
+	Printed int `json:"printed,omitempty"`
 	// Done counts the phases run by earlier runs of the chain.
 	Done int `json:"done,omitempty"`
 }
@@ -48,6 +52,7 @@ type JobInput struct {
 type PhaseInput struct {
 	Index    int           `json:"index"`
 	Duration time.Duration `json:"duration"`
+	Printed  int           `json:"printed,omitempty"`
 }
 
 // PhaseResult is what a phase returns: a healthy agent phase's report, so
@@ -55,6 +60,8 @@ type PhaseInput struct {
 type PhaseResult struct {
 	overseer.ReportCarrier
 	Index int `json:"index"`
+	// Printed is PhaseInput.Printed bytes of text.
+	Printed string `json:"printed,omitempty"`
 }
 
 // Phase is the phase activity: it works for its duration and reports.
@@ -62,7 +69,7 @@ func Phase(ctx context.Context, in PhaseInput) (PhaseResult, error) {
 	if err := work(ctx, in.Duration); err != nil {
 		return PhaseResult{}, err
 	}
-	return PhaseResult{Index: in.Index, ReportCarrier: overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{
+	return PhaseResult{Index: in.Index, Printed: printed(in), ReportCarrier: overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{
 		Turns: 6, CostUSD: 0.04, InputTokens: 9000, OutputTokens: 900,
 	}}}, nil
 }
@@ -85,6 +92,15 @@ func Tool(ctx context.Context, in PhaseInput) (PhaseResult, error) {
 		return PhaseResult{}, err
 	}
 	return PhaseResult{Index: in.Index}, nil
+}
+
+// printed is in.Printed bytes of a test log, different for each phase.
+func printed(in PhaseInput) string {
+	if in.Printed <= 0 {
+		return ""
+	}
+	line := fmt.Sprintf("=== RUN TestExport/case-%d\n--- PASS: TestExport/case-%d (0.01s)\n", in.Index, in.Index)
+	return strings.Repeat(line, in.Printed/len(line)+1)[:in.Printed]
 }
 
 func work(ctx context.Context, d time.Duration) error {
@@ -115,7 +131,7 @@ func Job(ctx workflow.Context, in JobInput) (int, error) {
 			return 0, workflow.NewContinueAsNewError(ctx, JobWorkflowName, in)
 		}
 		var res PhaseResult
-		if err := workflow.ExecuteActivity(ctx, in.activity(), PhaseInput{Index: in.Done, Duration: in.PhaseDuration}).Get(ctx, &res); err != nil {
+		if err := workflow.ExecuteActivity(ctx, in.activity(), PhaseInput{Index: in.Done, Duration: in.PhaseDuration, Printed: in.Printed}).Get(ctx, &res); err != nil {
 			return in.Done, err
 		}
 		in.Done++
