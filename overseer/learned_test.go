@@ -14,6 +14,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 	"github.com/corohq/temporal-overseer/testsuite/judgetest"
 )
 
@@ -269,7 +270,7 @@ func TestPolicyFiles(t *testing.T) {
 
 func TestPolicyFor(t *testing.T) {
 	assert.Equal(t, overseer.DefaultLearnedPolicy(), overseer.PolicyFor(&overseer.LearnedJudge{}), "the shipped model has its calibrated policy")
-	assert.Equal(t, overseer.DefaultPolicy(), overseer.PolicyFor(&overseer.LearnedJudge{Model: tokensModel()}), "a model of your own needs your own policy")
+	assert.Equal(t, judge.UncertifiedModelPolicy(), overseer.PolicyFor(&overseer.LearnedJudge{Model: tokensModel()}), "a model of your own needs your own policy: until it has one, it pauses nothing")
 	assert.Equal(t, overseer.DefaultPolicy(), overseer.PolicyFor(overseer.HeuristicJudge{}))
 }
 

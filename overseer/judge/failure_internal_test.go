@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
@@ -45,4 +46,15 @@ func TestFailureRepeats(t *testing.T) {
 			assert.Equal(t, tc.want, FailureRepeats(r.Trajectory()))
 		})
 	}
+}
+
+// A policy that pauses nothing shows the band and flags nothing, however
+// low P or however confident a breach.
+func TestUncertifiedModelPolicyPausesNothing(t *testing.T) {
+	p := UncertifiedModelPolicy()
+	require.NoError(t, p.Validate())
+	v := p.Evaluate(trajectory.Answers{OnObjective: 0.01, Breach: "obligation[0]", BreachConfidence: 1, Severity: 3})
+	assert.False(t, v.Flagged)
+	assert.Equal(t, BandOffTrack, v.Band)
+	assert.Equal(t, "pauses nothing: no policy certified for the model", p.Guarantee())
 }

@@ -84,6 +84,22 @@ type Policy struct {
 	// Spend, when set, is the type's relative budget, learned from its
 	// succeeded jobs (SpendBudget). Nil: none.
 	Spend *SpendBudget `json:",omitempty"`
+	// NoPause: the thresholds show bands only and pause nothing, neither
+	// on P nor on a breach (UncertifiedModelPolicy): no threshold has been
+	// certified for the judge's model.
+	NoPause bool `json:",omitempty"`
+}
+
+// UncertifiedModelPolicy is the policy of a learned judge with a model of
+// its own and no policy: its P is on the model's own scale, on which no
+// fixed threshold means anything (P ≤ 0.25 held every succeeded run of an
+// agent that succeeds one time in ten), so it shows the default bands and
+// pauses nothing until `overseer calibrate` certifies thresholds for it.
+func UncertifiedModelPolicy() Policy {
+	p := DefaultPolicy()
+	p.Name = "no policy certified for this model: it shows bands and pauses nothing (overseer calibrate --model FILE certifies one)"
+	p.NoPause, p.MaxConsecutiveFailures = true, -1
+	return p
 }
 
 // ForShape is the policy of a job of shape s: Loop for an agent loop,
@@ -123,6 +139,9 @@ func (b PauseBudget) String() string {
 // Guarantee is what the policy's pause threshold stands for, in one
 // sentence: its promise, its pause budget, or neither.
 func (p Policy) Guarantee() string {
+	if p.NoPause {
+		return "pauses nothing: no policy certified for the model"
+	}
 	if p.PauseBudget.Set() {
 		return p.PauseBudget.String()
 	}
@@ -228,12 +247,16 @@ func DefaultPolicy() Policy {
 
 // PolicyFor is the policy that goes with a judge when none is given:
 // [DefaultLearnedPolicy], calibrated for it, for a [LearnedJudge] with the
-// shipped model (Model not set); [DefaultPolicy], fixed thresholds, for
-// any other judge. A model of your own needs a policy of your own
-// (`overseer calibrate`).
+// shipped model (Model not set); [UncertifiedModelPolicy], which pauses
+// nothing, for a LearnedJudge with a model of its own, which needs a
+// policy of its own (`overseer calibrate`); [DefaultPolicy], fixed
+// thresholds, for any other judge.
 func PolicyFor(j jev.Judge) Policy {
-	if l, ok := j.(*LearnedJudge); ok && l.Model == nil {
-		return DefaultLearnedPolicy()
+	if l, ok := j.(*LearnedJudge); ok {
+		if l.Model == nil {
+			return DefaultLearnedPolicy()
+		}
+		return UncertifiedModelPolicy()
 	}
 	return DefaultPolicy()
 }
@@ -312,6 +335,7 @@ func (p Policy) Evaluate(a trajectory.Answers) Verdict {
 		v.Band = BandUnknown
 	}
 	switch {
+	case p.NoPause:
 	case !a.OnObjectiveUnknown && a.OnObjective <= p.PauseAtOrBelow:
 		v.Flagged = true
 		v.Reason = fmt.Sprintf("P(on objective) %.3f is at or below the pause threshold %.3f", a.OnObjective, p.PauseAtOrBelow)

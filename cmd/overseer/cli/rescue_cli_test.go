@@ -2,11 +2,14 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corohq/temporal-overseer/overseer"
 )
 
 // `overseer train` reports the catches at 1% and 5% of succeeded runs
@@ -41,7 +44,19 @@ func TestCatchesAtFixedRatesAndRecordedPauses(t *testing.T) {
 	assert.Equal(t, []float64{0.01, 0.05}, []float64{tr.Catches.Folds[0].Rate, tr.Catches.Folds[1].Rate})
 	assert.Equal(t, [2]int{16, 16}, [2]int{tr.Catches.Folds[0].Succeeded, tr.Catches.Folds[0].Failed}, "every run held out once")
 
+	// A model of one's own without a policy pauses nothing, and says so.
 	code, out, errOut = runCLI("eval", "--traces", test, "--judge", "learned", "--model", model)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `policy "no policy certified for this model: it shows bands and pauses nothing (overseer calibrate --model FILE certifies one)"`)
+	assert.Contains(t, out, "pauses 0.0% of succeeded runs (0 of 8) and catches 0.0% of failed runs (0 of 8)")
+
+	// With the default thresholds given as a policy file, the recorded
+	// pauses.
+	fixed := filepath.Join(dir, "fixed-policy.json")
+	b, err := overseer.MarshalPolicy(overseer.DefaultPolicy(), nil)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(fixed, b, 0o644))
+	code, out, errOut = runCLI("eval", "--traces", test, "--judge", "learned", "--model", model, "--policy", fixed)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "catches at a fixed false-pause rate")
 	assert.Contains(t, out, "CAUGHT AT 1% OF SUCCEEDED PAUSED")
