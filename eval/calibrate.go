@@ -193,6 +193,12 @@ func Calibrate(runs []ScoredRun, budget float64, kind overseer.PromiseKind) (Cal
 		return Calibration{}, fmt.Errorf("calibrate: %w: the judge's breach answers alone pause more than the %d of %d succeeded runs a %.1f%% promise allows at %.0f%% confidence; use a larger budget or more runs",
 			ErrUncertifiable, allowed, succeeded, 100*budget, 100*PromiseConfidence)
 	}
+	if best.Rates.Catches == 0 {
+		// A threshold that keeps the promise by pausing nothing is no
+		// policy to certify: keep the one in force.
+		return Calibration{}, fmt.Errorf("calibrate: %w: on these %d succeeded and %d failed runs, the thresholds that keep a %.1f%% promise (the best pauses at P ≤ %.3f) catch no failed run; keep the policy in force, and calibrate again with more runs (the promise may pause %d of %d succeeded runs here; more succeeded runs let it pause more)",
+			ErrUncertifiable, succeeded, failed, 100*budget, best.Policy.PauseAtOrBelow, max(allowed, 0), succeeded)
+	}
 	p := best.Policy
 	p.NeedsALookAt = clampProb(p.PauseAtOrBelow + 0.001)
 	p.OnTrackAt = clampProb(math.Max(succeededQuantile(runs, needsALookShare), p.NeedsALookAt))
@@ -428,10 +434,23 @@ func BudgetPolicy(runs []ScoredRun, share float64, base overseer.Policy) (overse
 		all[i] = r
 	}
 	allowed := int(math.Floor(share*float64(len(runs)) + 1e-9))
+	// The budget holds the breach rule too: its confidence floor is raised
+	// (as Calibrate tries them) until the rule alone fits in the budget.
 	p := base
-	t, ok := pauseThreshold(all, p, allowed)
+	var t float64
+	ok := false
+	for _, bc := range calibrationBreachConfidences {
+		p.BreachConfidence = math.Max(base.BreachConfidence, bc)
+		if t, ok = pauseThreshold(all, p, allowed); ok {
+			break
+		}
+	}
 	if !ok {
-		return overseer.Policy{}, fmt.Errorf("%w: the judge's breach answers alone pause more than %.1f%% of the %d jobs; use a larger budget", ErrPauseBudget, 100*share, len(runs))
+		breachOnly := p
+		breachOnly.PauseAtOrBelow = -1
+		paused := PolicyRatesOf(all, breachOnly).FalsePauses
+		return overseer.Policy{}, fmt.Errorf("%w: even at breach confidence 1, the judge's breach answers alone pause %d of the %d jobs (%.1f%%), more than %.1f%%; give a budget of at least %.1f%%, or a policy whose breach severity floor is 3 (--policy)",
+			ErrPauseBudget, paused, len(runs), 100*float64(paused)/float64(len(runs)), 100*share, 100*float64(paused)/float64(len(runs)))
 	}
 	if why := tiedAtTheLowest(all, p, allowed, "jobs"); why != "" {
 		return overseer.Policy{}, fmt.Errorf("%w: %s", ErrPauseBudget, why)

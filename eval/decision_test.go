@@ -551,3 +551,37 @@ func TestAPauseOnTiedScoresSaysWhyNothingPauses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, cal.NoPauseOnP)
 }
+
+// A threshold that keeps the promise only by catching nothing is no
+// policy: calibrate refuses and says to keep the one in force.
+func TestCalibrateRefusesAPolicyThatCatchesNothing(t *testing.T) {
+	// 19 succeeded runs allow no pause of an expected 5 % promise beyond
+	// the lowest; the failed runs all score above every succeeded one.
+	succeeded := spread(19, 0.10, 0.01)
+	failed := spread(10, 0.50, 0.01)
+	_, err := eval.Calibrate(scoredRuns(succeeded, failed), 0.05, overseer.PromiseExpected)
+	require.ErrorIs(t, err, eval.ErrUncertifiable)
+	assert.ErrorContains(t, err, "catch no failed run; keep the policy in force")
+	assert.ErrorContains(t, err, "(the best pauses at P ≤ 0.000)")
+}
+
+// A pause budget holds the breach rule too: its confidence floor rises
+// until the rule fits; when even a floor of 1 pauses too many, the refusal
+// says the budget that would fit.
+func TestAPauseBudgetHoldsTheBreachRule(t *testing.T) {
+	runs := scoredRuns(spread(60, 0.30, 0.01), spread(40, 0.05, 0.005))
+	for i := range runs[:30] {
+		runs[i].Points[0].Answers.Breach, runs[i].Points[0].Answers.BreachConfidence, runs[i].Points[0].Answers.Severity = "obligation[0]", 0.6, 3
+	}
+	p, err := eval.BudgetPolicy(runs, 0.10, overseer.DefaultPolicy())
+	require.NoError(t, err, "the breach floor rises above the answers' 0.6")
+	assert.Equal(t, 0.7, p.BreachConfidence)
+	assert.LessOrEqual(t, p.PauseBudget.Paused, 10)
+
+	for i := range runs[:30] {
+		runs[i].Points[0].Answers.BreachConfidence = 1
+	}
+	_, err = eval.BudgetPolicy(runs, 0.10, overseer.DefaultPolicy())
+	require.ErrorIs(t, err, eval.ErrPauseBudget)
+	assert.ErrorContains(t, err, "even at breach confidence 1, the judge's breach answers alone pause 30 of the 100 jobs (30.0%), more than 10.0%; give a budget of at least 30.0%")
+}
