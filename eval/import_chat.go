@@ -75,6 +75,11 @@ import (
 //     rejected; the last message of a log, when it is an assistant's
 //     answer without a tool call, is the submit step (its output missing
 //     when it is empty);
+//   - texts, for a model judge's content window: excerpts of the call (a
+//     shell tool's command, else the tool's name and arguments: Command),
+//     of the tool's reply (Printed) and of the assistant message's text,
+//     on its first call (Message); a step is known by its Text, with no
+//     call digest;
 //   - tokens and cost: an assistant message's usage (prompt_tokens,
 //     completion_tokens) and cost, split over its tool calls; else the
 //     log's own usage and cost (totals), spread evenly over the steps. A
@@ -330,9 +335,10 @@ func parseChatLog(id string, log *chatLog) (Record, error) {
 			if !last && msgs[i+1].Role != "user" {
 				continue // a thought before the next assistant message
 			}
-			st := Step{Phase: "", Failed: true, FailureCategory: "format", Text: clipText(firstLine(strings.TrimSpace(m.text())), 200), CostUSD: cost}
+			st := Step{Phase: "", Failed: true, FailureCategory: "format", Text: clipText(firstLine(strings.TrimSpace(m.text())), 200), CostUSD: cost,
+				Message: stepText(m.text())}
 			if last {
-				st = Step{Phase: string(Submit), Text: st.Text, CostUSD: cost, OutputMissing: strings.TrimSpace(m.text()) == ""}
+				st = Step{Phase: string(Submit), Text: st.Text, CostUSD: cost, OutputMissing: strings.TrimSpace(m.text()) == "", Message: st.Message}
 			}
 			if in != nil {
 				st.InputTokens, st.OutputTokens = in[0], out[0]
@@ -341,10 +347,15 @@ func parseChatLog(id string, log *chatLog) (Record, error) {
 			continue
 		}
 		for j, tc := range m.ToolCalls {
-			class, text := chatClass(&cls, tc.Function.Name, chatArgs(tc.Function.Arguments), repo)
-			st := Step{Phase: string(class), Text: clipText(text, 200), CostUSD: cost}
+			args := chatArgs(tc.Function.Arguments)
+			class, text := chatClass(&cls, tc.Function.Name, args, repo)
+			st := Step{Phase: string(class), Text: clipText(text, 200), CostUSD: cost, Command: stepText(chatCommand(tc.Function.Name, args))}
+			if j == 0 {
+				st.Message = stepText(m.text()) // said once for all its calls
+			}
 			if reply, ok := replies[tc.ID]; ok && tc.ID != "" {
 				st.Failed = chatFailed(class, reply)
+				st.Printed = stepText(reply)
 			}
 			if in != nil {
 				st.InputTokens, st.OutputTokens = in[j], out[j]
@@ -442,6 +453,26 @@ func chatClass(cls *Classifier, name string, args map[string]any, repo string) (
 		return Edit, text
 	}
 	return Read, text
+}
+
+// chatCommand is a tool call as text: a shell tool's command, or the
+// tool's name and its arguments as JSON.
+func chatCommand(name string, args map[string]any) string {
+	if shellTools[strings.ToLower(name)] {
+		for _, k := range []string{"command", "cmd", "script", "code"} {
+			if s, ok := args[k].(string); ok {
+				return s
+			}
+		}
+	}
+	if len(args) == 0 {
+		return name
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(args)
+	return name + " " + strings.TrimSpace(b.String())
 }
 
 var (

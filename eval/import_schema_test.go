@@ -66,6 +66,16 @@ func TestRunRecordSchema(t *testing.T) {
 	assert.Equal(t, "exit status 1", exported[0].Steps[1].Error)
 	assert.Equal(t, overseer.ShapeAgentLoop, ShapeOfRecord(exported[0]))
 
+	// An importer's record keeps the step's texts for a model judge.
+	texts, err := ParseSWEAgent("t-1", []byte(`{"trajectory":[{"action":"cat a.py","observation":"x = 1","thought":"Look."}]}`), false)
+	require.NoError(t, err)
+	require.Equal(t, "x = 1", texts.Steps[0].Printed)
+	var line bytes.Buffer
+	require.NoError(t, WriteRecords(&line, []Record{texts}))
+	inst, err = jsonschema.UnmarshalJSON(&line)
+	require.NoError(t, err)
+	assert.NoError(t, schema.Validate(inst), "command, printed and message are in the schema")
+
 	// A record with the reviewers' gate decisions (overseer export).
 	withGates := `{"format":"overseer-run/v1","id":"g-1","outcome":"succeeded","unit":"phase","steps":[{"phase":"plan"},{"phase":"code"}],` +
 		`"gates":[{"gate":"plan-1","phase":"plan","after":1,"by":"ana","action":"continue","note":"fine","wait_ms":1200}]}`

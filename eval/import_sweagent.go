@@ -51,7 +51,10 @@ import (
 //     instance_cost, tokens_sent, tokens_received), so they are spread
 //     evenly over the steps — the features the learned judge reads from
 //     them then grow steadily through the run, as averages do;
-//   - the submit step of an empty info.submission misses its output.
+//   - the submit step of an empty info.submission misses its output;
+//   - texts, for a model judge's content window: excerpts of the action
+//     (Command), the observation (Printed) and the thought (Message). The
+//     step is known by its action's first line (Text): no call digest.
 func ImportSWEAgent(p string) ([]Record, error) {
 	return importSWEAgent(p, &Source{})
 }
@@ -141,7 +144,8 @@ func ParseSWEAgent(id string, data []byte, resolved bool) (Record, error) {
 		openFile, wd := sweState(s.State)
 		class := sweClass(&cls, action, openFile, wd)
 		st := Step{Phase: string(class), Failed: sweFailed(class, s.Observation), Text: clipText(firstLine(action), 200),
-			CostUSD: stats.InstanceCost / float64(n), InputTokens: in[i], OutputTokens: outTok[i]}
+			CostUSD: stats.InstanceCost / float64(n), InputTokens: in[i], OutputTokens: outTok[i],
+			Command: stepText(action), Printed: stepText(s.Observation), Message: stepText(s.Thought)}
 		if s.ExecutionTime != nil && *s.ExecutionTime > 0 {
 			st.DurationMS = int64(*s.ExecutionTime * 1000)
 		}

@@ -138,7 +138,7 @@ func TestImportSWEAgentLabelsAtRoot(t *testing.T) {
 		require.Len(t, recs, 1)
 		assert.Equal(t, OutcomeSucceeded, recs[0].Outcome)
 		last := recs[0].Steps[1]
-		assert.Equal(t, Step{Phase: "submit", Failed: true, FailureCategory: "exit_cost", Text: "exit_cost"}, last, "the run stopped at its cost limit")
+		assert.Equal(t, Step{Phase: "submit", Failed: true, FailureCategory: "exit_cost", Text: "exit_cost", Command: "exit_cost"}, last, "the run stopped at its cost limit")
 		// One file given: labels.json beside it or a level up.
 		recs, err = LoadRuns(filepath.Join(dir, "trajs", "a-1.traj"), "")
 		require.NoError(t, err)

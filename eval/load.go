@@ -411,7 +411,10 @@ func readFiles(path, glob string, read func(io.Reader) ([]Record, error), src *S
 // rejected, which is a failed step of category "format"), failed when its
 // return code is not 0 or it timed out, with its cost and tokens and the
 // time to the next turn; the submit step of an empty submission misses its
-// output. A run without a label is an error: label it or remove it.
+// output. Its command and the observation it got back are known by their
+// digests (Call, Output) and kept as excerpts (Command, Printed) with what
+// the model said beside the command (Message), for a model judge's content
+// window. A run without a label is an error: label it or remove it.
 func ImportMiniSWE(dir string) ([]Record, error) {
 	return importMiniSWE(dir, &Source{})
 }
@@ -453,9 +456,10 @@ func RecordOfTrace(tr *Trace, resolved bool) Record {
 	}
 	for i, a := range tr.Actions {
 		s := Step{Phase: string(a.Class), Failed: a.Failed(), CostUSD: a.CostUSD, InputTokens: a.InputTokens, OutputTokens: a.OutputTokens,
-			Text: clipText(a.Command, 200), Output: a.Output, ExitCode: a.ReturnCode, TimedOut: a.TimedOut}
+			Text: clipText(a.Command, 200), Output: a.Output, ExitCode: a.ReturnCode, TimedOut: a.TimedOut,
+			Printed: a.Printed, Message: a.Thought}
 		if a.Command != "" {
-			s.Call = Digest(a.Command)
+			s.Call, s.Command = Digest(a.Command), stepText(a.Command)
 		}
 		if a.FormatError {
 			s.Phase, s.FailureCategory = "", "format"

@@ -132,6 +132,20 @@ type Step struct {
 	Output   string `json:"output,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
 	TimedOut bool   `json:"timed_out,omitempty"`
+	// Command, Printed and Message are excerpts of an agent step's real
+	// texts (UnitStep; each at most MaxStepTextBytes, see [Excerpt]): the
+	// command it ran, what its tool printed, and what the model said with
+	// it (its thought; the whole answer when it held no command). Only a
+	// model judge reads them, in a content window
+	// (ScoreOptions.ContentWindow); no figure does. Command must be an
+	// excerpt of the text Call digests, and Printed of the text Output
+	// digests (the importers make them so): replayed, the tool's input
+	// and result carry them beside the digests, and a call made again is
+	// told by its whole input. A step without a Call is known by its Text:
+	// its tool receives that Text, and its Command joins the Message.
+	Command string `json:"command,omitempty"`
+	Printed string `json:"printed,omitempty"`
+	Message string `json:"message,omitempty"`
 	// Error is the failed activity's error message (UnitCall).
 	Error string `json:"error,omitempty"`
 	// Assessment is what the overseer recorded at this boundary, when the

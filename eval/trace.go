@@ -46,9 +46,13 @@ type Action struct {
 	TimedOut bool
 	// Output is a digest of the observation the command got back
 	// ([Digest]); empty when there was none.
-	Output  string
-	At      time.Time
-	CostUSD float64
+	Output string
+	// Printed is an excerpt of that observation ([Excerpt]); Thought one of
+	// what the model said beside its command (the whole turn on a format
+	// error).
+	Printed, Thought string
+	At               time.Time
+	CostUSD          float64
 	// InputTokens and OutputTokens are the turn's prompt and completion
 	// (reasoning included) tokens.
 	InputTokens, OutputTokens int64
@@ -163,12 +167,14 @@ func ParseTrace(data []byte) (*Trace, error) {
 			if len(blocks) == 1 {
 				a.Command = strings.TrimSpace(blocks[0][1])
 				a.Class = cls.Classify(a.Command)
+				a.Thought = stepText(bashBlock.ReplaceAllString(texts[i], ""))
 			} else {
 				a.FormatError = true
+				a.Thought = stepText(texts[i])
 			}
 			if i+1 < len(raw.Messages) && raw.Messages[i+1].Role == "user" {
 				next := texts[i+1]
-				a.Output = Digest(next)
+				a.Output, a.Printed = Digest(next), stepText(next)
 				if mm := returnCode.FindStringSubmatch(next); mm != nil && !a.FormatError {
 					a.ReturnCode, _ = strconv.Atoi(mm[1])
 				} else if !a.FormatError && timedOut.MatchString(next) {
