@@ -2,8 +2,11 @@ package eval_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +19,8 @@ import (
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -121,7 +126,7 @@ func scoreLoop(t *testing.T, rec eval.Record, toolFailures string) []eval.Point 
 	t.Helper()
 	judge := &overseer.LearnedJudge{}
 	var points []eval.Point
-	for _, b := range eval.ReplayLoop(rec, toolFailures) {
+	for _, b := range eval.ReplayLoop(rec, toolFailures, trajectory.ContentWindow{}) {
 		req, err := overseer.NewRequest("", overseer.DefaultObligations(), b.Trajectory)
 		require.NoError(t, err)
 		resp, err := judge.Decide(context.Background(), req)
@@ -187,4 +192,83 @@ func TestEvalVerdictsAreTheLivePluginsOnTheSameJobOfPhases(t *testing.T) {
 		})
 	}
 	require.Equal(t, 4, picked)
+}
+
+// requestRecorder is a judge that keeps every request it is asked, and
+// answers as the learned judge does.
+type requestRecorder struct {
+	overseer.LearnedJudge
+	mu   sync.Mutex
+	reqs []jev.Request
+}
+
+func (r *requestRecorder) Decide(ctx context.Context, req jev.Request) (*jev.Response, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req)
+	r.mu.Unlock()
+	return r.LearnedJudge.Decide(ctx, req)
+}
+
+// The content window a model judge reads live, on the recorded loop run
+// as a workflow with Options.ContentWindows, is the window `overseer eval`
+// builds offline from the same recorded run: the same excerpts of the same
+// calls at every call, with failed commands failing the tool's activity
+// and returned as results.
+func TestEvalContentWindowIsTheLivePluginsOnTheSameRun(t *testing.T) {
+	recs, err := eval.LoadRuns(testsuite.SharedTraces(t, "mini-swe-agent-gemini-3-pro"), "")
+	require.NoError(t, err)
+	var rec eval.Record
+	for _, r := range recs {
+		formatErrors, failed := 0, 0
+		for _, s := range r.Steps {
+			if s.FailureCategory == "format" {
+				formatErrors++
+			} else if s.Failed {
+				failed++
+			}
+		}
+		if len(r.Steps) >= 10 && len(r.Steps) <= 40 && formatErrors > 0 && failed > 0 {
+			rec = r
+			break
+		}
+	}
+	require.NotEmpty(t, rec.ID, "a short run with a format error and a failed command")
+	w := trajectory.ContentWindow{Calls: 8, CallBytes: 1024}
+	for _, toolFailures := range []string{workflows.ToolFailuresAsErrors, workflows.ToolFailuresAsResults} {
+		t.Run(toolFailures+"/"+rec.ID, func(t *testing.T) {
+			offline := eval.ReplayLoop(rec, toolFailures, w)
+			in := eval.LoopInput(rec)
+			in.ToolFailures = toolFailures
+			judge := &requestRecorder{}
+			var s sdktestsuite.WorkflowTestSuite
+			s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+			env := s.NewTestWorkflowEnvironment()
+			plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Placement: overseer.PlacementLocalActivity,
+				ContentWindows: map[string]trajectory.ContentWindow{workflows.RecordedLoopWorkflowName: w}})
+			require.NoError(t, err)
+			env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
+			workflows.RegisterRecordedLoop(env)
+			(&workflows.RecordedLoopActivities{In: in}).Register(env)
+			env.ExecuteWorkflow(workflows.RecordedLoopWorkflowName, in)
+			require.Error(t, env.GetWorkflowError(), "the recorded run failed")
+
+			require.Len(t, judge.reqs, len(offline), "a request at every call")
+			sawText, sawError := false, false
+			for _, req := range judge.reqs {
+				var st trajectory.State
+				require.NoError(t, json.Unmarshal(req.State, &st))
+				n := st.Trajectory.PhaseRuns
+				require.GreaterOrEqual(t, n, 1)
+				want := offline[n-1].Trajectory.Content
+				require.NotEmpty(t, want)
+				require.Equal(t, want, st.Trajectory.Content, "the window at call %d", n)
+				for _, c := range want {
+					sawText = sawText || strings.Contains(c.Input, `"text":"`)
+					sawError = sawError || c.Error != ""
+				}
+			}
+			assert.True(t, sawText, "the commands' texts reached the judge")
+			assert.True(t, sawError, "the format error's, at least")
+		})
+	}
 }

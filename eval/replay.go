@@ -3,11 +3,13 @@ package eval
 import (
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 	"github.com/corohq/temporal-overseer/workflows"
 )
 
@@ -35,12 +37,23 @@ type Replayed struct {
 //     as the interceptor recorded it live: a job of phases as phases, an
 //     agent loop as a loop;
 //   - a job of phases (UnitPhase) is replayed phase run by phase run.
-func Replay(rec Record) []Replayed {
+//
+// Its trajectories carry no content window: see [ReplayContent].
+func Replay(rec Record) []Replayed { return ReplayContent(rec, trajectory.ContentWindow{}) }
+
+// ReplayContent is [Replay] with a content window, as a model judge reads
+// it live (overseer.Options.ContentWindows): each call's excerpt, built
+// from the recorded texts (Step.Command, Step.Printed, Step.Message) as the
+// replayed loop's activities carry them, redacted with
+// trajectory.RedactSecrets. A job of phases (UnitPhase) has no calls and
+// no window; an exported job (UnitCall) shows the digests it was recorded
+// with. The zero window is off: then it is Replay.
+func ReplayContent(rec Record, w trajectory.ContentWindow) []Replayed {
 	switch rec.unit() {
 	case UnitStep:
-		return ReplayLoop(rec, workflows.ToolFailuresAsErrors)
+		return ReplayLoop(rec, workflows.ToolFailuresAsErrors, w)
 	case UnitCall:
-		return replayCalls(rec)
+		return replayCalls(rec, w)
 	}
 	var r overseer.TrajectoryRecorder
 	r.SetObjective(rec.Task.Objective)
@@ -54,8 +67,9 @@ func Replay(rec Record) []Replayed {
 }
 
 // replayCalls replays an exported job (UnitCall) call by call.
-func replayCalls(rec Record) []Replayed {
+func replayCalls(rec Record, w trajectory.ContentWindow) []Replayed {
 	var r overseer.TrajectoryRecorder
+	r.SetContentWindow(w, nil)
 	r.SetObjective(rec.Task.Objective)
 	if rec.Shape != "" {
 		r.SetShape(rec.Shape)
@@ -128,11 +142,13 @@ func ShapeOfRecord(r Record) overseer.Shape {
 // [workflows.RecordedLoop] runs: the activities its model and tool calls
 // would be ([LoopInput]), each recorded as the interceptor records a live
 // call. toolFailures is how the loop's tool reports a failed command
-// (workflows.ToolFailuresAsErrors or ToolFailuresAsResults).
-func ReplayLoop(rec Record, toolFailures string) []Replayed {
+// (workflows.ToolFailuresAsErrors or ToolFailuresAsResults); w is the
+// content window (see [ReplayContent]; the zero window is off).
+func ReplayLoop(rec Record, toolFailures string, w trajectory.ContentWindow) []Replayed {
 	in := LoopInput(rec)
 	in.ToolFailures = toolFailures
 	var r overseer.TrajectoryRecorder
+	r.SetContentWindow(w, nil)
 	r.SetObjective(in.Objective)
 	calls, turnOf := in.Calls()
 	out := make([]Replayed, 0, len(calls))
@@ -147,18 +163,30 @@ func ReplayLoop(rec Record, toolFailures string) []Replayed {
 // one turn per step. A step without its command (Call) is known by its
 // Text, and one without its output (Output) never answered as another
 // did; a failed step without its exit code exited 1.
+//
+// The step's texts ride with the turn, each cut to MaxStepTextBytes: the
+// tool receives its Command (a step known by its Text receives that Text,
+// its Command then joins what the model said: the tool's input must tell
+// the same call as before), prints its Printed, and the model says its
+// Message.
 func LoopInput(rec Record) workflows.RecordedLoopInput {
 	in := workflows.RecordedLoopInput{Objective: rec.Task.Objective, Outcome: string(rec.Outcome)}
 	for i, s := range rec.Steps {
 		t := workflows.RecordedTurn{Command: s.Call, Output: s.Output, ExitCode: s.ExitCode, TimedOut: s.TimedOut,
-			InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD, DurationMS: s.DurationMS}
+			InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CostUSD: s.CostUSD, DurationMS: s.DurationMS,
+			Text: Excerpt(s.Command, MaxStepTextBytes), Printed: Excerpt(s.Printed, MaxStepTextBytes), Message: Excerpt(s.Message, MaxStepTextBytes)}
 		if s.failureCategory() == "format" {
-			t.FormatError, t.Command = true, ""
+			t.FormatError, t.Command, t.Text = true, "", ""
 		}
 		if t.Command == "" && !t.FormatError {
-			t.Command = "text " + Digest(s.Text)
+			// Known by its Text: the tool's input carries that, the
+			// model's answer the whole command.
+			t.Command, t.Text = "text "+Digest(s.Text), Excerpt(s.Text, MaxStepTextBytes)
 			if s.Text == "" {
-				t.Command = fmt.Sprintf("step %d", i+1)
+				t.Command, t.Text = fmt.Sprintf("step %d", i+1), ""
+			}
+			if cmd := Excerpt(s.Command, MaxStepTextBytes); cmd != "" && cmd != t.Text {
+				t.Message = Excerpt(joinTexts(s.Message, cmd), MaxStepTextBytes)
 			}
 		}
 		if t.Output == "" {
@@ -174,6 +202,17 @@ func LoopInput(rec Record) workflows.RecordedLoopInput {
 		in.Turns = append(in.Turns, t)
 	}
 	return in
+}
+
+// joinTexts joins the texts that are not empty, a blank line apart.
+func joinTexts(texts ...string) string {
+	var parts []string
+	for _, s := range texts {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // Digest stands for a text in a record (Step.Call, Step.Output): the

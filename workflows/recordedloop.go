@@ -51,7 +51,9 @@ type RecordedLoopInput struct {
 
 // RecordedTurn is one turn of a recorded agent run: what the model asked
 // for and what the tool gave back. Digests stand for the texts, which the
-// overseer only ever compares.
+// overseer's counters only ever compare; excerpts of the texts, when the
+// recording has them, ride beside the digests in the activities' inputs
+// and results, for a model judge's content window to read.
 type RecordedTurn struct {
 	// Command is the command the model asked for (a digest of it); empty
 	// with FormatError, when the model's answer held no command.
@@ -66,6 +68,17 @@ type RecordedTurn struct {
 	OutputTokens int64   `json:"output_tokens,omitempty"`
 	CostUSD      float64 `json:"cost_usd,omitempty"`
 	DurationMS   int64   `json:"duration_ms,omitempty"`
+	// Text is the command as text, as the tool receives it
+	// (RecordedToolInput.Text). It must be a function of Command (the
+	// same command, the same text), so that a call made again is still
+	// told by its input (overseer.PhaseRun.SameCall).
+	Text string `json:"text,omitempty"`
+	// Printed is what the tool printed (RecordedToolOutput.Printed, or
+	// the failed tool's error details), a function of Output.
+	Printed string `json:"printed,omitempty"`
+	// Message is what the model said with its command
+	// (RecordedModelOutput.Message, or the format error's details).
+	Message string `json:"message,omitempty"`
 }
 
 // RecordedModelInput is the recorded model activity's input.
@@ -74,31 +87,44 @@ type RecordedModelInput struct {
 }
 
 // RecordedModelOutput is what the recorded model activity returns: the
-// command it asked for, and its tokens and cost as a phase report.
+// command it asked for, what it said with it (RecordedTurn.Message), and
+// its tokens and cost as a phase report.
 type RecordedModelOutput struct {
 	Command string                `json:"command"`
+	Message string                `json:"message,omitempty"`
 	Report  *overseer.PhaseReport `json:"overseer_report,omitempty"`
 }
 
-// RecordedToolInput is the recorded tool activity's input.
+// RecordedToolInput is the recorded tool activity's input: the command's
+// digest and its text (RecordedTurn.Text).
 type RecordedToolInput struct {
 	Command string `json:"command"`
+	Text    string `json:"text,omitempty"`
 }
 
-// RecordedToolOutput is what the recorded tool activity returns.
+// RecordedToolOutput is what the recorded tool activity returns: the exit
+// status, the digest of what it printed, and what it printed
+// (RecordedTurn.Printed).
 type RecordedToolOutput struct {
 	ExitCode int                   `json:"exit_code"`
 	Output   string                `json:"output"`
+	Printed  string                `json:"printed,omitempty"`
 	Report   *overseer.PhaseReport `json:"overseer_report,omitempty"`
+}
+
+// ToolInput is turn's tool activity input.
+func (in RecordedLoopInput) ToolInput(turn int) RecordedToolInput {
+	t := in.Turns[turn]
+	return RecordedToolInput{Command: t.Command, Text: t.Text}
 }
 
 // ModelOutput is turn's model activity result (nil with its error).
 func (in RecordedLoopInput) ModelOutput(turn int) (*RecordedModelOutput, error) {
 	t := in.Turns[turn]
 	if t.FormatError {
-		return nil, temporal.NewNonRetryableApplicationError("format error: the answer held no single command", "FormatError", nil)
+		return nil, temporal.NewNonRetryableApplicationError("format error: the answer held no single command", "FormatError", nil, details(t.Message)...)
 	}
-	return &RecordedModelOutput{Command: t.Command, Report: &overseer.PhaseReport{Turns: 1, InputTokens: t.InputTokens,
+	return &RecordedModelOutput{Command: t.Command, Message: t.Message, Report: &overseer.PhaseReport{Turns: 1, InputTokens: t.InputTokens,
 		OutputTokens: t.OutputTokens, CostUSD: t.CostUSD}}, nil
 }
 
@@ -111,13 +137,23 @@ func (in RecordedLoopInput) ToolOutput(turn int) (*RecordedToolOutput, error) {
 		msg = "timed out"
 	}
 	if failed && in.ToolFailures != ToolFailuresAsResults {
-		return nil, temporal.NewNonRetryableApplicationError(msg, "ToolFailed", nil)
+		return nil, temporal.NewNonRetryableApplicationError(msg, "ToolFailed", nil, details(t.Printed)...)
 	}
-	out := &RecordedToolOutput{ExitCode: t.ExitCode, Output: t.Output}
+	out := &RecordedToolOutput{ExitCode: t.ExitCode, Output: t.Output, Printed: t.Printed}
 	if failed {
 		out.Report = &overseer.PhaseReport{FailedToolCategories: []string{"bash"}}
 	}
 	return out, nil
+}
+
+// details are an error's details: text, when there is any. The error's
+// message stays what it was without it (the overseer compares failed
+// calls' errors by their messages).
+func details(text string) []any {
+	if text == "" {
+		return nil
+	}
+	return []any{text}
 }
 
 // Calls are the activities a recorded loop runs, in order, as the plugin
@@ -126,7 +162,7 @@ func (in RecordedLoopInput) ToolOutput(turn int) (*RecordedToolOutput, error) {
 // workflow RecordedLoop runs. TurnOf gives each call's turn (0-based).
 func (in RecordedLoopInput) Calls() (calls []overseer.ActivityCall, turnOf []int) {
 	dc := converter.GetDefaultDataConverter()
-	for i, t := range in.Turns {
+	for i := range in.Turns {
 		m, err := in.ModelOutput(i)
 		mc := overseer.ActivityCall{Phase: "model", Err: err, Args: []any{RecordedModelInput{Turn: i + 1}}}
 		if m != nil {
@@ -138,8 +174,8 @@ func (in RecordedLoopInput) Calls() (calls []overseer.ActivityCall, turnOf []int
 			continue
 		}
 		o, err := in.ToolOutput(i)
-		tc := overseer.ActivityCall{Phase: "bash", Duration: time.Duration(t.DurationMS) * time.Millisecond, Err: err,
-			Args: []any{RecordedToolInput{Command: t.Command}}}
+		tc := overseer.ActivityCall{Phase: "bash", Duration: time.Duration(in.Turns[i].DurationMS) * time.Millisecond, Err: err,
+			Args: []any{in.ToolInput(i)}}
 		if o != nil {
 			tc.Result, _ = dc.ToPayload(o)
 			tc.Report = o.Report
@@ -162,13 +198,13 @@ func RecordedLoop(ctx workflow.Context, in RecordedLoopInput) (string, error) {
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	for i, t := range in.Turns {
+	for i := range in.Turns {
 		var m RecordedModelOutput
 		if err := workflow.ExecuteActivity(ctx, RecordedModelActivity, RecordedModelInput{Turn: i + 1}).Get(ctx, &m); err != nil {
 			continue // the agent is asked again
 		}
 		var out RecordedToolOutput
-		_ = workflow.ExecuteActivity(ctx, RecordedToolActivity, RecordedToolInput{Command: t.Command}).Get(ctx, &out)
+		_ = workflow.ExecuteActivity(ctx, RecordedToolActivity, in.ToolInput(i)).Get(ctx, &out)
 	}
 	if in.Outcome == RecordedFailed || in.Outcome == RecordedBlocked {
 		return "", temporal.NewNonRetryableApplicationError("the recorded run "+in.Outcome, RecordedFailedErrorType, nil)
