@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -292,4 +293,57 @@ func jsonText(t *testing.T, s string) string {
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	return string(b[1 : len(b)-1])
+}
+
+// A trial's sample is the same runs whatever order they were read in, as
+// many failed as succeeded where the runs allow, in their order.
+func TestSample(t *testing.T) {
+	var recs []eval.Record
+	for i := range 30 {
+		outcome := eval.OutcomeSucceeded
+		if i%5 == 0 {
+			outcome = eval.OutcomeFailed // 6 failed, 24 succeeded
+		}
+		recs = append(recs, eval.Record{ID: "run-" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Outcome: outcome})
+	}
+	ids := func(rs []eval.Record) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	got := eval.Sample(recs, 8)
+	require.Len(t, got, 8)
+	failed := 0
+	pos := map[string]int{}
+	for i, r := range recs {
+		pos[r.ID] = i
+	}
+	for i, r := range got {
+		if r.Outcome.Failed() {
+			failed++
+		}
+		if i > 0 {
+			assert.Less(t, pos[got[i-1].ID], pos[r.ID], "in their input order")
+		}
+	}
+	assert.Equal(t, 4, failed, "as many failed as succeeded")
+	assert.Equal(t, 6, countFailed(eval.Sample(recs, 20)), "every failed run, then succeeded ones")
+
+	reversed := append([]eval.Record(nil), recs...)
+	slices.Reverse(reversed)
+	assert.ElementsMatch(t, ids(got), ids(eval.Sample(reversed, 8)), "the same runs in any order")
+	assert.Len(t, eval.Sample(recs, 0), 30)
+	assert.Len(t, eval.Sample(recs, 31), 30)
+}
+
+func countFailed(rs []eval.Record) int {
+	n := 0
+	for _, r := range rs {
+		if r.Outcome.Failed() {
+			n++
+		}
+	}
+	return n
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // Num is a figure that may be undefined; it is written to JSON as null
@@ -339,6 +340,83 @@ type Report struct {
 	// Endings is how the finished runs read, by outcome (EndingsOf; set
 	// by the caller that has the records).
 	Endings *Endings `json:"endings,omitempty"`
+	// JudgeUsage is the judge's tokens per assessment, when its answers
+	// reported them (a model judge's do); nil when none did.
+	JudgeUsage *JudgeUsage `json:"judge_usage,omitempty"`
+	// ContentWindow is the content window the judge read at each
+	// boundary (ScoreOptions.ContentWindow), nil when off; RunsRead, when
+	// only a sample of the runs read was judged (Sample), how many were
+	// read. Both are set by the caller that scored the runs.
+	ContentWindow *trajectory.ContentWindow `json:"content_window,omitempty"`
+	RunsRead      int                       `json:"runs_read,omitempty"`
+}
+
+// JudgeUsage is what a judge's calls took, over the assessments whose
+// answers reported their token usage.
+type JudgeUsage struct {
+	// Assessments are the judge's calls that reported their usage, of
+	// Calls made in all.
+	Assessments int `json:"assessments"`
+	Calls       int `json:"calls"`
+	// InputTokens and OutputTokens are their totals; the means are per
+	// assessment.
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	MeanInputTokens  Num   `json:"mean_input_tokens"`
+	MeanOutputTokens Num   `json:"mean_output_tokens"`
+	// With prices given (Price: USD per million input and output
+	// tokens), USDPerAssessment is the mean cost of one assessment and
+	// USD the total.
+	InputUSDPerMillion  float64 `json:"input_usd_per_million,omitempty"`
+	OutputUSDPerMillion float64 `json:"output_usd_per_million,omitempty"`
+	USDPerAssessment    Num     `json:"usd_per_assessment,omitempty"`
+	USD                 Num     `json:"usd,omitempty"`
+}
+
+// JudgeUsageOf is the judge's usage over the runs' points; nil when no
+// point reported any.
+func JudgeUsageOf(runs []ScoredRun) *JudgeUsage {
+	var u JudgeUsage
+	for _, r := range runs {
+		for _, p := range r.Points {
+			u.Calls++
+			if p.InputTokens == 0 && p.OutputTokens == 0 {
+				continue
+			}
+			u.Assessments++
+			u.InputTokens += p.InputTokens
+			u.OutputTokens += p.OutputTokens
+		}
+	}
+	if u.Assessments == 0 {
+		return nil
+	}
+	u.MeanInputTokens = Num(float64(u.InputTokens) / float64(u.Assessments))
+	u.MeanOutputTokens = Num(float64(u.OutputTokens) / float64(u.Assessments))
+	return &u
+}
+
+// Price sets the cost of the usage at these prices, in USD per million
+// input and output tokens; both 0 leaves it unpriced.
+func (u *JudgeUsage) Price(inputUSDPerMillion, outputUSDPerMillion float64) {
+	if inputUSDPerMillion == 0 && outputUSDPerMillion == 0 {
+		return
+	}
+	u.InputUSDPerMillion, u.OutputUSDPerMillion = inputUSDPerMillion, outputUSDPerMillion
+	usd := (float64(u.InputTokens)*inputUSDPerMillion + float64(u.OutputTokens)*outputUSDPerMillion) / 1e6
+	u.USD, u.USDPerAssessment = Num(usd), Num(usd/float64(u.Assessments))
+}
+
+// Sentence says the usage in one line.
+func (u JudgeUsage) Sentence() string {
+	s := fmt.Sprintf("%s input and %s output tokens per assessment on average (%d of %d assessments reported their usage; %d and %d tokens in all)",
+		strconv.FormatFloat(float64(u.MeanInputTokens), 'f', 0, 64), strconv.FormatFloat(float64(u.MeanOutputTokens), 'f', 0, 64),
+		u.Assessments, u.Calls, u.InputTokens, u.OutputTokens)
+	if u.InputUSDPerMillion != 0 || u.OutputUSDPerMillion != 0 {
+		s += fmt.Sprintf("; at $%g and $%g per million input and output tokens, $%.5f per assessment, $%.2f in all",
+			u.InputUSDPerMillion, u.OutputUSDPerMillion, float64(u.USDPerAssessment), float64(u.USD))
+	}
+	return s
 }
 
 // NewReport measures scored runs and what policy does to them.
@@ -357,6 +435,7 @@ func NewReport(judge string, runs []ScoredRun, policy overseer.Policy) Report {
 			}
 		}
 	}
+	rep.JudgeUsage = JudgeUsageOf(runs)
 	rep.Checkpoints = Checkpoints(runs)
 	rep.AnyBoundary = checkpoint("any boundary", runs, minAnswer)
 	rep.Policy = PolicyRatesOf(runs, policy)

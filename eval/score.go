@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
 
 // Point is one assessment of a replayed run.
@@ -21,6 +24,11 @@ type Point struct {
 	// Err is the judge's error, when it failed at this boundary; the point
 	// then has no answers and counts in no measure.
 	Err string `json:"error,omitempty"`
+	// InputTokens and OutputTokens are the judge's call's token usage, as
+	// its answer reported it (jev.Response.Usage; a model judge's does,
+	// the learned judge's is none).
+	InputTokens  int64 `json:"input_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
 }
 
 // OnObjective is the point's P(on objective).
@@ -53,6 +61,11 @@ type ScoreOptions struct {
 	Concurrency int
 	// Budget bounds one judge call. Default jev.DefaultBudget.
 	Budget time.Duration
+	// ContentWindow is the content window the judge reads at every
+	// boundary, built from the records' texts as the plugin builds it
+	// live (ReplayContent); the zero window is off. Only a model judge
+	// reads it; it costs the learned judge nothing but the replay.
+	ContentWindow trajectory.ContentWindow
 }
 
 // Score replays every record through the judge, one boundary at a time,
@@ -71,6 +84,9 @@ func Score(ctx context.Context, records []Record, opts ScoreOptions) ([]ScoredRu
 	}
 	if opts.Budget <= 0 {
 		opts.Budget = jev.DefaultBudget
+	}
+	if err := opts.ContentWindow.Validate(); err != nil {
+		return nil, fmt.Errorf("score: %w", err)
 	}
 	out := make([]ScoredRun, len(records))
 	errs := make([]error, len(records))
@@ -94,9 +110,48 @@ func Score(ctx context.Context, records []Record, opts ScoreOptions) ([]ScoredRu
 	return out, nil
 }
 
+// Sample is n of the records, so that a trial of a costly judge judges
+// few: as many failed as succeeded runs where the records allow (the
+// failed or the succeeded runs alone tell a ranking nothing), each the
+// ones whose ids hash lowest ([Digest]), kept in their input order. It is
+// deterministic (the same runs whatever order they were read in) and
+// mixes task families, where the first n in name order would be one
+// repository's. n ≤ 0, or n ≥ len(records), is all of them.
+func Sample(records []Record, n int) []Record {
+	if n <= 0 || n >= len(records) {
+		return records
+	}
+	key := func(i int) string { return Digest(records[i].ID) + "\x00" + records[i].ID }
+	var failed, succeeded []int
+	for i, r := range records {
+		if r.Outcome.Failed() {
+			failed = append(failed, i)
+		} else {
+			succeeded = append(succeeded, i)
+		}
+	}
+	byKey := func(a, b int) int { return strings.Compare(key(a), key(b)) }
+	slices.SortStableFunc(failed, byKey)
+	slices.SortStableFunc(succeeded, byKey)
+	idx := make([]int, 0, n)
+	for len(idx) < n {
+		if len(failed) > 0 && (len(idx)%2 == 0 || len(succeeded) == 0) {
+			idx, failed = append(idx, failed[0]), failed[1:]
+		} else {
+			idx, succeeded = append(idx, succeeded[0]), succeeded[1:]
+		}
+	}
+	slices.Sort(idx)
+	out := make([]Record, 0, n)
+	for _, i := range idx {
+		out = append(out, records[i])
+	}
+	return out
+}
+
 func scoreRun(ctx context.Context, rec Record, opts ScoreOptions) (ScoredRun, error) {
 	run := ScoredRun{ID: rec.ID, Family: rec.FamilyName(), Outcome: rec.Outcome, Steps: rec.NumSteps()}
-	for _, b := range Replay(rec) {
+	for _, b := range ReplayContent(rec, opts.ContentWindow) {
 		req, err := overseer.NewRequest("", opts.Obligations, b.Trajectory)
 		if err != nil {
 			return run, fmt.Errorf("run %s: %w", rec.ID, err)
@@ -111,6 +166,7 @@ func scoreRun(ctx context.Context, rec Record, opts ScoreOptions) (ScoredRun, er
 		if err == nil {
 			p.Answers, err = overseer.ParseAnswers(req, resp, opts.Obligations)
 			p.Model = resp.ModelVersion
+			p.InputTokens, p.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
 		}
 		if err != nil {
 			p.Err = err.Error()

@@ -3,17 +3,21 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/trajectory"
+	"github.com/corohq/temporal-overseer/worker"
 )
 
 // runsFlags are the flags of commands that read recorded runs.
@@ -47,17 +51,133 @@ func (r *runsFlags) printSource(out io.Writer) {
 	}
 }
 
-// scoringFlags pick the judge and policy that score runs.
+// scoringFlags pick the judge and policy that score runs, the content
+// window a model judge reads, and how many runs it judges.
 type scoringFlags struct {
 	judge       judgeFlags
 	policy      string
 	concurrency int
+	// window is --content-window (unset: defaultContentCalls for a model
+	// judge, off for the others), windowBytes --content-bytes,
+	// requestBytes --content-request-bytes.
+	window       optionalInt
+	windowBytes  int
+	requestBytes int
+	limit        int
+	// inPrice and outPrice price the judge's tokens (USD per million).
+	inPrice, outPrice float64
+
+	// What score used: the content window (off for a judge that does
+	// not read it) and, with --limit, the runs judged of those read.
+	usedWindow   trajectory.ContentWindow
+	judged, of   int
+	judgeIsModel bool
 }
+
+// defaultContentCalls is the calls a model judge's content window keeps
+// when --content-window is not given.
+const defaultContentCalls = 8
 
 func (s *scoringFlags) register(fs *flag.FlagSet) {
 	s.judge.register(fs)
 	fs.StringVar(&s.policy, "policy", "", "policy file (overseer calibrate; default: the one that goes with the judge)")
 	fs.IntVar(&s.concurrency, "concurrency", 4, "runs judged at once")
+	fs.Var(&s.window, "content-window", fmt.Sprintf("the latest `calls` of a run a model judge reads at each boundary: excerpts of the recorded commands, outputs and messages, redacted, as the plugin's content window sends them live; 0 is off (default: %d for the openai and jev judges, off for learned and heuristic, which never read it)", defaultContentCalls))
+	fs.IntVar(&s.windowBytes, "content-bytes", trajectory.DefaultContentCallBytes, "bytes of one call's excerpt in the content window (input, output and error together)")
+	fs.IntVar(&s.requestBytes, "content-request-bytes", trajectory.DefaultContentRequestBytes, "bytes of the content window in all; the oldest calls are left out to fit (give what the worker's window has, to measure what it sends)")
+	fs.IntVar(&s.limit, "limit", 0, "judge at most this many runs, so that a trial of a model judge is cheap: a deterministic sample, as many failed as succeeded runs where they allow, each the runs whose ids hash lowest (default: all)")
+	fs.Float64Var(&s.inPrice, "judge-input-price", 0, "USD per million input tokens of the judge's model: the report then prices each assessment (with --judge-output-price)")
+	fs.Float64Var(&s.outPrice, "judge-output-price", 0, "USD per million output tokens of the judge's model")
+}
+
+// sample is the runs --limit keeps: all without it, else eval.Sample.
+func (s *scoringFlags) sample(records []eval.Record) ([]eval.Record, error) {
+	s.judged, s.of = len(records), len(records)
+	if s.limit < 0 {
+		return nil, fmt.Errorf("%w: --limit %d: give a positive number of runs, or 0 for all", ErrUsage, s.limit)
+	}
+	out := eval.Sample(records, s.limit)
+	s.judged = len(out)
+	return out, nil
+}
+
+// contentWindow is the window the flags give the judge of kind: off for
+// a judge that never reads one.
+func (s *scoringFlags) contentWindow(kind string) (trajectory.ContentWindow, error) {
+	s.judgeIsModel = isModelJudge(kind)
+	if !s.judgeIsModel {
+		return trajectory.ContentWindow{}, nil
+	}
+	calls := defaultContentCalls
+	if s.window.set {
+		calls = s.window.n
+	}
+	w := trajectory.ContentWindow{Calls: calls, CallBytes: s.windowBytes, RequestBytes: s.requestBytes}
+	if err := w.Validate(); err != nil {
+		return w, fmt.Errorf("%w: --content-window %d --content-bytes %d --content-request-bytes %d: %v", ErrUsage, calls, s.windowBytes, s.requestBytes, err)
+	}
+	if w.CallBytes == 0 {
+		w.CallBytes = trajectory.DefaultContentCallBytes
+	}
+	if w.RequestBytes == 0 {
+		w.RequestBytes = trajectory.DefaultContentRequestBytes
+	}
+	return w, nil
+}
+
+// isModelJudge says the judge of kind is a model that reads a content
+// window (openai, jev); the learned and heuristic judges never do.
+func isModelJudge(kind string) bool {
+	k := strings.ToLower(kind)
+	return k == worker.JudgeOpenAI || k == worker.JudgeJev
+}
+
+// optionalInt is an int flag that knows whether it was given.
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (o *optionalInt) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.n)
+}
+
+func (o *optionalInt) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("give a whole number")
+	}
+	o.n, o.set = n, true
+	return nil
+}
+
+// usage is the judge's usage over scored, priced as the flags say; nil
+// when its answers reported none.
+func (s *scoringFlags) usage(scored []eval.ScoredRun) *eval.JudgeUsage {
+	u := eval.JudgeUsageOf(scored)
+	if u != nil {
+		u.Price(s.inPrice, s.outPrice)
+	}
+	return u
+}
+
+// printTrial says, for a model judge, the content window it read and, with
+// --limit, the runs it judged.
+func (s *scoringFlags) printTrial(out io.Writer) {
+	if s.judgeIsModel {
+		if s.usedWindow.On() {
+			fmt.Fprintf(out, "content window: the latest %d calls of each run, %d bytes each and %d in all at most, redacted (--content-window, --content-bytes, --content-request-bytes)\n",
+				s.usedWindow.Calls, s.usedWindow.CallBytes, s.usedWindow.RequestBytes)
+		} else {
+			fmt.Fprintln(out, "content window: off: the judge reads the counters only (--content-window 0)")
+		}
+	}
+	if s.judged < s.of {
+		fmt.Fprintf(out, "judged %d of the %d runs read: a deterministic sample (--limit %d)\n", s.judged, s.of, s.limit)
+	}
 }
 
 // score builds the judge and policy and scores the records.
@@ -66,6 +186,14 @@ func (s *scoringFlags) score(ctx context.Context, records []eval.Record) (string
 	if err != nil {
 		return "", overseer.Policy{}, nil, err
 	}
+	if s.inPrice < 0 || s.outPrice < 0 {
+		return "", overseer.Policy{}, nil, fmt.Errorf("%w: --judge-input-price and --judge-output-price must not be negative", ErrUsage)
+	}
+	window, err := s.contentWindow(cfg.Kind)
+	if err != nil {
+		return "", overseer.Policy{}, nil, err
+	}
+	s.usedWindow = window
 	judge, err := cfg.NewJudge()
 	if err != nil {
 		return "", overseer.Policy{}, nil, fmt.Errorf("%w: %v", ErrUsage, err)
@@ -82,7 +210,7 @@ func (s *scoringFlags) score(ctx context.Context, records []eval.Record) (string
 	if s.concurrency < 1 {
 		return "", overseer.Policy{}, nil, fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)
 	}
-	runs, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: judge, Concurrency: s.concurrency, Budget: cfg.Budget})
+	runs, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: judge, Concurrency: s.concurrency, Budget: cfg.Budget, ContentWindow: window})
 	if err != nil {
 		return "", overseer.Policy{}, nil, err
 	}
@@ -116,11 +244,22 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	records = recast(records, *asPhases)
+	if records, err = scoring.sample(records); err != nil {
+		return err
+	}
 	judge, policy, scored, err := scoring.score(ctx, records)
 	if err != nil {
 		return err
 	}
 	rep := eval.NewReport(judge, scored, policy)
+	rep.JudgeUsage = scoring.usage(scored)
+	if scoring.usedWindow.On() {
+		w := scoring.usedWindow
+		rep.ContentWindow = &w
+	}
+	if scoring.judged < scoring.of {
+		rep.RunsRead = scoring.of
+	}
 	if sp, ok := eval.SpendOf(records, scored, policy); ok {
 		rep.Spend = &sp
 	}
@@ -137,6 +276,7 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 		err = writeJSON(out, rep)
 	} else {
 		runs.printSource(out)
+		scoring.printTrial(out)
 		printReport(out, rep)
 		if *plotDir != "" {
 			fmt.Fprintf(out, "\nplots: %s/roc.svg, %s/calibration.svg\n", *plotDir, *plotDir)
@@ -179,6 +319,9 @@ func printReport(out io.Writer, rep eval.Report) {
 		for _, l := range rep.Endings.Sentences() {
 			fmt.Fprintf(out, "  %s\n", l)
 		}
+	}
+	if rep.JudgeUsage != nil {
+		fmt.Fprintf(out, "\njudge usage: %s\n", rep.JudgeUsage.Sentence())
 	}
 	if rep.Spend != nil {
 		fmt.Fprintf(out, "\nspend (model tokens):\n")
@@ -490,6 +633,9 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if records, err = scoring.sample(records); err != nil {
+		return err
+	}
 	gates := eval.UseGateLabels(records)
 	judge, base, scored, err := scoring.score(ctx, records)
 	if err != nil {
@@ -513,11 +659,17 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 			Policy json.RawMessage  `json:"policy"`
 			Result eval.Calibration `json:"calibration"`
 			Gates  eval.GateLabels  `json:"gate_labels"`
-		}{judge, mustPolicyJSON(cal.Policy), cal, gates})
+			Usage  *eval.JudgeUsage `json:"judge_usage,omitempty"`
+		}{judge, mustPolicyJSON(cal.Policy), cal, gates, scoring.usage(scored)})
 	}
 	p := cal.Policy
 	runs.printSource(out)
-	fmt.Fprintf(out, "judge: %s; %d runs\n\n", judge, len(scored))
+	scoring.printTrial(out)
+	fmt.Fprintf(out, "judge: %s; %d runs\n", judge, len(scored))
+	if u := scoring.usage(scored); u != nil {
+		fmt.Fprintf(out, "judge usage: %s\n", u.Sentence())
+	}
+	fmt.Fprintln(out)
 	if cal.NoPauseOnP != "" {
 		fmt.Fprintf(out, "No threshold on P: %s.\n\n", cal.NoPauseOnP)
 	}
