@@ -196,8 +196,12 @@ func Calibrate(runs []ScoredRun, budget float64, kind overseer.PromiseKind) (Cal
 	if best.Rates.Catches == 0 {
 		// A threshold that keeps the promise by pausing nothing is no
 		// policy to certify: keep the one in force.
-		return Calibration{}, fmt.Errorf("calibrate: %w: on these %d succeeded and %d failed runs, the thresholds that keep a %.1f%% promise (the best pauses at P ≤ %.3f) catch no failed run; keep the policy in force, and calibrate again with more runs (the promise may pause %d of %d succeeded runs here; more succeeded runs let it pause more)",
-			ErrUncertifiable, succeeded, failed, 100*budget, best.Policy.PauseAtOrBelow, max(allowed, 0), succeeded)
+		why := ""
+		if best.NoPauseOnP != "" {
+			why = " (" + best.NoPauseOnP + ")"
+		}
+		return Calibration{}, fmt.Errorf("calibrate: %w: on these %d succeeded and %d failed runs, the thresholds that keep a %.1f%% promise (the best pauses at P ≤ %.3f) catch no failed run%s; keep the policy in force, and calibrate again with more runs (the promise may pause %d of %d succeeded runs here; more succeeded runs let it pause more)",
+			ErrUncertifiable, succeeded, failed, 100*budget, best.Policy.PauseAtOrBelow, why, max(allowed, 0), succeeded)
 	}
 	p := best.Policy
 	p.NeedsALookAt = clampProb(p.PauseAtOrBelow + 0.001)

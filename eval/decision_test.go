@@ -541,10 +541,14 @@ func TestAPauseOnTiedScoresSaysWhyNothingPauses(t *testing.T) {
 	require.ErrorIs(t, err, eval.ErrPauseBudget)
 	assert.EqualError(t, err, "pause budget: 50 of the 50 jobs share the lowest P(on objective), 0.420, so a threshold on P that pauses one pauses all 50, more than the 5 the budget allows: P pauses no job (the breach rules still do)")
 
-	cal, err := eval.Calibrate(runs, 0.05, overseer.PromiseExpected)
-	require.NoError(t, err)
-	assert.Contains(t, cal.NoPauseOnP, "40 of the 40 succeeded runs share the lowest P(on objective), 0.420")
-	assert.Zero(t, eval.PolicyRatesOf(runs, cal.Policy).FalsePauses)
+	// A calibration that could pause on no P catches nothing: refused,
+	// saying why.
+	_, err = eval.Calibrate(runs, 0.05, overseer.PromiseExpected)
+	require.ErrorIs(t, err, eval.ErrUncertifiable)
+	assert.ErrorContains(t, err, "40 of the 40 succeeded runs share the lowest P(on objective), 0.420")
+	assert.ErrorContains(t, err, "keep the policy in force")
+
+	var cal eval.Calibration
 
 	// Distinct scores place a threshold, and say nothing of ties.
 	cal, err = eval.Calibrate(promiseRuns(200, 50), 0.05, overseer.PromiseExpected)

@@ -96,7 +96,7 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 	case succeeded == 0 || failed == 0:
 		return nil, fmt.Errorf("%w: the %d runs all %s: recalibration needs runs of both outcomes", ErrRecalibrate, len(records), map[bool]string{true: "succeeded", false: "failed"}[failed == 0])
 	case len(records) < opts.MinRuns:
-		return nil, fmt.Errorf("%w: %d runs are too few: recalibration takes at least %d closed runs of both outcomes", ErrRecalibrate, len(records), opts.MinRuns)
+		return nil, fmt.Errorf("%w: %d runs are too few: recalibration takes at least %d closed runs of both outcomes; %s", ErrRecalibrate, len(records), opts.MinRuns, StageNeeds(succeeded, len(records)))
 	}
 	model, err := withOwnLoopReference(model, records)
 	if err != nil {
@@ -139,8 +139,8 @@ func withOwnLoopReference(model *overseer.LearnedModel, records []Record) (*over
 	}
 	if out.LoopReference = loopReferenceOf(records, replays, runs); out.LoopReference == nil {
 		succeeded, _ := Outcomes(records)
-		return nil, fmt.Errorf("%w: %s reads an agent loop against the type's own succeeded runs, and %d succeeded runs are too few to take them from: it takes at least %d",
-			ErrRecalibrate, model.Version, succeeded, judge.MinLoopReferenceRuns)
+		return nil, fmt.Errorf("%w: %s reads an agent loop against the type's own succeeded runs, and %d succeeded runs are too few to take them from: it takes at least %d; %s",
+			ErrRecalibrate, model.Version, succeeded, judge.MinLoopReferenceRuns, StageNeeds(succeeded, len(records)))
 	}
 	return &out, nil
 }

@@ -97,6 +97,9 @@ type Readiness struct {
 	Stage       int    `json:"stage"`
 	Recalibrate bool   `json:"recalibrate,omitempty"`
 	Next        string `json:"next,omitempty"`
+	// StageNeeds says how many closed jobs each stage needs at the
+	// type's success rate (eval.StageNeeds).
+	StageNeeds string `json:"stage_needs,omitempty"`
 }
 
 // split holds out the first HoldOut share of records, newest first (as

@@ -450,6 +450,8 @@ func (r *Readiness) stages(recs []eval.Record, cur Current, workflowType string)
 	}
 	ok, why := recalibrationReady(recs, cur)
 	r.Recalibrate = ok
+	succeeded, _ := eval.Outcomes(recs)
+	r.StageNeeds = eval.StageNeeds(succeeded, len(recs))
 	switch {
 	case ok:
 		r.Next = fmt.Sprintf("this round recalibrates on the %d closed %s jobs (stage 1); a refit (stage 3) needs %s", len(recs), workflowType, r.missing())

@@ -363,6 +363,9 @@ func printRound(out io.Writer, res learn.Result) {
 	if n := res.Readiness.Next; n != "" && !strings.Contains(res.Sentence, n) {
 		fmt.Fprintf(out, "next: %s\n", n)
 	}
+	if s := res.Readiness.StageNeeds; s != "" {
+		fmt.Fprintf(out, "stages: %s\n", s)
+	}
 	if res.Rates != nil {
 		fmt.Fprintf(out, "false pauses and catches %s\n", res.Rates.Sentence)
 	}
