@@ -143,7 +143,7 @@ func TestReplayContentOfAHandmadeRun(t *testing.T) {
 	assert.Contains(t, c[1].Input, `"text":"cat parser.py"`)
 	assert.Contains(t, c[1].Output, `"printed":"def parse(s):\n    return s.split(',')"`)
 	assert.Contains(t, c[3].Input, `"text":"pytest -q tests/test_parser.py"`)
-	assert.Equal(t, "exit status 1", c[3].Error, "a failed command fails the tool's activity")
+	assert.True(t, strings.HasPrefix(c[3].Error, "exit status 1\nE   AssertionError"), "a failed command fails the tool's activity, what it printed in the error's details: %q", c[3].Error)
 	assert.Empty(t, c[3].Output)
 
 	// At the end: the latest 4 calls only, each within its bytes, the key
@@ -288,11 +288,16 @@ func TestReplayContentOfARecordedRun(t *testing.T) {
 }
 
 // jsonText is s as it reads inside a JSON string, without the quotes.
+// jsonText is s as a window shows it inside a JSON string: escaped, but
+// with < > & plain (trajectory.PayloadText).
 func jsonText(t *testing.T, s string) string {
 	t.Helper()
-	b, err := json.Marshal(s)
-	require.NoError(t, err)
-	return string(b[1 : len(b)-1])
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(s))
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
 }
 
 // A trial's sample is the same runs whatever order they were read in, as

@@ -1,12 +1,14 @@
 package trajectory
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 )
 
 // ContentWindow is what a model judge may read of the calls themselves:
@@ -105,6 +107,13 @@ func (t *Trajectory) RecordContent(w ContentWindow, call ActivityCall, input str
 	c := CallContent{Run: t.PhaseRuns, Call: Clip(call.Phase, maxNameChars)}
 	if call.Err != nil {
 		c.Error = DescribeError(call.Err)
+		// A tool that fails as an error may say what it printed in the
+		// error's details.
+		var app *temporal.ApplicationError
+		var printed string
+		if errors.As(call.Err, &app) && app.HasDetails() && app.Details(&printed) == nil && printed != "" {
+			c.Error += "\n" + printed
+		}
 	}
 	c.Input, c.Output, c.Error = redact(input), redact(PayloadText(call.Result)), redact(c.Error)
 	// Error first, then input, then output, each to what the call's bytes
@@ -112,8 +121,9 @@ func (t *Trajectory) RecordContent(w ContentWindow, call ActivityCall, input str
 	left := w.callBytes() - len(c.Call)
 	for _, f := range []*string{&c.Error, &c.Input, &c.Output} {
 		if len(*f) > max(left, 0) {
-			*f, c.Cut = Clip(*f, max(left, 0)), true
-			if left <= 0 {
+			// Clip marks the cut with "…": it counts in the budget.
+			*f, c.Cut = Clip(*f, max(left-len("…"), 0)), true
+			if left <= len("…") {
 				*f = ""
 			}
 		}
@@ -141,7 +151,8 @@ func PayloadText(p *commonpb.Payload) string {
 	case converter.MetadataEncodingNil:
 		return ""
 	case converter.MetadataEncodingJSON, converter.MetadataEncodingProtoJSON, "":
-		return strings.ToValidUTF8(string(p.GetData()), "")
+		// Go's JSON escapes <, > and & for HTML: a model reads them plain.
+		return htmlUnescaper.Replace(strings.ToValidUTF8(string(p.GetData()), ""))
 	case converter.MetadataEncodingBinary, converter.MetadataEncodingProto:
 		return "[" + enc + ", " + strconv.Itoa(len(p.GetData())) + " bytes]"
 	default:
@@ -149,6 +160,8 @@ func PayloadText(p *commonpb.Payload) string {
 		return "[" + enc + " payload, " + strconv.Itoa(len(p.GetData())) + " bytes: not readable here]"
 	}
 }
+
+var htmlUnescaper = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
 
 // PayloadsText is an activity's arguments as text: each payload's
 // PayloadText, one per line.
@@ -180,7 +193,10 @@ var secretPatterns = []*regexp.Regexp{
 }
 
 // secretAssignment is a key that names a secret, then its value.
-var secretAssignment = regexp.MustCompile(`(?i)((?:api[_-]?key|secret|token|passw(?:or)?d|pwd|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_\-]*["']?\s*[:=]\s*["']?)([^\s"',;&]{4,})`)
+// A key that counts tokens (input_tokens) names no secret, and a value of
+// digits is no secret; the value stops at a JSON escape (\n), so that it
+// never runs into the next line of an output.
+var secretAssignment = regexp.MustCompile(`(?i)((?:api[_-]?key|secret|token|passw(?:or)?d|pwd|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_\-]*["']?\s*[:=]\s*["']?)([^\s"',;&\\]{4,})`)
 
 // RedactSecrets is the shipped Redactor: it replaces credentials a
 // command or its output may hold with [REDACTED]. It is a safety net, not a
@@ -195,5 +211,12 @@ func RedactSecrets(s string) string {
 			return "[REDACTED]"
 		})
 	}
-	return secretAssignment.ReplaceAllString(s, "${1}[REDACTED]")
+	return secretAssignment.ReplaceAllStringFunc(s, func(m string) string {
+		sub := secretAssignment.FindStringSubmatch(m)
+		key := strings.TrimRight(strings.ToLower(sub[1]), "\"' \t:=")
+		if strings.HasSuffix(key, "tokens") || strings.Trim(sub[2], "0123456789.") == "" {
+			return m
+		}
+		return sub[1] + "[REDACTED]"
+	})
 }

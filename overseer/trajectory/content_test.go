@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/corohq/temporal-overseer/overseer/trajectory"
 )
@@ -82,4 +83,32 @@ func TestContentWindowValidate(t *testing.T) {
 	assert.ErrorContains(t, trajectory.ContentWindow{Calls: 100}.Validate(), "calls 100 is outside 0–64")
 	assert.ErrorContains(t, trajectory.ContentWindow{Calls: 2, CallBytes: 10}.Validate(), "call_bytes 10 is below 64")
 	assert.ErrorContains(t, trajectory.ContentWindow{Calls: 2, RequestBytes: 1 << 20}.Validate(), "request_bytes 1048576 is outside")
+}
+
+// What RedactSecrets leaves alone: token counts, numbers, the lines after
+// a redacted value.
+func TestRedactSecretsLeavesCountsAndTheNextLine(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"input_tokens":1200,"output_tokens":30}`: `{"input_tokens":1200,"output_tokens":30}`,
+		`max_token=4096`: `max_token=4096`,
+		`{"printed":"API_KEY=abcdef123456\nnext line"}`: `{"printed":"API_KEY=[REDACTED]\nnext line"}`,
+	} {
+		assert.Equal(t, want, trajectory.RedactSecrets(in), in)
+	}
+}
+
+// A window reads < > & plainly, keeps a failed tool's printed details and
+// keeps each call within its bytes, the cut mark included.
+func TestAContentWindowReadsPlainly(t *testing.T) {
+	var r trajectory.TrajectoryRecorder
+	r.SetContentWindow(trajectory.ContentWindow{Calls: 2, CallBytes: 100}, nil)
+	r.RecordCall(trajectory.ActivityCall{Phase: "bash", Result: jsonPayload(t, map[string]string{"out": "<returncode>0</returncode> & done"})})
+	r.RecordCall(trajectory.ActivityCall{Phase: "bash", Err: temporal.NewApplicationError("exit status 2", "ToolFailed", "E   AssertionError: 3 != 0"),
+		Args: []any{strings.Repeat("y", 300)}})
+	got := r.Trajectory().Content
+	require.Len(t, got, 2)
+	assert.Equal(t, `{"out":"<returncode>0</returncode> & done"}`, got[0].Output)
+	assert.Equal(t, "exit status 2\nE   AssertionError: 3 != 0", got[1].Error)
+	assert.LessOrEqual(t, len(got[1].Call)+len(got[1].Input)+len(got[1].Output)+len(got[1].Error), 100)
+	assert.True(t, got[1].Cut)
 }

@@ -68,12 +68,16 @@ func (m *scriptedModel) calls() []string {
 	return out
 }
 
-// jsonEscaped is s as the data converter writes it inside a JSON string.
+// jsonEscaped is s as a content window shows it inside a JSON string:
+// escaped, with < > & plain (trajectory.PayloadText).
 func jsonEscaped(t *testing.T, s string) string {
 	t.Helper()
-	b, err := json.Marshal(s)
-	require.NoError(t, err)
-	return string(b[1 : len(b)-1])
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(s))
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
 }
 
 // overseer eval with a model judge on recorded runs sends the model the
