@@ -16,6 +16,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 	"github.com/corohq/temporal-overseer/overseer/trajectory"
 	"github.com/corohq/temporal-overseer/worker"
 )
@@ -482,7 +483,24 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			calErr = fmt.Errorf("model %s written to %s; only the policy (--policy-out %s) was refused: %w", res.Model.Version, *modelOut, *policyOut, err)
 		}
 	}
-	rep := eval.NewReport("learned (grouped cross-validation)", res.CV, overseer.Policy{})
+	// The pooled report's policy is the one certified in each fold,
+	// applied to its held-out runs (a zero policy here flagged every
+	// breach answer: a false-pause rate of 0.697 beside a 5 % promise).
+	rep := eval.NewReport("learned (grouped cross-validation)", res.CV, judge.UncertifiedModelPolicy())
+	rep.PolicyName = "the policy certified in each fold, applied to its held-out runs"
+	rep.Policy, rep.Promise = res.CVPolicy, eval.CheckPromise(res.CVPolicy, *budget)
+	broken := ""
+	if rep.Promise.Verdict == eval.PromiseBroken {
+		broken = fmt.Sprintf("the held-out runs break the promise: the policy certified in each fold paused %d of %d held-out succeeded runs, against at most %.1f%% (95%% lower bound %.1f%%): the policy this model's runs certify does not hold on runs it has not seen",
+			rep.Promise.FalsePauses, rep.Promise.Succeeded, 100**budget, 100*rep.Promise.LowerBound)
+		if *policyOut != "" && calErr == nil {
+			calErr = fmt.Errorf("%w: model %s written to %s; the policy was not written to %s: %s", eval.ErrPromiseBroken, res.Model.Version, *modelOut, *policyOut, broken)
+			if cal != nil {
+				_ = os.Remove(*policyOut)
+				cal = nil
+			}
+		}
+	}
 	if *asJSON {
 		if err := writeJSON(out, struct {
 			Model      string                `json:"model"`
@@ -496,13 +514,18 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			Policy     *eval.Calibration     `json:"policy,omitempty"`
 			GateLabels eval.GateLabels       `json:"gate_labels"`
 			Catches    heldOutCatches        `json:"cv_catches_at_fixed_false_pause_rate"`
-		}{res.Model.Version, res.SubModels, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, res.CVPolicyRefused, cal, gates, heldOutCatchesOf(res)}); err != nil {
+			Warnings   []string              `json:"warnings,omitempty"`
+		}{res.Model.Version, res.SubModels, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, res.CVPolicyRefused, cal, gates, heldOutCatchesOf(res),
+			nonEmpty(broken)}); err != nil {
 			return err
 		}
 		return calErr
 	}
 	runs.printSource(out)
 	fmt.Fprintf(out, "model %s written to %s\n", res.Model.Version, *modelOut)
+	if broken != "" {
+		fmt.Fprintf(out, "WARNING: %s\n", broken)
+	}
 	fmt.Fprintf(out, "trained on %d runs (%d succeeded, %d failed) of %d task families, %d boundaries\n",
 		res.Summary.Runs, res.Summary.Succeeded, res.Summary.Failed, res.Summary.Families, res.Summary.Boundaries)
 	fmt.Fprintf(out, "%s\n\n", gates)
@@ -742,4 +765,12 @@ func mustPolicyJSON(p overseer.Policy) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return data
+}
+
+// nonEmpty is s as a list of one, or none when s is empty.
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }

@@ -40,6 +40,19 @@ func TestCatchesAtFixedRatesAndRecordedPauses(t *testing.T) {
 		} `json:"cv_catches_at_fixed_false_pause_rate"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &tr), out)
+	// The pooled report's policy is the one each fold certified, applied
+	// to its held-out runs: the figures of cv_policy, never a zero
+	// policy's.
+	var pooled struct {
+		Pooled struct {
+			PolicyName string          `json:"policy_name"`
+			Policy     json.RawMessage `json:"policy"`
+		} `json:"cv_pooled"`
+		CVPolicy json.RawMessage `json:"cv_policy"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &pooled))
+	assert.Equal(t, "the policy certified in each fold, applied to its held-out runs", pooled.Pooled.PolicyName)
+	assert.JSONEq(t, string(pooled.CVPolicy), string(pooled.Pooled.Policy))
 	require.Len(t, tr.Catches.Folds, 2)
 	assert.Equal(t, []float64{0.01, 0.05}, []float64{tr.Catches.Folds[0].Rate, tr.Catches.Folds[1].Rate})
 	assert.Equal(t, [2]int{16, 16}, [2]int{tr.Catches.Folds[0].Succeeded, tr.Catches.Folds[0].Failed}, "every run held out once")
