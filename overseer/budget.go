@@ -142,6 +142,10 @@ type BudgetStatus struct {
 	// reads Near, never opens a gate).
 	Relative        *SpendBudget `json:"relative,omitempty"`
 	RelativeReached string       `json:"relative_reached,omitempty"`
+	// RelativeGated: the relative budget opened its gate in this job
+	// (Options.RelativeBudgetGates), which a reviewer closed; it opens
+	// once per job, and only advises after.
+	RelativeGated bool `json:"relative_gated,omitempty"`
 }
 
 // State is how near the job is to its budget: BudgetReached,
@@ -262,6 +266,9 @@ func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
 	elapsed := workflow.Now(ctx).Sub(r.started(ctx))
 	spent := spendOf(traj, elapsed)
 	s := budgetStatusOf(limit, spent)
+	if r.st.Budget != nil {
+		s.RelativeGated = r.st.Budget.RelativeGated
+	}
 	if relative != nil {
 		s.Relative = relative
 		switch words := relative.Reached(spent.Tokens, spent.PhaseRuns); {
@@ -269,6 +276,11 @@ func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
 			s.RelativeReached = words
 			if s.Warning == "" {
 				s.Warning = words
+			}
+			if r.cfg.RelativeGates && !s.RelativeGated && s.Exceeded == "" {
+				// The team turned the relative budget's gate on: it stops
+				// the job as a bound does, once.
+				s.Exceeded = "reached the relative budget: it " + words
 			}
 		case spent.Tokens == 0 && spent.PhaseRuns > 0:
 			s.Unchecked = append(s.Unchecked, "relative tokens")

@@ -468,3 +468,42 @@ func TestASuccessorWithoutABudgetKeepsItsPredecessors(t *testing.T) {
 		return
 	}
 }
+
+// With relative budget gates on, a job that reaches the type's relative
+// budget waits at a budget gate once; a continue needs no raise, and the
+// relative budget only advises after. Off (the default) it never stops.
+func TestARelativeBudgetGateStopsOnceWhereTheTeamTurnsItOn(t *testing.T) {
+	policy := overseer.DefaultLearnedPolicy()
+	policy.Spend = &overseer.SpendBudget{Curve: []int64{300, 600, 900, 1200}, Factor: 1.5, MaxReached: 0.05, Jobs: 40}
+	for _, on := range []bool{true, false} {
+		t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
+			env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Policy: policy, RelativeBudgetGates: on})
+			var paused overseer.Status
+			var cont error
+			env.RegisterDelayedCallback(func() {
+				paused = envStatus(t, env)
+				if paused.Paused {
+					updateResume(env, overseer.ResumeRequest{By: "reviewer", Note: "worth finishing"}, &cont)
+				}
+			}, 30*time.Minute)
+			env.ExecuteWorkflow("Spending", 4, true)
+			require.NoError(t, env.GetWorkflowError())
+			st := envStatus(t, env)
+			require.NotNil(t, st.Budget)
+			assert.NotEmpty(t, st.Budget.RelativeReached, "600 tokens a phase run against a curve of 300")
+			if !on {
+				assert.False(t, paused.Paused)
+				assert.Zero(t, st.Counters.Pauses, "a relative budget never stops a job on its own")
+				return
+			}
+			require.True(t, paused.Paused)
+			require.Len(t, paused.Gates, 1)
+			assert.Equal(t, overseer.GateKindBudget, paused.Gates[0].Kind)
+			assert.Contains(t, paused.PauseReason, "budget: the job reached the relative budget: it spent 600 tokens by phase run 1, 2.0× what the type's succeeded jobs typically had (300)")
+			require.NoError(t, cont, "a continue needs no raise")
+			assert.Equal(t, 1, st.Counters.Pauses, "once per job")
+			assert.True(t, st.Budget.RelativeGated)
+			assert.Equal(t, 4, st.Counters.Phases)
+		})
+	}
+}

@@ -355,6 +355,10 @@ func (r *run) resume(ctx workflow.Context, req ResumeRequest) (Gate, error) {
 	if g.Action == "" {
 		g.Action = ActionContinue
 	}
+	if g.Kind == GateKindBudget && g.Action != ActionAbort && r.st.Budget != nil && r.st.Budget.RelativeReached != "" && r.cfg.RelativeGates {
+		// A person looked at the relative budget: it opens its gate once.
+		r.st.Budget.RelativeGated = true
+	}
 	g.judge(req)
 	closed := []*Gate{g}
 	r.open = slices.Delete(r.open, i, i+1)

@@ -237,6 +237,14 @@ type Options struct {
 	// in workflow code: it must be a pure function of its input.
 	ContentRedactor trajectory.Redactor
 
+	// RelativeBudgetGates lets the type's relative budget (Policy.Spend,
+	// learned from its succeeded jobs) stop a job: in manage mode, a job
+	// that reaches it waits at a budget gate (Gate.Kind budget), once per
+	// run; a reviewer continues it (no raise needed: it then only advises)
+	// or aborts. Off (the default), reaching it reads Needs a look and
+	// never stops the job. A run pins it when it starts.
+	RelativeBudgetGates bool
+
 	// RedoSafe names the workflow types, and the phase activity types,
 	// whose phases a redo may run again. A redo schedules the held phase's
 	// activity a second time, with the input it was first scheduled with:
@@ -448,6 +456,9 @@ type runConfig struct {
 	// ContentWindow is Options.ContentWindows' window for the run's type;
 	// off in runs pinned before it existed.
 	ContentWindow trajectory.ContentWindow `json:"content_window,omitzero"`
+	// RelativeGates is Options.RelativeBudgetGates; off in runs pinned
+	// before it existed.
+	RelativeGates bool `json:"relative_gates,omitempty"`
 }
 
 // runConfigFor is the configuration a new run of workflowType pins; mode
@@ -479,6 +490,7 @@ func (o Options) runConfigFor(workflowType string, mode Mode) runConfig {
 		MaxRedos:              o.MaxRedos,
 		RedoSafe:              slices.Clone(o.RedoSafe),
 		ContentWindow:         o.ContentWindows[workflowType],
+		RelativeGates:         o.RelativeBudgetGates,
 	}
 	if len(o.RedoSafe) == 0 {
 		c.MaxRedos = -1 // no phase is safe to run again

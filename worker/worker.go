@@ -117,6 +117,10 @@ type Config struct {
 	// listed workflow type (overseer.Options.ContentWindows). If not set,
 	// off: the judge reads counters only.
 	ContentWindows map[string]trajectory.ContentWindow
+	// RelativeBudgetGates lets a type's learned relative budget stop its
+	// jobs at a budget gate in manage mode, once per job
+	// (overseer.Options.RelativeBudgetGates). If not set, it only advises.
+	RelativeBudgetGates bool
 	// MaxRedos bounds the redos of one held phase (overseer.Options.MaxRedos):
 	// 0 is the default, 2; negative allows none.
 	MaxRedos int
@@ -268,22 +272,23 @@ func (cfg Config) PluginOptions() overseer.Options {
 		}
 	}
 	return overseer.Options{
-		Judge:            cfg.Judge,
-		Policy:           cfg.Policy,
-		Mode:             mode,
-		Modes:            modes,
-		SearchAttributes: !cfg.DisableSearchAttributes,
-		AssessTimeout:    cfg.JudgeConfig.assessTimeout(),
-		GateDeadline:     cfg.GateDeadline,
-		GateDeadlines:    cfg.GateDeadlines,
-		ContentWindows:   cfg.ContentWindows,
-		MaxRedos:         cfg.MaxRedos,
-		RedoSafe:         append([]string{workflows.JobWorkflowName, workflows.RecordedJobWorkflowName}, cfg.RedoSafe...),
-		Approval:         cfg.Approval,
-		Approvals:        cfg.Approvals,
-		Notifier:         cfg.Notifier,
-		DashboardURL:     cfg.DashboardURL,
-		DataConverter:    cfg.DataConverter,
+		Judge:               cfg.Judge,
+		Policy:              cfg.Policy,
+		Mode:                mode,
+		Modes:               modes,
+		SearchAttributes:    !cfg.DisableSearchAttributes,
+		AssessTimeout:       cfg.JudgeConfig.assessTimeout(),
+		GateDeadline:        cfg.GateDeadline,
+		GateDeadlines:       cfg.GateDeadlines,
+		ContentWindows:      cfg.ContentWindows,
+		RelativeBudgetGates: cfg.RelativeBudgetGates,
+		MaxRedos:            cfg.MaxRedos,
+		RedoSafe:            append([]string{workflows.JobWorkflowName, workflows.RecordedJobWorkflowName}, cfg.RedoSafe...),
+		Approval:            cfg.Approval,
+		Approvals:           cfg.Approvals,
+		Notifier:            cfg.Notifier,
+		DashboardURL:        cfg.DashboardURL,
+		DataConverter:       cfg.DataConverter,
 	}
 }
 

@@ -49,6 +49,7 @@ type workerFlags struct {
 	gateDeadlines string
 	// contentWindows is --content-window: TYPE=CALLS[:BYTES] pairs.
 	contentWindows string
+	relativeGates  bool
 	maxRedos       int
 	dashboardURL   string
 	approvers      string
@@ -74,6 +75,7 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.policy, "policy", "", "policy file from overseer calibrate (default: $"+worker.EnvPolicy+", else the policy that goes with the judge)")
 	fs.StringVar(&w.gateDeadline, "gate-deadline", "", "how long a gate waits and then: DURATION:escalate|continue|abort, e.g. 24h:escalate,72h:abort (default: $"+envGateDeadline+", else none)")
 	fs.StringVar(&w.gateDeadlines, "gate-deadlines", "", "gate deadlines per workflow type, e.g. 'CoroJob=24h:escalate,72h:abort;Other=4h:continue'")
+	fs.BoolVar(&w.relativeGates, "relative-budget-gates", false, "in manage mode, a job that reaches its type's relative budget (learned from its succeeded jobs) waits at a budget gate, once per job (default: it only reads Needs a look)")
 	fs.StringVar(&w.contentWindows, "content-window", "", "let a model judge read the latest calls of these workflow types: TYPE=CALLS[:BYTES_PER_CALL], e.g. 'CoroAgentLoop=8;CoroJob=4:1024' (default: off; docs/judges.md)")
 	fs.IntVar(&w.maxRedos, "max-redos", 0, "how many times a reviewer may redo one held phase (resume --redo); -1 allows none, for phases that are not safe to retry (default: 2)")
 	fs.StringVar(&w.dashboardURL, "dashboard-url", "", "the dashboard's base URL that notifications link to (default: $"+envDashboardURL+"); "+
@@ -172,6 +174,7 @@ func (w *workerFlags) applyGates(cfg *worker.Config, getenv func(string) string)
 			cfg.GateDeadlines[wt] = d
 		}
 	}
+	cfg.RelativeBudgetGates = w.relativeGates
 	if w.contentWindows != "" {
 		cfg.ContentWindows = map[string]trajectory.ContentWindow{}
 		for _, pair := range strings.Split(w.contentWindows, ";") {
