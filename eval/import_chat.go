@@ -41,12 +41,13 @@ import (
 // latest timestamp, then the last by name): OpenHands' last call holds the
 // whole run. The outcome comes from a labels.json (run id → true when
 // resolved): the first one beside the file or above it, up to the
-// directory given (its root) or, for a file given, two levels up. A run
-// without a label is an error naming the run and the labels file: label it
-// or remove it. So is a log without any tool call. In a directory, a JSON
-// file (or a .jsonl file whose first line is JSON) without a messages
-// array is not a log and is skipped, as the results.json of a published
-// evaluation is.
+// directory given (its root) or, for a file given, two levels up; without
+// one, from the published results of its evaluation over the same folders,
+// as for SWE-agent runs ([ImportSWEAgent]). A run without a label is an
+// error naming the run and the labels file: label it or remove it. So is
+// a log without any tool call. In a directory, a JSON file (or a .jsonl
+// file whose first line is JSON) without a messages array is not a log and
+// is skipped, as the results.json of a published evaluation is.
 //
 // Each tool call is a step, classified as the SWE-agent importer does
 // ([ImportSWEAgent]):
@@ -158,6 +159,10 @@ func importOpenAIChat(p string, src *Source) ([]Record, error) {
 	out := make([]Record, 0, len(ids)+len(lines))
 	add := func(r run) error {
 		resolved, err := labels.outcome(r.file, r.rec.ID)
+		if errors.Is(err, ErrNoLabels) {
+			n := len(ids) + len(lines)
+			return fmt.Errorf("chat runs: %d %s but %w", n, plural(n, "run", "runs"), err)
+		}
 		if err != nil {
 			return fmt.Errorf("chat runs: %w", err)
 		}

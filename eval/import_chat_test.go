@@ -169,7 +169,7 @@ func TestImportOpenAIChatErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, want string
 	}{
-		{"no labels file", noLabels, "chat runs: no labels.json (run id → true when resolved) in " + filepath.Dir(noLabels)},
+		{"no labels file", noLabels, "chat runs: 1 run but no labels file: no labels.json (run id → true when resolved), results/results.json or results.json (resolved_ids) of a published evaluation in " + filepath.Dir(noLabels) + ". " + eval.Layouts},
 		{"a run without a label", filepath.Join(dir, "unlabelled"),
 			`run "a-1" has no outcome in ` + filepath.Join(dir, "unlabelled", "labels.json") + ": label it or remove it"},
 		{"a line without an id", noID, "runs.jsonl line 2: invalid run record: the run has no id: give it an instance_id or id"},
@@ -227,7 +227,7 @@ func TestDetectFormatByFiles(t *testing.T) {
 		{"records.json", eval.FormatRecords, ""},
 		{"both", "", "both holds runs of 2 formats, mini-swe-agent-1 (trajs/*.traj.json) and swe-agent (trajs/*.traj): pass --format mini-swe-agent-1 or --format swe-agent"},
 		{"three", "", "three holds runs of 3 formats, openai-chat (chat log logs/a.json), records (*.jsonl) and letters (*.csv): pass --format openai-chat, --format records or --format letters"},
-		{"none", "", "none holds no runs of a known format (looked for mini-swe-agent-1 trajs/*.traj.json, swe-agent *.traj at its top or one level down, openai-chat chat logs *.json or *.jsonl with a messages array up to two levels down, records *.jsonl and letters *.csv): pass --format records|mini-swe-agent-1|swe-agent|openai-chat|letters"},
+		{"none", "", "none holds no runs of a known format. " + eval.Layouts},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			got, err := eval.DetectFormat(filepath.Join(dir, tc.path))

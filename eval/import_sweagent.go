@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -13,16 +14,32 @@ import (
 
 // ImportSWEAgent converts SWE-agent trajectories to step-unit records: a
 // .traj file, or every *.traj file of a directory and of its
-// subdirectories one level down (SWE-agent writes <run>/<id>/<id>.traj),
-// in name order. The run's id is the file name without .traj, and its task
-// family the id without its trailing number: for a SWE-bench instance, its
-// repository (astropy__astropy-12907 → astropy__astropy), so that
-// cross-validation never trains and tests on one repository. Its outcome
-// comes from a labels.json (instance id → true when resolved): the first
-// one beside the file or above it, up to the directory given (its root, as
-// in DIR/labels.json with DIR/trajs/*.traj) or, for a file given, two levels
-// up. A run without a label is an error naming it and the labels file:
-// label it or remove it.
+// subdirectories up to three levels down, in name order: SWE-agent writes
+// <run>/<id>/<id>.traj, sources publish trajs/<id>.traj, and
+// Multi-SWE-bench's leaderboard one folder per run (a model, with an
+// agent), evaluation/<language>/verified/<run>/trajs/<id>.traj, which a
+// team may also gather as trajs/<model>/<id>.traj.
+//
+// A run's instance id is its file's name without .traj. Its id is the
+// instance id, prefixed by its run's folder when it has one, as in
+// <run>/<id> or <model>/<id> (the folders between the directory given and
+// the file, less trajs/ and the run's own <id>/ folder): so the runs of
+// one instance by several models are several runs. Its task family is the
+// instance id without its trailing number: for a SWE-bench or
+// Multi-SWE-bench instance, its repository (astropy__astropy-12907 →
+// astropy__astropy, fasterxml__jackson-databind-4048 →
+// fasterxml__jackson-databind), whatever the model, so that
+// cross-validation never trains and tests on one repository.
+//
+// Its outcome comes from a labels.json (run id or instance id → true when
+// resolved): the first one beside the file or above it, up to the
+// directory given (its root, as in DIR/labels.json with DIR/trajs/*.traj)
+// or, for a file given, two levels up. Without one, from the published
+// results of its evaluation over the same folders: a results/results.json
+// or results.json with resolved or resolved_ids (each run's, on
+// Multi-SWE-bench's leaderboard, whose ids org/repo:pr-N are the instances
+// org__repo-N). A run without a label is an error naming it and the labels
+// file: label it or remove it.
 //
 // Each entry of the trajectory is a step:
 //
@@ -66,16 +83,20 @@ func importSWEAgent(p string, src *Source) ([]Record, error) {
 	}
 	paths := []string{p}
 	if fi.IsDir() {
-		paths, _ = filepath.Glob(filepath.Join(p, "*.traj"))
-		deeper, _ := filepath.Glob(filepath.Join(p, "*", "*.traj"))
-		paths = append(paths, deeper...)
-		sort.Strings(paths)
+		paths = trajFiles(p)
 	}
 	labels := newLabelFinder(p, fi.IsDir(), src)
 	out := make([]Record, 0, len(paths))
 	for _, tp := range paths {
-		id := strings.TrimSuffix(filepath.Base(tp), ".traj")
-		resolved, err := labels.outcome(tp, id)
+		instance := strings.TrimSuffix(filepath.Base(tp), ".traj")
+		id := instance
+		if run := trajRun(p, tp, instance); fi.IsDir() && run != "" {
+			id = run + "/" + instance
+		}
+		resolved, err := labels.outcome(tp, id, instance)
+		if errors.Is(err, ErrNoLabels) {
+			return nil, fmt.Errorf("SWE-agent runs: %d %s but %w", len(paths), plural(len(paths), ".traj file", ".traj files"), err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("SWE-agent runs: %w", err)
 		}
@@ -85,12 +106,56 @@ func importSWEAgent(p string, src *Source) ([]Record, error) {
 		}
 		rec, err := ParseSWEAgent(id, data, resolved)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Base(tp), err)
+			name := filepath.Base(tp)
+			if fi.IsDir() {
+				name = relPath(p, tp)
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		rec.Task.Family = FamilyOf(instance)
 		src.use(tp)
 		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// trajFiles lists the *.traj files of a directory and of its
+// subdirectories up to three levels down, in name order: SWE-agent writes
+// <run>/<id>/<id>.traj, sources publish trajs/<id>.traj, and
+// Multi-SWE-bench one folder per model or run, trajs/<model>/<id>.traj or
+// <run>/trajs/<id>.traj.
+func trajFiles(dir string) []string {
+	var out []string
+	pattern := "*.traj"
+	for range 4 {
+		m, _ := filepath.Glob(filepath.Join(dir, pattern))
+		out = append(out, m...)
+		pattern = filepath.Join("*", pattern)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// trajRun is the run, or model, that a .traj file below dir is of: the
+// folders between them less trajs/ and the run's own <instance>/ folder,
+// joined by /, or "" when none is left (dir/trajs/<id>.traj,
+// dir/<id>/<id>.traj).
+func trajRun(dir, file, instance string) string {
+	rel := relPath(dir, filepath.Dir(file))
+	if rel == "." || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	parts := strings.Split(rel, "/")
+	if parts[len(parts)-1] == instance {
+		parts = parts[:len(parts)-1]
+	}
+	run := parts[:0]
+	for _, part := range parts {
+		if part != "trajs" {
+			run = append(run, part)
+		}
+	}
+	return strings.Join(run, "/")
 }
 
 type sweTraj struct {

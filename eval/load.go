@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -19,7 +22,10 @@ const (
 	// trajs/*.traj.json.
 	FormatMiniSWE = "mini-swe-agent-1"
 	// FormatSWEAgent is SWE-agent trajectories (*.traj) with a labels.json
-	// beside them or at the run directory's root.
+	// beside them or at the run directory's root, or with the results.json
+	// of a published evaluation: Multi-SWE-bench's runs among them, one
+	// folder per model or run (trajs/<model>/<id>.traj or
+	// <run>/trajs/<id>.traj).
 	FormatSWEAgent = "swe-agent"
 	// FormatOpenAIChat is OpenAI chat-completions message logs with tool
 	// calls (OpenHands' LLM completion logs among them), one run per JSON
@@ -39,6 +45,49 @@ var ErrNoRuns = errors.New("no runs")
 // ErrUnknownFormat is returned for a format name or an input whose format
 // cannot be told.
 var ErrUnknownFormat = errors.New("unknown run format")
+
+// ErrNoLabels is returned when runs are found but no file gives their
+// outcomes.
+var ErrNoLabels = errors.New("no labels file")
+
+// Layouts says in one sentence which inputs [LoadSource] reads, and the
+// format name of each: every error of an input of which nothing is read
+// ends with it.
+var Layouts = "overseer reads " + joinSemicolons([]string{
+	"a mini-swe-agent run directory, trajs/*.traj.json with labels.json (" + FormatMiniSWE + ")",
+	"SWE-agent .traj files with a labels.json (" + FormatSWEAgent + ")",
+	"Multi-SWE-bench's published SWE-agent runs, trajs/<model>/<id>.traj or <run>/trajs/<id>.traj, with a labels.json keyed <model>/<id> or <id>, or each run's results/results.json (" + FormatSWEAgent + ")",
+	"OpenAI chat logs with tool calls, OpenHands' among them, with a labels.json (" + FormatOpenAIChat + ")",
+	"run-record .jsonl files (" + FormatRecords + ")",
+	"a phase-letter .csv of id,outcome,sequence (" + FormatLetters + ")",
+}) + "."
+
+// joinSemicolons joins "a", "b", "c" as "a; b; or c".
+func joinSemicolons(items []string) string {
+	return strings.Join(items[:len(items)-1], "; ") + "; or " + items[len(items)-1]
+}
+
+// notReadError is an error of an input of which nothing was read: it ends
+// with [Layouts].
+type notReadError struct{ err error }
+
+func (e notReadError) Error() string { return e.err.Error() + ". " + Layouts }
+func (e notReadError) Unwrap() error { return e.err }
+
+// notRead ends err with [Layouts] when nothing was read for it: no runs,
+// or runs without a labels file (an input whose format is not known says
+// it already). Other errors, such as a broken file or a run without a
+// label, are returned as they are.
+func notRead(err error) error {
+	var done notReadError
+	if err == nil || errors.As(err, &done) {
+		return err
+	}
+	if errors.Is(err, ErrNoRuns) || errors.Is(err, ErrNoLabels) {
+		return notReadError{err}
+	}
+	return err
+}
 
 // importers convert one input (a file or directory) of a format to
 // records, noting in src the files they read.
@@ -151,15 +200,16 @@ func skippedBeside(root string, used map[string]bool) []string {
 // file run records.
 //
 // A directory is probed for each format: mini-swe-agent-1 when it has
-// trajs/*.traj.json, SWE-agent when it has *.traj files (at its top or one
-// level down, e.g. trajs/*.traj), OpenAI chat when a .json or .jsonl file at
-// its top or up to two levels down is a chat log (as above; labels.json and
-// *.traj.json are not), run records when a *.jsonl file at its top is not
-// (and its first line is not JSON of another kind, such as the
-// all_preds.jsonl of a published evaluation), letters when it has *.csv
-// files. Exactly one format must match: when none or several do, the error
-// (wrapping [ErrUnknownFormat]) names the formats considered and the
-// --format to pass.
+// trajs/*.traj.json, SWE-agent when it has *.traj files up to three levels
+// down (trajs/*.traj, <id>/<id>.traj, and Multi-SWE-bench's
+// trajs/<model>/<id>.traj and <run>/trajs/<id>.traj), OpenAI chat when a
+// .json or .jsonl file at its top or up to two levels down is a chat log
+// (as above; labels.json and *.traj.json are not), run records when a
+// *.jsonl file at its top is not (and its first line is not JSON of
+// another kind, such as the all_preds.jsonl of a published evaluation),
+// letters when it has *.csv files. Exactly one format must match: when
+// several do, the error (wrapping [ErrUnknownFormat]) names them and the
+// --format to pass; when none does, it ends with [Layouts].
 func DetectFormat(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -177,7 +227,7 @@ func DetectFormat(path string) (string, error) {
 		case ".traj":
 			return FormatSWEAgent, nil
 		}
-		return "", fmt.Errorf("%w: cannot tell the format of %s from its extension: use --format %s", ErrUnknownFormat, path, strings.Join(Formats, "|"))
+		return "", notReadError{fmt.Errorf("%w: cannot tell the format of %s from its extension: use --format %s", ErrUnknownFormat, path, strings.Join(Formats, "|"))}
 	}
 	type found struct{ format, evidence string }
 	var matched []found
@@ -188,7 +238,7 @@ func DetectFormat(path string) (string, error) {
 	if m := glob(filepath.Join("trajs", "*.traj.json")); len(m) > 0 {
 		matched = append(matched, found{FormatMiniSWE, "trajs/*.traj.json"})
 	}
-	if m := append(glob("*.traj"), glob(filepath.Join("*", "*.traj"))...); len(m) > 0 {
+	if m := trajFiles(path); len(m) > 0 {
 		matched = append(matched, found{FormatSWEAgent, relGlob(path, m[0], "*.traj")})
 	}
 	if p := firstChatLog(path); p != "" {
@@ -207,8 +257,7 @@ func DetectFormat(path string) (string, error) {
 	case 1:
 		return matched[0].format, nil
 	case 0:
-		return "", fmt.Errorf("%w: %s holds no runs of a known format (looked for %s trajs/*.traj.json, %s *.traj at its top or one level down, %s chat logs *.json or *.jsonl with a messages array up to two levels down, %s *.jsonl and %s *.csv): pass --format %s",
-			ErrUnknownFormat, path, FormatMiniSWE, FormatSWEAgent, FormatOpenAIChat, FormatRecords, FormatLetters, strings.Join(Formats, "|"))
+		return "", notReadError{fmt.Errorf("%w: %s holds no runs of a known format", ErrUnknownFormat, path)}
 	}
 	names, flags := make([]string, len(matched)), make([]string, len(matched))
 	for i, m := range matched {
@@ -263,15 +312,17 @@ func relGlob(dir, file, pattern string) string {
 	return pattern
 }
 
-// labelFinder finds the labels.json (run id → resolved) of each run file
-// and reads each labels file once: the first labels.json in the file's
+// labelFinder finds the labels (run id → resolved) of each run file and
+// reads each labels file once: the first labels.json in the file's
 // directory or above it, up to the input directory (for a directory input)
-// or two levels up (for a file input). It notes the labels files it reads
-// in src.
+// or two levels up (for a file input); else, over the same directories,
+// the first results/results.json or results.json of a published
+// evaluation (see [readResults]). It notes the labels files it reads in
+// src.
 type labelFinder struct {
 	root   string // the input directory, or "" for a file input
 	input  string
-	loaded map[string]map[string]bool
+	loaded map[string]map[string]bool // labels by file; nil: not a labels file
 	src    *Source
 }
 
@@ -283,52 +334,164 @@ func newLabelFinder(input string, isDir bool, src *Source) *labelFinder {
 	return lf
 }
 
-// find returns the labels of file and the labels file's path.
-func (lf *labelFinder) find(file string) (map[string]bool, string, error) {
+// dirsUp are the directories searched for the labels of file, nearest
+// first.
+func (lf *labelFinder) dirsUp(file string) []string {
+	var out []string
 	dir := filepath.Dir(filepath.Clean(file))
 	for up := 0; ; up++ {
-		p := filepath.Join(dir, "labels.json")
-		if labels, ok := lf.loaded[p]; ok {
-			return labels, p, nil
-		}
-		if _, err := os.Stat(p); err == nil {
-			labels, err := LoadLabels(p)
-			if err != nil {
-				return nil, p, err
-			}
-			lf.loaded[p] = labels
-			lf.src.use(p)
-			lf.src.Labels = append(lf.src.Labels, p)
-			return labels, p, nil
-		}
+		out = append(out, dir)
 		parent := filepath.Dir(dir)
 		if dir == lf.root || parent == dir || (lf.root == "" && up == 2) {
-			break
+			return out
 		}
 		dir = parent
+	}
+}
+
+// load reads the labels file p once: a labels.json, or a published
+// results file (nil when it is not one). A labels.json that cannot be read
+// is an error.
+func (lf *labelFinder) load(p string, results bool) (map[string]bool, error) {
+	if labels, ok := lf.loaded[p]; ok {
+		return labels, nil
+	}
+	var labels map[string]bool
+	if results {
+		labels = readResults(p)
+	} else {
+		var err error
+		if labels, err = LoadLabels(p); err != nil {
+			return nil, err
+		}
+		labels = withInstanceAliases(labels)
+	}
+	lf.loaded[p] = labels
+	if labels != nil {
+		lf.src.use(p)
+		lf.src.Labels = append(lf.src.Labels, p)
+	}
+	return labels, nil
+}
+
+// find returns the labels of file and the labels file's path.
+func (lf *labelFinder) find(file string) (map[string]bool, string, error) {
+	dirs := lf.dirsUp(file)
+	for _, dir := range dirs {
+		p := filepath.Join(dir, "labels.json")
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		labels, err := lf.load(p, false)
+		return labels, p, err
+	}
+	for _, dir := range dirs {
+		for _, name := range []string{filepath.Join("results", "results.json"), "results.json"} {
+			p := filepath.Join(dir, name)
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+			if labels, _ := lf.load(p, true); labels != nil {
+				return labels, p, nil
+			}
+		}
 	}
 	where := lf.input
 	if lf.root == "" {
 		where = filepath.Dir(lf.input)
 	}
+	const what = "no labels.json (run id → true when resolved), results/results.json or results.json (resolved_ids) of a published evaluation"
 	if file == lf.input || filepath.Dir(file) == where {
-		return nil, "", fmt.Errorf("no labels.json (run id → true when resolved) in %s", where)
+		return nil, "", fmt.Errorf("%w: %s in %s", ErrNoLabels, what, where)
 	}
-	return nil, "", fmt.Errorf("no labels.json (run id → true when resolved) in %s or beside %s", where, relPath(where, file))
+	return nil, "", fmt.Errorf("%w: %s in %s or beside %s", ErrNoLabels, what, where, relPath(where, file))
 }
 
-// outcome is the labelled outcome of run id of file: a run without a label
-// is an error naming it and the labels file.
-func (lf *labelFinder) outcome(file, id string) (bool, error) {
+// outcome is the labelled outcome of a run of file, known in the labels by
+// the first of ids it has (a run's id, then its instance id): a run
+// without a label is an error naming it and the labels file.
+func (lf *labelFinder) outcome(file string, ids ...string) (bool, error) {
 	labels, p, err := lf.find(file)
 	if err != nil {
 		return false, err
 	}
-	resolved, ok := labels[id]
-	if !ok {
-		return false, fmt.Errorf("%w: run %q has no outcome in %s: label it or remove it", ErrInvalidRecord, id, p)
+	for _, id := range ids {
+		if resolved, ok := labels[id]; ok {
+			return resolved, nil
+		}
 	}
-	return resolved, nil
+	return false, fmt.Errorf("%w: run %q has no outcome in %s: label it or remove it", ErrInvalidRecord, ids[0], p)
+}
+
+// readResults reads the results.json of a published evaluation as labels:
+// a JSON object with a resolved or resolved_ids list of instance ids (as
+// SWE-bench's and Multi-SWE-bench's evaluations write, and their
+// leaderboards publish in results/results.json). Its resolved instances
+// succeeded; every other instance it lists (unresolved_ids,
+// empty_patch_ids, error_ids, completed_ids, …) failed. Multi-SWE-bench's
+// ids, org/repo:pr-N, are also known as its instance ids, org__repo-N. It
+// is nil for a file that is not such an object: CodeR's results.json, not
+// strict JSON, or an evaluation's summary of another kind.
+func readResults(p string) map[string]bool {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	var lists map[string]json.RawMessage
+	if json.Unmarshal(data, &lists) != nil {
+		return nil
+	}
+	ids := func(key string) ([]string, bool) {
+		raw, ok := lists[key]
+		var out []string
+		return out, ok && json.Unmarshal(raw, &out) == nil
+	}
+	var resolved []string
+	report := false
+	for _, key := range []string{"resolved", "resolved_ids"} {
+		if some, ok := ids(key); ok {
+			resolved, report = append(resolved, some...), true
+		}
+	}
+	if !report {
+		return nil
+	}
+	labels := map[string]bool{}
+	for key := range lists {
+		if some, ok := ids(key); ok {
+			for _, id := range some {
+				labels[id] = false
+			}
+		}
+	}
+	for _, id := range resolved {
+		labels[id] = true
+	}
+	return withInstanceAliases(labels)
+}
+
+// multiSWEID is a Multi-SWE-bench evaluation's run id, [prefix/]org/repo:pr-N.
+var multiSWEID = regexp.MustCompile(`^(.*/)?([^/:]+)/([^/:]+):pr-(\d+)$`)
+
+// instanceID is the instance id of a Multi-SWE-bench evaluation's run id
+// (org/repo:pr-N → org__repo-N, a prefix kept), or id as it is.
+func instanceID(id string) string {
+	return multiSWEID.ReplaceAllString(id, "${1}${2}__${3}-${4}")
+}
+
+// withInstanceAliases adds to labels each Multi-SWE-bench run id's label
+// under its instance id, where that is not a label already.
+func withInstanceAliases(labels map[string]bool) map[string]bool {
+	aliases := map[string]bool{}
+	for id, resolved := range labels {
+		if alias := instanceID(id); alias != id {
+			if _, ok := labels[alias]; !ok {
+				aliases[alias] = resolved
+			}
+		}
+	}
+	maps.Copy(labels, aliases)
+	return labels
 }
 
 // LoadRuns reads the runs of an input (a file or a directory) in the given
@@ -353,14 +516,14 @@ func LoadSource(path, format string) ([]Record, Source, error) {
 	}
 	imp, ok := importers[src.Format]
 	if !ok {
-		return nil, src, fmt.Errorf("%w %q: use %s", ErrUnknownFormat, src.Format, strings.Join(Formats, ", "))
+		return nil, src, notReadError{fmt.Errorf("%w %q: use %s", ErrUnknownFormat, src.Format, strings.Join(Formats, ", "))}
 	}
 	recs, err := imp(path, &src)
 	if err != nil {
-		return nil, src, err
+		return nil, src, notRead(err)
 	}
 	if len(recs) == 0 {
-		return nil, src, fmt.Errorf("%w in %s (format %s)", ErrNoRuns, path, src.Format)
+		return nil, src, notRead(fmt.Errorf("%w in %s (format %s)", ErrNoRuns, path, src.Format))
 	}
 	seen := make(map[string]bool, len(recs))
 	for _, r := range recs {
@@ -420,17 +583,24 @@ func ImportMiniSWE(dir string) ([]Record, error) {
 }
 
 func importMiniSWE(dir string, src *Source) ([]Record, error) {
+	paths, err := TracePaths(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, nil // no runs, said by LoadSource
+	}
 	labelsFile := filepath.Join(dir, "labels.json")
 	labels, err := LoadLabels(labelsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("mini-swe-agent runs: %d trajs/*.traj.json %s but %w: no labels.json (run id → true when resolved) in %s",
+			len(paths), plural(len(paths), "file", "files"), ErrNoLabels, dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mini-swe-agent runs: %w", err)
 	}
 	src.use(labelsFile)
 	src.Labels = append(src.Labels, labelsFile)
-	paths, err := TracePaths(dir)
-	if err != nil {
-		return nil, err
-	}
 	out := make([]Record, 0, len(paths))
 	for _, p := range paths {
 		tr, err := LoadTrace(p)

@@ -232,9 +232,15 @@ func (r Record) FamilyName() string {
 var trailingNumber = regexp.MustCompile(`[-_.#]\d+$`)
 
 // FamilyOf derives a task family from a run id by dropping a trailing
-// number: "django__django-11099" → "django__django", "job-17" → "job". An
-// id without a trailing number is its own family.
+// number: "django__django-11099" → "django__django", "job-17" → "job". A
+// Multi-SWE-bench evaluation's id, org/repo:pr-N, is of its repository's
+// family, as its instance id org__repo-N is: "fasterxml/jackson-core:pr-1016"
+// → "fasterxml__jackson-core" (a prefix before org/ dropped). An id without
+// a trailing number is its own family.
 func FamilyOf(id string) string {
+	if m := multiSWEID.FindStringSubmatch(id); m != nil {
+		return m[2] + "__" + m[3]
+	}
 	if f := trailingNumber.ReplaceAllString(id, ""); f != "" {
 		return f
 	}
