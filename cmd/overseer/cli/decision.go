@@ -28,7 +28,7 @@ type runsFlags struct {
 }
 
 func (r *runsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.traces, "traces", "", "recorded runs: a run-record .jsonl file or directory, a mini-swe-agent run directory, SWE-agent .traj files, OpenAI chat logs with tool calls (OpenHands among them) or a phase-letter .csv (required)")
+	fs.StringVar(&r.traces, "traces", "", "recorded runs: a run-record .jsonl file or directory, a mini-swe-agent run directory, SWE-agent .traj files (Multi-SWE-bench's published runs among them), OpenAI chat logs with tool calls (OpenHands among them) or a phase-letter .csv (required)")
 	fs.StringVar(&r.format, "format", "", "format of --traces: "+strings.Join(eval.Formats, ", ")+" (default: detected)")
 }
 
