@@ -38,12 +38,22 @@ func (n Num) String() string {
 // ("20 steps"). Failed runs are the positive class; the score is
 // 1 − P(on objective).
 type Checkpoint struct {
-	At        string `json:"at"`
-	Runs      int    `json:"runs"`
-	Failed    int    `json:"failed"`
-	AUROC     Num    `json:"auroc"`
-	AUROCLow  Num    `json:"auroc_low"`
-	AUROCHigh Num    `json:"auroc_high"`
+	At string `json:"at"`
+	// KnowsLength marks a checkpoint at a fraction of each run ("50%"): it
+	// compares runs at a point that depends on how long each turned out to
+	// be, which no live judge knows (a turn count alone ranks runs there
+	// by their length). The checkpoints after a number of steps and at a
+	// spend (Tokens) rank the runs still running there, as a live judge
+	// sees them.
+	KnowsLength bool `json:"knows_run_length,omitempty"`
+	// Tokens is the spend of a checkpoint at fixed spend
+	// (CheckpointsAtSpend).
+	Tokens    int64 `json:"tokens,omitempty"`
+	Runs      int   `json:"runs"`
+	Failed    int   `json:"failed"`
+	AUROC     Num   `json:"auroc"`
+	AUROCLow  Num   `json:"auroc_low"`
+	AUROCHigh Num   `json:"auroc_high"`
 	// CatchAt5 and CatchAt10 are the shares of failed runs whose answer
 	// here is at or below the highest threshold that flags at most 5 % (10 %)
 	// of the succeeded runs.
@@ -104,12 +114,15 @@ func answerAt(r ScoredRun, limit float64) (float64, bool) {
 	return v, ok
 }
 
-// Checkpoints computes the measures at 25/50/75/100 % of each run and after
-// 10/20/30/40 steps.
+// Checkpoints computes the measures at 25/50/75/100 % of each run (which
+// know each run's length: Checkpoint.KnowsLength) and after 10/20/30/40
+// steps, among the runs still going then.
 func Checkpoints(runs []ScoredRun) []Checkpoint {
 	var out []Checkpoint
 	for _, f := range CheckpointFractions {
-		out = append(out, checkpoint(fmt.Sprintf("%.0f%%", 100*f), runs, atFraction(f)))
+		c := checkpoint(fmt.Sprintf("%.0f%%", 100*f), runs, atFraction(f))
+		c.KnowsLength = true
+		out = append(out, c)
 	}
 	for _, n := range CheckpointSteps {
 		out = append(out, checkpoint(fmt.Sprintf("%d steps", n), runs, func(r ScoredRun) (float64, bool) {
@@ -316,6 +329,10 @@ type Report struct {
 	Boundaries  int          `json:"boundaries"`
 	JudgeErrors int          `json:"judge_errors"`
 	Checkpoints []Checkpoint `json:"checkpoints"`
+	// AtSpend are the checkpoints at fixed token spends, among the runs
+	// still running there (CheckpointsAtSpend at SpendAmounts); none when
+	// no run reported tokens.
+	AtSpend []Checkpoint `json:"checkpoints_at_spend,omitempty"`
 	// AnyBoundary measures the lowest P(on objective) over each whole run:
 	// what a threshold pause rule sees.
 	AnyBoundary Checkpoint `json:"any_boundary"`
@@ -327,9 +344,10 @@ type Report struct {
 	// PauseBudget, for a policy with a pause budget, says the budget and
 	// the share of these runs it paused.
 	PauseBudget string `json:"pause_budget,omitempty"`
-	// Spend, when the runs reported tokens, is what stopping them at the
-	// policy's first pause, or at a token budget, would have saved and
-	// held (SpendOf; set by the caller that has the records).
+	// Spend is what the gates in force do while the runs run
+	// (Spend.InForce) and, when the runs reported tokens, what stopping
+	// them at the policy's first pause, or at a token budget, would have
+	// saved and held (SpendOf; set by the caller that has the records).
 	Spend *Spend `json:"spend,omitempty"`
 	// Catches are the failed runs caught at FixedFalsePauseRates per
 	// workflow type and shape (CatchesByGroup), and Pauses what the policy
@@ -437,6 +455,7 @@ func NewReport(judge string, runs []ScoredRun, policy overseer.Policy) Report {
 	}
 	rep.JudgeUsage = JudgeUsageOf(runs)
 	rep.Checkpoints = Checkpoints(runs)
+	rep.AtSpend = CheckpointsAtSpend(runs, SpendAmounts(runs))
 	rep.AnyBoundary = checkpoint("any boundary", runs, minAnswer)
 	rep.Policy = PolicyRatesOf(runs, policy)
 	rep.Promise = CheckPromise(rep.Policy, policy.Promise.MaxFalsePause)

@@ -18,6 +18,13 @@ import (
 // the budget. Saved is the failed runs' tokens after the stop, out of all
 // they spent; Held the succeeded runs a stop would have held up.
 type Spend struct {
+	// InForce is what the gates in force (the policy's pauses and the
+	// budgets given) do while the runs run, in tokens, cost and time
+	// (InForceOf): set by the caller, whether or not the runs reported
+	// tokens.
+	InForce *InForce `json:"in_force,omitempty"`
+	// Runs counts the runs that reported tokens; the figures below are
+	// theirs, all zero when none did.
 	Runs            int   `json:"runs"`
 	FailedTokens    int64 `json:"failed_tokens"`
 	SucceededTokens int64 `json:"succeeded_tokens"`

@@ -77,6 +77,12 @@ type KindRates struct {
 	// reported tokens only).
 	Spend        SpendSaved `json:"spend"`
 	FailedTokens int64      `json:"failed_tokens"`
+	// InForce is what that policy does to the held-out runs while they
+	// run, walked boundary by boundary (InForceOf, no budget): each fold's
+	// policy on its own held-out runs, summed over the folds that could
+	// certify one.
+	InForce InForce `json:"in_force"`
+	gated   []gatedRun
 }
 
 func (k *KindRates) addSpend(saved SpendSaved, failedTokens int64) {
@@ -153,6 +159,11 @@ type TrainResult struct {
 	CVByKind []KindRates
 	// FoldModels describes each fold's model and its held-out measures.
 	FoldModels []FoldModel
+	// SpendAmounts are the token spends the checkpoints at fixed spend of
+	// the held-out runs stand at (SpendAmounts of CV), in every fold the
+	// same; MeanAUROCAtSpend is the mean over folds there, as MeanAUROC.
+	SpendAmounts     []int64
+	MeanAUROCAtSpend map[string]float64
 	// MeanAUROC is, per checkpoint, the mean over folds (weighted by
 	// held-out runs) of each fold model's AUROC on its held-out runs: the
 	// expected AUROC of one model on task families it never saw. Pooling
@@ -190,12 +201,21 @@ type FoldModel struct {
 	// Catches are the failed held-out runs caught at FixedFalsePauseRates,
 	// the threshold set on this fold's held-out succeeded runs.
 	Catches []CatchAtRate `json:"catches,omitempty"`
+	// AtSpend are the checkpoints at the fixed spends of TrainResult's
+	// SpendAmounts, among this fold's held-out runs still running there.
+	AtSpend []Checkpoint `json:"checkpoints_at_spend,omitempty"`
 }
 
 func meanFoldAUROC(folds []FoldModel) map[string]float64 {
+	return meanOverFolds(folds, func(f FoldModel) []Checkpoint { return f.Checkpoints })
+}
+
+// meanOverFolds is, per checkpoint of of, the mean of the folds' AUROCs
+// weighted by their runs there.
+func meanOverFolds(folds []FoldModel, of func(FoldModel) []Checkpoint) map[string]float64 {
 	sum, weight := map[string]float64{}, map[string]float64{}
 	for _, f := range folds {
-		for _, c := range f.Checkpoints {
+		for _, c := range of(f) {
 			if a := float64(c.AUROC); !math.IsNaN(a) {
 				sum[c.At] += a * float64(c.Runs)
 				weight[c.At] += float64(c.Runs)
@@ -934,8 +954,26 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 			}
 			k.Rates.add(PolicyRatesOf(testScored, cal.Policy))
 			k.addSpend(PauseSpendOf(heldOut, testScored, cal.Policy))
+			k.gated = append(k.gated, gateRuns(testScored, cal.Policy, InForceOptions{})...)
 		}
 	}
+	for i := range res.CVByKind {
+		k := &res.CVByKind[i]
+		k.InForce = InForce{Policy: fmt.Sprintf("certified %s in each fold, applied to its held-out runs", k.Kind)}
+		k.InForce.GateFigures = gateFiguresOf(k.gated, func(g gatedRun) int { return g.judge })
+		k.InForce.Judge = k.InForce.GateFigures
+	}
+	// The ranking at fixed spend: the same spends in every fold, set on
+	// the held-out runs pooled.
+	res.SpendAmounts = SpendAmounts(res.CV)
+	for f := range outer {
+		held := make([]ScoredRun, 0, len(outer[f]))
+		for _, r := range outer[f] {
+			held = append(held, res.CV[r])
+		}
+		res.FoldModels[f].AtSpend = CheckpointsAtSpend(held, res.SpendAmounts)
+	}
+	res.MeanAUROCAtSpend = meanOverFolds(res.FoldModels, func(f FoldModel) []Checkpoint { return f.AtSpend })
 	for _, k := range res.CVByKind {
 		if k.Kind == opts.Promise {
 			res.CVPolicy, res.CVPolicyRefused = k.Rates, k.Refused

@@ -224,7 +224,7 @@ type Eval struct{}
 
 // Synopsis implements Command.
 func (*Eval) Synopsis() string {
-	return "measure a judge on recorded runs: AUROC per checkpoint, catch rates, calibration"
+	return "measure a judge and the gates in force on recorded runs: what they stop while runs run, ranking among the runs still running, calibration"
 }
 
 // Run implements Command.
@@ -237,8 +237,18 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	plotDir := fs.String("plot", "", "write roc.svg and calibration.svg into this directory")
 	asPhases := asPhasesFlag(fs)
+	budgetJSON := fs.String("budget", "", `a budget every run has, as a team sets one (JSON, as the memo and resume take it: {"tokens": 2000000, "cost_usd": 40, "elapsed_ns": 21600000000000, "turns": 200, "phase_runs": 500}): what the gates in force do counts it beside the policy's pauses (time is the recorded calls' durations)`)
+	relativeGates := fs.Bool("relative-budget-gates", false, "count the policy's relative budget as a gate, as the worker's --relative-budget-gates turns it on: a job stops where it first reaches it (without it, the relative budget only reads Needs a look and stops nothing)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
+	}
+	var budget overseer.Budget
+	if *budgetJSON != "" {
+		b, err := overseer.ParseBudget(*budgetJSON)
+		if err != nil {
+			return fmt.Errorf("%w: --budget: %v", ErrUsage, err)
+		}
+		budget = b
 	}
 	records, err := runs.load()
 	if err != nil {
@@ -261,9 +271,10 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	if scoring.judged < scoring.of {
 		rep.RunsRead = scoring.of
 	}
-	if sp, ok := eval.SpendOf(records, scored, policy); ok {
-		rep.Spend = &sp
-	}
+	sp, _ := eval.SpendOf(records, scored, policy)
+	inForce := eval.InForceOf(scored, policy, eval.InForceOptions{Budget: budget, RelativeGates: *relativeGates, HoldRates: eval.FixedFalsePauseRates})
+	sp.InForce = &inForce
+	rep.Spend = &sp
 	rep.Catches = eval.CatchesByGroup(records, scored, eval.FixedFalsePauseRates)
 	rep.Pauses = eval.RecordedPausesByGroup(records, scored, policy)
 	endings := eval.EndingsOf(scored, policy, eval.ShapeOfRecords(records))
@@ -302,8 +313,17 @@ func printReport(out io.Writer, rep eval.Report) {
 	if rep.Model != "" {
 		fmt.Fprintf(out, ", model %s", rep.Model)
 	}
-	fmt.Fprintf(out, "\nruns: %d (%d failed: the positive class), %d boundaries, %d judge errors\n\n", rep.Runs, rep.Failed, rep.Boundaries, rep.JudgeErrors)
-	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
+	fmt.Fprintf(out, "\nruns: %d (%d failed: the positive class), %d boundaries, %d judge errors\n", rep.Runs, rep.Failed, rep.Boundaries, rep.JudgeErrors)
+	if rep.Spend != nil && rep.Spend.InForce != nil {
+		fmt.Fprintf(out, "\nwhat the gates in force do while the runs run (each run walked call by call, as the plugin walks a live one, and stopped at its first gate):\n")
+		for _, l := range rep.Spend.InForce.Sentences() {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+	}
+	fmt.Fprintf(out, "\n%s\n", onlineHeading)
+	printCheckpoints(out, onlineCheckpoints(rep))
+	fmt.Fprintf(out, "\n%s\n", lengthHeading)
+	printCheckpoints(out, lengthCheckpoints(rep))
 	if s := misfitSentence(rep.Checkpoints); s != "" {
 		fmt.Fprintf(out, "\n%s\n", s)
 	}
@@ -324,7 +344,7 @@ func printReport(out io.Writer, rep eval.Report) {
 	if rep.JudgeUsage != nil {
 		fmt.Fprintf(out, "\njudge usage: %s\n", rep.JudgeUsage.Sentence())
 	}
-	if rep.Spend != nil {
+	if rep.Spend != nil && rep.Spend.Runs > 0 {
 		fmt.Fprintf(out, "\nspend (model tokens):\n")
 		for _, l := range rep.Spend.Sentences() {
 			fmt.Fprintf(out, "  %s\n", l)
@@ -341,6 +361,43 @@ func printReport(out io.Writer, rep eval.Report) {
 			tw.Flush()
 		}
 	}
+}
+
+// The headings of the two kinds of checkpoints: the runs still running
+// after a number of steps or at a spend (what a live judge sees), and
+// each run at a fraction of its own length (which no live judge knows).
+const (
+	onlineHeading = "ranking while the runs run, among the runs still running there (after N steps; at a token spend: the succeeded runs' 25/50/75% of tokens); failed runs are the positive class:"
+	ofTheRun      = " of the run"
+	wholeRun      = "whole run (lowest P)"
+	lengthHeading = "at a fraction of each run's length, which knows the run's length (no live judge does: a turn count alone ranks runs there by their length), and over each whole run:"
+)
+
+// onlineCheckpoints are the report's checkpoints that a live judge could
+// have stood at: after a number of steps, then at fixed spends.
+func onlineCheckpoints(rep eval.Report) []eval.Checkpoint {
+	var out []eval.Checkpoint
+	for _, c := range rep.Checkpoints {
+		if !c.KnowsLength {
+			out = append(out, c)
+		}
+	}
+	return append(out, rep.AtSpend...)
+}
+
+// lengthCheckpoints are the checkpoints at a fraction of each run, each
+// labelled as knowing the run's length, then the whole run.
+func lengthCheckpoints(rep eval.Report) []eval.Checkpoint {
+	var out []eval.Checkpoint
+	for _, c := range rep.Checkpoints {
+		if c.KnowsLength {
+			c.At += ofTheRun
+			out = append(out, c)
+		}
+	}
+	whole := rep.AnyBoundary
+	whole.At = wholeRun
+	return append(out, whole)
 }
 
 func printCheckpoints(out io.Writer, cps []eval.Checkpoint) {
@@ -515,8 +572,10 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			GateLabels eval.GateLabels       `json:"gate_labels"`
 			Catches    heldOutCatches        `json:"cv_catches_at_fixed_false_pause_rate"`
 			Warnings   []string              `json:"warnings,omitempty"`
+			AtSpend    map[string]float64    `json:"cv_mean_auroc_at_spend,omitempty"`
+			InForce    *eval.InForce         `json:"cv_in_force,omitempty"`
 		}{res.Model.Version, res.SubModels, res.Folds, res.MeanAUROC, res.FoldModels, rep, res.CVPolicy, res.CVPolicyRefused, cal, gates, heldOutCatchesOf(res),
-			nonEmpty(broken)}); err != nil {
+			nonEmpty(broken), res.MeanAUROCAtSpend, cvInForce(res, kind)}); err != nil {
 			return err
 		}
 		return calErr
@@ -535,40 +594,37 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			fmt.Fprintf(out, "  %-10s not fitted: %s\n", sm.Name, sm.Skipped)
 			continue
 		}
-		fmt.Fprintf(out, "  %-10s %d runs; features %s; L2 penalty %g; cross-validated AUROC at 50%% %s\n",
-			sm.Name, sm.Runs, strings.Join(sm.Features, ", "), sm.Lambda, meanOrDash(sm.MeanAUROC, "50%"))
+		fmt.Fprintf(out, "  %-10s %d runs; features %s; L2 penalty %g; cross-validated AUROC (mean over folds) after 10 steps %s, at 50%% of the run %s (which knows the run's length)\n",
+			sm.Name, sm.Runs, strings.Join(sm.Features, ", "), sm.Lambda, meanOrDash(sm.MeanAUROC, "10 steps"), meanOrDash(sm.MeanAUROC, "50%"))
 	}
-	fmt.Fprintf(out, "\nnested %d-fold cross-validation grouped by task family: each fold's model (features, penalty, calibration and pause threshold chosen on the other folds) scores the held-out families\n\n", res.Folds)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "AT\tAUROC (MEAN OVER FOLDS)")
-	for i := range res.FoldModels {
-		fmt.Fprintf(tw, "\tFOLD %d", i+1)
-	}
-	fmt.Fprintln(tw)
-	for i, c := range rep.Checkpoints {
-		fmt.Fprintf(tw, "%s\t%s", c.At, meanOrDash(res.MeanAUROC, c.At))
-		for _, f := range res.FoldModels {
-			fmt.Fprintf(tw, "\t%s", f.Checkpoints[i].AUROC)
+	fmt.Fprintf(out, "\nnested %d-fold cross-validation grouped by task family: each fold's model (features, penalty, calibration and pause threshold chosen on the other folds) scores the held-out families. "+
+		"The AUROC is of all held-out scores pooled (every run scored by a model that never saw its family; pooling also measures how differently the fold models are scaled), the mean over folds beside it.\n", res.Folds)
+	fmt.Fprintf(out, "\n%s\n", onlineHeading)
+	printFoldCheckpoints(out, onlineCheckpoints(rep), res, func(f eval.FoldModel) []eval.Checkpoint {
+		var cps []eval.Checkpoint
+		for _, c := range f.Checkpoints {
+			if !c.KnowsLength {
+				cps = append(cps, c)
+			}
 		}
-		fmt.Fprintln(tw)
-	}
-	fmt.Fprint(tw, "held-out runs\t")
-	for _, f := range res.FoldModels {
-		fmt.Fprintf(tw, "\t%d", f.HeldOut)
-	}
-	fmt.Fprintln(tw)
-	tw.Flush()
-	fmt.Fprintf(out, "\nall held-out scores pooled (also measures how differently the fold models are scaled):\n")
-	printCheckpoints(out, append(rep.Checkpoints, rep.AnyBoundary))
+		return append(cps, f.AtSpend...)
+	})
+	fmt.Fprintf(out, "\n%s\n", lengthHeading)
+	printFoldCheckpoints(out, lengthCheckpoints(rep), res, func(f eval.FoldModel) []eval.Checkpoint {
+		var cps []eval.Checkpoint
+		for _, c := range f.Checkpoints {
+			if c.KnowsLength {
+				cps = append(cps, c)
+			}
+		}
+		return cps
+	})
 	printHeldOutCatches(out, heldOutCatchesOf(res))
 	for _, k := range res.CVByKind {
 		fmt.Fprintf(out, "\na policy certified for at most %.0f%% false pauses %s on each fold's training runs scored out of fold, applied to its held-out runs:\n", 100**budget, promiseWords(k.Kind))
 		if k.Rates.Succeeded > 0 {
 			printRates(out, k.Rates)
-			if k.FailedTokens > 0 {
-				fmt.Fprintf(out, "  stopped at their first pause, the failed runs would have saved %d of their %d tokens (%.1f%%)\n",
-					k.Spend.SavedTokens, k.FailedTokens, 100*k.Spend.SavedShare)
-			}
+			fmt.Fprintf(out, "  %s\n", k.InForce.Sentence("walked call by call while they ran, it"))
 			fmt.Fprintf(out, "  on the held-out runs: %s\n", eval.CheckPromise(k.Rates, *budget))
 		}
 		for _, r := range k.Refused {
@@ -580,6 +636,68 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 			*policyOut, cal.Policy.PauseAtOrBelow, cal.Policy.OnTrackAt, cal.Policy.Promise)
 	}
 	return calErr
+}
+
+// cvInForce is what the policy of kind, certified in each fold, does to
+// its held-out runs while they run; nil when train measured none.
+func cvInForce(res *eval.TrainResult, kind overseer.PromiseKind) *eval.InForce {
+	for _, k := range res.CVByKind {
+		if k.Kind == kind {
+			return &k.InForce
+		}
+	}
+	return nil
+}
+
+// printFoldCheckpoints prints the pooled held-out checkpoints cps with
+// the mean over folds and each fold's AUROC beside them: of(fold) are the
+// fold's checkpoints in the same order (the whole-run row has none).
+func printFoldCheckpoints(out io.Writer, cps []eval.Checkpoint, res *eval.TrainResult, of func(eval.FoldModel) []eval.Checkpoint) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "AT\tRUNS\tFAILED\tAUROC POOLED\t95% CI\tBRIER\tBASE-RATE BRIER\tMEAN OVER FOLDS")
+	for i := range res.FoldModels {
+		fmt.Fprintf(tw, "\tFOLD %d", i+1)
+	}
+	fmt.Fprintln(tw)
+	means := map[string]float64{}
+	for k, v := range res.MeanAUROC {
+		means[k] = v
+	}
+	for k, v := range res.MeanAUROCAtSpend {
+		means[k] = v
+	}
+	unreliable := false
+	for i, c := range cps {
+		auroc := c.AUROC.String()
+		if c.Unreliable && !math.IsNaN(float64(c.AUROC)) {
+			auroc += "*"
+			unreliable = true
+		}
+		at, _ := strings.CutSuffix(c.At, ofTheRun)
+		mean := meanOrDash(means, at)
+		if c.At == wholeRun {
+			mean = "" // no fold figure
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s", c.At, c.Runs, c.Failed, auroc, interval(c.AUROCLow, c.AUROCHigh), c.Brier, c.BaseBrier, mean)
+		for _, f := range res.FoldModels {
+			fcs := of(f)
+			if mean == "" || i >= len(fcs) {
+				fmt.Fprint(tw, "\t")
+				continue
+			}
+			fmt.Fprintf(tw, "\t%s", fcs[i].AUROC)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "held-out runs\t\t\t\t\t\t\t")
+	for _, f := range res.FoldModels {
+		fmt.Fprintf(tw, "\t%d", f.HeldOut)
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	if unreliable {
+		fmt.Fprintf(out, "* unreliable: fewer than %d runs of one outcome stand behind this AUROC\n", eval.MinRunsPerOutcome)
+	}
 }
 
 // meanOrDash prints a fold-mean figure, or "–" where no fold had data.
