@@ -83,7 +83,7 @@ func TestModelsPage(t *testing.T) {
 func TestModelsPageShowsRoundsAndRefusals(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	promise := overseer.Promise{MaxFalsePause: 0.05, Confidence: 0.95, SucceededRuns: 80, UpperBound: 0.037, FailedRuns: 40, Catches: 22}
-	figures, err := json.Marshal(learn.Figures{Trained: 120, HeldOut: 30, CandidateAUROC: 0.612, CurrentAUROC: 0.744, Current: "learned-b",
+	figures, err := json.Marshal(learn.Figures{Trained: 120, HeldOut: 30, CandidateAUROCSteps: 0.531, CurrentAUROCSteps: 0.507, CandidateAUROC: 0.612, CurrentAUROC: 0.744, Current: "learned-b",
 		Promise: &eval.PromiseCheck{Verdict: eval.PromiseAbove, MaxFalsePause: 0.05, Succeeded: 20, FalsePauses: 2, LowerBound: 0.018}})
 	require.NoError(t, err)
 	state := registry.State{
@@ -129,7 +129,8 @@ func TestModelsPageShowsRoundsAndRefusals(t *testing.T) {
 			`<p data-readiness>150 labelled runs (100 succeeded, 50 failed, 5 task families): enough to refit.</p>`,
 			`Round 7, 2026-12-01 11:00:00 UTC (1 promoted, 2 refused so far): round 7 for CoroJob: refused learned-c: it ranks worse.`,
 			`<tr data-refusal="learned-c"><td>2026-12-01 11:00:00 UTC</td><td>learned-c</td>`,
-			`<td>0.612 against 0.744 (learned-b), 30 runs</td>`,
+			`<td data-online>0.531 against 0.507 (learned-b)</td><td>0.612 against 0.744 (learned-b), 30 runs</td>`,
+			`<th>AUROC after 10 steps, held out (the runs still running then)</th><th>AUROC at 50%, held out (knows each run's length)</th>`,
 			`<td>above the promise of at most 5.0% false pauses but within sampling error: 2 of 20 succeeded runs paused (10.0%; 95% lower bound 1.8%)</td>`,
 			`<td>refused learned-c: it ranks worse: AUROC at 50% on the 30 newest runs 0.612 against the current model learned-b&#39;s 0.744</td>`,
 			`<tr data-refusal=""><td>2026-12-01 10:00:00 UTC</td><td>none fitted</td>`,

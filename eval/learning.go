@@ -35,8 +35,12 @@ type LearningWindow struct {
 	// zero when it has neither. Guarantee says which, in a sentence.
 	Bound     float64 `json:"bound"`
 	Guarantee string  `json:"guarantee"`
+	// Online is the ranking after LeadSteps steps among the window's jobs
+	// still running then, as a live judge sees them.
+	Online Checkpoint `json:"online"`
 	// MidRun holds the measures at 50 % of each job (Brier, BaseBrier,
-	// AUROC), over the jobs assessed by then.
+	// AUROC), over the jobs assessed by then: a point that knows each
+	// job's length, which no live judge does.
 	MidRun Checkpoint `json:"mid_run"`
 	// SucceededPaused counts the succeeded jobs paused at a gate (flagged,
 	// in observe mode); FailedCaught the failed jobs that were.
@@ -51,7 +55,9 @@ type LearningWindow struct {
 // MidRun is the checkpoint at 50 % of each run: the latest answer at or
 // before half of its steps.
 func MidRun(runs []ScoredRun) Checkpoint {
-	return checkpoint("50%", runs, atFraction(0.5))
+	c := checkpoint("50%", runs, atFraction(0.5))
+	c.KnowsLength = true
+	return c
 }
 
 // PausedShare is the share of the window's succeeded jobs paused.
@@ -62,7 +68,7 @@ func (w LearningWindow) CaughtShare() float64 { return ratio(w.FailedCaught, w.F
 
 var learningColumns = []string{"window", "first_job", "last_job", "jobs", "succeeded", "failed", "stage", "model",
 	"bound", "assessed_at_mid_run", "brier_50", "base_brier_50", "auroc_50", "succeeded_paused", "succeeded_paused_share",
-	"failed_caught", "failed_caught_share", "gates", "reviewer_seconds"}
+	"failed_caught", "failed_caught_share", "gates", "reviewer_seconds", fmt.Sprintf("assessed_after_%d_steps", LeadSteps), fmt.Sprintf("auroc_%d_steps", LeadSteps)}
 
 // WriteLearningCurveCSV writes the windows as CSV, one row each, with a
 // header; a measure without a value is empty.
@@ -82,7 +88,7 @@ func WriteLearningCurveCSV(w io.Writer, windows []LearningWindow) error {
 			strconv.Itoa(x.Succeeded), strconv.Itoa(x.Failed), strconv.Itoa(x.Stage), x.Model, num(x.Bound),
 			strconv.Itoa(x.MidRun.Runs), num(float64(x.MidRun.Brier)), num(float64(x.MidRun.BaseBrier)), num(float64(x.MidRun.AUROC)),
 			strconv.Itoa(x.SucceededPaused), num(x.PausedShare()), strconv.Itoa(x.FailedCaught), num(x.CaughtShare()),
-			strconv.Itoa(x.Gates), num(x.ReviewerTime.Seconds())}
+			strconv.Itoa(x.Gates), num(x.ReviewerTime.Seconds()), strconv.Itoa(x.Online.Runs), num(float64(x.Online.AUROC))}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -92,7 +98,9 @@ func WriteLearningCurveCSV(w io.Writer, windows []LearningWindow) error {
 }
 
 // WriteLearningCurveSVG plots the windows against the jobs seen: Brier at
-// mid-run against the base-rate Brier, AUROC at mid-run, the share of
+// mid-run against the base-rate Brier, AUROC after LeadSteps steps among
+// the jobs still running and at mid-run (which knows each job's length),
+// the share of
 // succeeded jobs paused against the bound in force and the share of failed
 // jobs caught.
 func WriteLearningCurveSVG(w io.Writer, title string, windows []LearningWindow) error {
@@ -108,12 +116,13 @@ func WriteLearningCurveSVG(w io.Writer, title string, windows []LearningWindow) 
 	}{
 		{"Brier at mid-run", func(x LearningWindow) float64 { return float64(x.MidRun.Brier) }, false},
 		{"base-rate Brier", func(x LearningWindow) float64 { return float64(x.MidRun.BaseBrier) }, true},
-		{"AUROC at mid-run", func(x LearningWindow) float64 { return float64(x.MidRun.AUROC) }, false},
+		{fmt.Sprintf("AUROC after %d steps (jobs still running)", LeadSteps), func(x LearningWindow) float64 { return float64(x.Online.AUROC) }, false},
+		{"AUROC at mid-run (knows the job's length)", func(x LearningWindow) float64 { return float64(x.MidRun.AUROC) }, true},
 		{"succeeded jobs paused", LearningWindow.PausedShare, false},
 		{"bound in force", func(x LearningWindow) float64 { return x.Bound }, true},
 		{"failed jobs caught", LearningWindow.CaughtShare, false},
 	}
-	colors := []int{0, 0, 1, 3, 3, 2}
+	colors := []int{0, 0, 1, 1, 3, 3, 2}
 	for i, s := range series {
 		var pts plotter.XYs
 		for _, x := range windows {

@@ -280,3 +280,38 @@ func TestScoreRecordsTheSpendAtEachBoundary(t *testing.T) {
 		assert.GreaterOrEqual(t, pts[i].Spent.Elapsed, pts[i-1].Spent.Elapsed)
 	}
 }
+
+// recalibrate --curve ranks the held-out runs after each fixed number of
+// steps among those still running, pooled over the folds, the mean over
+// folds beside.
+func TestRecalibrationCurveRanksTheRunsStillRunning(t *testing.T) {
+	records := agentRuns(80, 3, 0.6)
+	pts, err := eval.RecalibrationCurve(context.Background(), records, overseer.DefaultLearnedModel(), []int{40}, 4, eval.RecalibrateOptions{For: "T"})
+	require.NoError(t, err)
+	require.Len(t, pts, 1)
+	p := pts[0]
+	require.Zero(t, p.Refused, "every fold recalibrated")
+	require.Equal(t, len(records), p.HeldOut)
+	require.Len(t, p.Online, len(eval.CheckpointSteps))
+	longer := 0
+	failed := 0
+	for _, r := range records {
+		if r.NumSteps() > 10 {
+			longer++
+			if r.Outcome.Failed() {
+				failed++
+			}
+		}
+	}
+	o := p.Online[0]
+	assert.Equal(t, "10 steps", o.At)
+	assert.Equal(t, longer, o.Runs, "the held-out runs still running after 10 steps")
+	assert.Equal(t, failed, o.Failed)
+	assert.Less(t, o.Runs, len(records), "some runs ended by then")
+	assert.False(t, math.IsNaN(float64(o.AUROC)))
+	assert.False(t, math.IsNaN(float64(o.MeanAUROC)))
+	last := p.Online[len(p.Online)-1]
+	assert.Equal(t, "40 steps", last.At)
+	assert.Zero(t, last.Runs, "no run goes past 15 steps")
+	assert.True(t, math.IsNaN(float64(last.AUROC)))
+}

@@ -540,9 +540,17 @@ type CurvePoint struct {
 	// HeldOut are the held-out runs scored, pooled over the folds that
 	// recalibrated.
 	HeldOut int `json:"held_out"`
+	// Online is the ranking after CheckpointSteps steps among the held-out
+	// runs still running then, as a live judge sees them: the AUROC of all
+	// held-out scores pooled over the folds that recalibrated, of the
+	// recalibrated model and of the model as it was, the mean over folds
+	// beside.
+	Online []CurveAUROC `json:"online"`
 	// At 50 % of the held-out runs: the Brier score of the recalibrated
 	// model, of the model as it was, and of the constant guess of the
-	// held-out runs' own success rate; the AUROC of both models.
+	// held-out runs' own success rate; the AUROC of both models, the mean
+	// over folds. A figure at 50 % of each run knows the run's length,
+	// which no live judge does.
 	Brier       Num `json:"brier"`
 	BeforeBrier Num `json:"before_brier"`
 	BaseBrier   Num `json:"base_brier"`
@@ -550,6 +558,21 @@ type CurvePoint struct {
 	BeforeAUROC Num `json:"before_auroc"`
 	// SlopeFitted counts the folds where a sub-model got a slope.
 	SlopeFitted int `json:"slope_fitted"`
+}
+
+// CurveAUROC is the ranking at one checkpoint of a curve point: pooled
+// over the folds (AUROC, BeforeAUROC: of the model recalibrated and as it
+// was), the mean over the folds that measure it beside (MeanAUROC,
+// BeforeMeanAUROC), and the pooled held-out runs behind it.
+type CurveAUROC struct {
+	At              string `json:"at"`
+	Runs            int    `json:"runs"`
+	Failed          int    `json:"failed"`
+	AUROC           Num    `json:"auroc"`
+	BeforeAUROC     Num    `json:"before_auroc"`
+	MeanAUROC       Num    `json:"mean_auroc"`
+	BeforeMeanAUROC Num    `json:"before_mean_auroc"`
+	Unreliable      bool   `json:"unreliable,omitempty"`
 }
 
 // RecalibrationCurve measures stage 1 by cross-validation grouped by task
@@ -572,6 +595,7 @@ func RecalibrationCurve(ctx context.Context, records []Record, model *overseer.L
 		pt := CurvePoint{Runs: n, Folds: folds}
 		var after, was []ScoredRun
 		var aurocs, beforeAUROCs []float64
+		steps := make([][2][]float64, len(CheckpointSteps)) // per checkpoint, each fold's AUROC after and before
 		for k := range folds {
 			var pool, held []Record
 			var heldBefore []ScoredRun
@@ -609,6 +633,17 @@ func RecalibrationCurve(ctx context.Context, records []Record, model *overseer.L
 			if a, b := auroc50(scored), auroc50(heldBefore); !math.IsNaN(a) && !math.IsNaN(b) {
 				aurocs, beforeAUROCs = append(aurocs, a), append(beforeAUROCs, b)
 			}
+			for i, n := range CheckpointSteps {
+				a, b := float64(AfterSteps(scored, n).AUROC), float64(AfterSteps(heldBefore, n).AUROC)
+				if !math.IsNaN(a) && !math.IsNaN(b) {
+					steps[i][0], steps[i][1] = append(steps[i][0], a), append(steps[i][1], b)
+				}
+			}
+		}
+		for i, n := range CheckpointSteps {
+			a, b := AfterSteps(after, n), AfterSteps(was, n)
+			pt.Online = append(pt.Online, CurveAUROC{At: a.At, Runs: a.Runs, Failed: a.Failed, AUROC: a.AUROC, BeforeAUROC: b.AUROC,
+				MeanAUROC: Num(mean(steps[i][0])), BeforeMeanAUROC: Num(mean(steps[i][1])), Unreliable: a.Unreliable})
 		}
 		pt.HeldOut = len(after)
 		a := checkpoint("50%", after, atFraction(0.5))

@@ -125,14 +125,28 @@ func Checkpoints(runs []ScoredRun) []Checkpoint {
 		out = append(out, c)
 	}
 	for _, n := range CheckpointSteps {
-		out = append(out, checkpoint(fmt.Sprintf("%d steps", n), runs, func(r ScoredRun) (float64, bool) {
-			if r.Steps <= n {
-				return 0, false
-			}
-			return answerAt(r, float64(n))
-		}))
+		out = append(out, AfterSteps(runs, n))
 	}
 	return out
+}
+
+// LeadSteps is where the one online ranking figure that leads a compact
+// report stands (recalibrate --curve, replay's learning curve, a learn
+// round's sentence, the dashboard): after this many steps, among the
+// runs still going then.
+const LeadSteps = 10
+
+// AfterSteps is the checkpoint after n steps ("10 steps"): each run's
+// latest answer at or before its n-th step, among the runs still going
+// then (more than n steps in all), as a live judge sees them at that
+// step; none of it depends on how long a run turned out to be.
+func AfterSteps(runs []ScoredRun, n int) Checkpoint {
+	return checkpoint(fmt.Sprintf("%d steps", n), runs, func(r ScoredRun) (float64, bool) {
+		if r.Steps <= n {
+			return 0, false
+		}
+		return answerAt(r, float64(n))
+	})
 }
 
 // atFraction answers with the latest answer at or before fraction f of

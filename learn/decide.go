@@ -203,7 +203,14 @@ type Figures struct {
 	CalibrationError string            `json:"calibration_error,omitempty"`
 	// Promise is the candidate's policy checked on the held-out runs.
 	Promise *eval.PromiseCheck `json:"promise,omitempty"`
-	// AUROC at 50 % of each run's steps on the held-out runs.
+	// CandidateAUROCSteps and CurrentAUROCSteps are the ranking after
+	// eval.LeadSteps steps among the runs still running then, as a live
+	// judge sees them: the figure a round's sentence leads with.
+	CandidateAUROCSteps float64 `json:"candidate_auroc_10_steps"`
+	CurrentAUROCSteps   float64 `json:"current_auroc_10_steps"`
+	// AUROC at 50 % of each run's steps on the held-out runs: a point that
+	// knows each run's length, which no live judge does. A refit is
+	// promoted only when it ranks no worse here.
 	CandidateAUROC float64 `json:"candidate_auroc_50"`
 	CurrentAUROC   float64 `json:"current_auroc_50"`
 	// CandidateBrier and CurrentBrier are a recalibration's measure: the
@@ -239,17 +246,21 @@ func (f *figure) UnmarshalJSON(data []byte) error {
 // figuresJSON is Figures with its measures as figures.
 type figuresJSON struct {
 	plainFigures
-	CandidateAUROC figure `json:"candidate_auroc_50"`
-	CurrentAUROC   figure `json:"current_auroc_50"`
-	CandidateBrier figure `json:"candidate_brier_50,omitempty"`
-	CurrentBrier   figure `json:"current_brier_50,omitempty"`
+	CandidateAUROCSteps *figure `json:"candidate_auroc_10_steps,omitempty"`
+	CurrentAUROCSteps   *figure `json:"current_auroc_10_steps,omitempty"`
+	CandidateAUROC      figure  `json:"candidate_auroc_50"`
+	CurrentAUROC        figure  `json:"current_auroc_50"`
+	CandidateBrier      figure  `json:"candidate_brier_50,omitempty"`
+	CurrentBrier        figure  `json:"current_brier_50,omitempty"`
 }
 
 type plainFigures Figures
 
 // MarshalJSON writes a measure that could not be measured as null.
 func (f Figures) MarshalJSON() ([]byte, error) {
-	return json.Marshal(figuresJSON{plainFigures(f), figure(f.CandidateAUROC), figure(f.CurrentAUROC), figure(f.CandidateBrier), figure(f.CurrentBrier)})
+	steps := func(v float64) *figure { x := figure(v); return &x }
+	return json.Marshal(figuresJSON{plainFigures(f), steps(f.CandidateAUROCSteps), steps(f.CurrentAUROCSteps),
+		figure(f.CandidateAUROC), figure(f.CurrentAUROC), figure(f.CandidateBrier), figure(f.CurrentBrier)})
 }
 
 // UnmarshalJSON reads a null measure as NaN (not measured).
@@ -260,7 +271,21 @@ func (f *Figures) UnmarshalJSON(data []byte) error {
 	}
 	*f = Figures(v.plainFigures)
 	f.CandidateAUROC, f.CurrentAUROC, f.CandidateBrier, f.CurrentBrier = float64(v.CandidateAUROC), float64(v.CurrentAUROC), float64(v.CandidateBrier), float64(v.CurrentBrier)
+	// Figures written before the online ranking have none: not measured.
+	f.CandidateAUROCSteps, f.CurrentAUROCSteps = math.NaN(), math.NaN()
+	if v.CandidateAUROCSteps != nil {
+		f.CandidateAUROCSteps = float64(*v.CandidateAUROCSteps)
+	}
+	if v.CurrentAUROCSteps != nil {
+		f.CurrentAUROCSteps = float64(*v.CurrentAUROCSteps)
+	}
 	return nil
+}
+
+// Online says whether the figures carry the ranking after eval.LeadSteps
+// steps (figures of rounds before it do not).
+func (f Figures) Online() bool {
+	return !math.IsNaN(f.CandidateAUROCSteps) || !math.IsNaN(f.CurrentAUROCSteps)
 }
 
 // says is a measure in a round's sentence: three decimals, or "not
@@ -369,10 +394,10 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	if err != nil {
 		return d, err
 	}
-	d.Figures.CandidateAUROC, d.Figures.CurrentAUROC = auroc50(cand), auroc50(cur)
+	d.Figures.measureRanking(cand, cur)
 	cp := eval.CheckPromise(eval.PolicyRatesOf(cur, current.Policy), opts.Budget)
 	d.Figures.CurrentPromise = &cp
-	ranks := fmt.Sprintf("AUROC at 50%% on the %d newest runs %s against the current model %s's %s", len(held), says(d.Figures.CandidateAUROC), current.Model.Version, says(d.Figures.CurrentAUROC))
+	ranks := fmt.Sprintf("on the %d newest runs, %s", len(held), d.Figures.rankingWords("runs", "the current model "+current.Model.Version+"'s"))
 	cal, err := eval.Calibrate(res.CalibrationRuns, opts.Budget, opts.Promise)
 	if err != nil {
 		d.Figures.CalibrationError = err.Error()
@@ -390,12 +415,30 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	case pc.Verdict == eval.PromiseBroken || pc.Verdict == eval.PromiseAbove:
 		d.Reason = fmt.Sprintf("refused %s: on the %d newest runs it did not train on, %s; %s", d.Version, len(held), pc, ranks)
 	case math.IsNaN(d.Figures.CandidateAUROC) || d.Figures.CandidateAUROC < d.Figures.CurrentAUROC:
-		d.Reason = fmt.Sprintf("refused %s: it ranks worse: %s", d.Version, ranks)
+		d.Reason = fmt.Sprintf("refused %s: it ranks worse at 50%% of each run: %s", d.Version, ranks)
 	default:
 		d.Promote = true
 		d.Reason = fmt.Sprintf("promote %s: %s; %s", d.Version, pc, ranks)
 	}
 	return d, nil
+}
+
+// measureRanking sets the candidate's and the current model's AUROC
+// after eval.LeadSteps steps and at 50 % of each run.
+func (f *Figures) measureRanking(cand, cur []eval.ScoredRun) {
+	f.CandidateAUROCSteps = float64(eval.AfterSteps(cand, eval.LeadSteps).AUROC)
+	f.CurrentAUROCSteps = float64(eval.AfterSteps(cur, eval.LeadSteps).AUROC)
+	f.CandidateAUROC, f.CurrentAUROC = auroc50(cand), auroc50(cur)
+}
+
+// rankingWords says the ranking figures, the online one first: "AUROC
+// after 10 steps, among the runs still running then, 0.612 against the
+// current model learned-a's 0.598; at 50% of each run (which knows the
+// run's length) …", current naming whose figures the candidate's stand
+// against.
+func (f Figures) rankingWords(runs, current string) string {
+	return fmt.Sprintf("AUROC after %d steps, among the %s still running then, %s against %s %s; at 50%% of each run (which knows the run's length) %s against %s",
+		eval.LeadSteps, runs, says(f.CandidateAUROCSteps), current, says(f.CurrentAUROCSteps), says(f.CandidateAUROC), says(f.CurrentAUROC))
 }
 
 // auroc50 is the AUROC at 50 % of each run's steps, NaN when unmeasurable.

@@ -3,6 +3,7 @@ package learn
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -121,6 +122,12 @@ func TestDecideRefusesAWorseCandidateWithItsFigures(t *testing.T) {
 	assert.Contains(t, d.Reason, "against the current model current-good's")
 	assert.Equal(t, "current-good", d.Figures.Current)
 	assert.Less(t, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
+	// The sentence leads with the ranking a live judge gets, among the
+	// runs still running after 10 steps, and names the 50 % figure as one
+	// that knows each run's length.
+	assert.Contains(t, d.Reason, "refused cand-noisy: it ranks worse at 50% of each run: on the 30 newest runs, AUROC after 10 steps, among the runs still running then, ")
+	assert.Contains(t, d.Reason, fmt.Sprintf("; at 50%% of each run (which knows the run's length) %.3f against %.3f", d.Figures.CandidateAUROC, d.Figures.CurrentAUROC))
+	assert.False(t, math.IsNaN(d.Figures.CandidateAUROCSteps) && math.IsNaN(d.Figures.CurrentAUROCSteps), "measured after 10 steps")
 	t.Log(d.Reason)
 }
 

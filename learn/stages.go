@@ -83,9 +83,9 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 		return d, err
 	}
 	d.Figures.CandidateBrier, d.Figures.CurrentBrier = brier50(cand), brier50(cur)
-	d.Figures.CandidateAUROC, d.Figures.CurrentAUROC = auroc50(cand), auroc50(cur)
-	fit := fmt.Sprintf("Brier at 50%% on the %d closed jobs %s against the current model %s's %s (AUROC %s against %s)",
-		len(records), says(d.Figures.CandidateBrier), current.Model.Version, says(d.Figures.CurrentBrier), says(d.Figures.CandidateAUROC), says(d.Figures.CurrentAUROC))
+	d.Figures.measureRanking(cand, cur)
+	fit := fmt.Sprintf("Brier at 50%% on the %d closed jobs %s against the current model %s's %s (%s)",
+		len(records), says(d.Figures.CandidateBrier), current.Model.Version, says(d.Figures.CurrentBrier), d.Figures.rankingWords("jobs", "its"))
 	policy := eval.UncertifiedPolicy(cand, fmt.Sprintf("stage 1: bands from %d %s jobs; no pause on P until a promise can be certified", len(records), workflowType), current.Policy)
 	uncertified := "no pause on P until a promise can be certified"
 	if cal, err := eval.Calibrate(cand, opts.Budget, opts.Promise); err == nil {

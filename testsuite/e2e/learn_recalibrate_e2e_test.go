@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -148,8 +149,14 @@ func TestE2ELearnRecalibratesATypeAfterItsFirstJobsAndTheNextVerdictNamesItsStag
 	assert.Equal(t, len(jobs), d.Figures.Trained)
 	// Its figures: a better Brier score against the current model's.
 	assert.Less(t, d.Figures.CandidateBrier, d.Figures.CurrentBrier)
-	fit := fmt.Sprintf("Brier at 50%% on the 34 closed jobs %.3f against the current model %s's %.3f (AUROC %.3f against %.3f)",
-		d.Figures.CandidateBrier, before, d.Figures.CurrentBrier, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
+	says := func(v float64) string {
+		if math.IsNaN(v) {
+			return "not measurable"
+		}
+		return fmt.Sprintf("%.3f", v)
+	}
+	fit := fmt.Sprintf("Brier at 50%% on the 34 closed jobs %.3f against the current model %s's %.3f (AUROC after 10 steps, among the jobs still running then, %s against its %s; at 50%% of each run (which knows the run's length) %.3f against %.3f)",
+		d.Figures.CandidateBrier, before, d.Figures.CurrentBrier, says(d.Figures.CandidateAUROCSteps), says(d.Figures.CurrentAUROCSteps), d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
 	// The 20 delivered jobs are enough to certify the default promise on
 	// the recalibrated model (in expectation, 19 take it), so the round
 	// puts the type at stage 2; fewer would leave it at stage 1 with no

@@ -131,11 +131,22 @@ func (*Recalibrate) Run(ctx context.Context, args []string, out io.Writer) error
 }
 
 func printCurve(out io.Writer, model string, runs int, pts []eval.CurvePoint) {
-	fmt.Fprintf(out, "stage 1 of %s on the first N runs, measured at 50%% of the runs of held-out task families (5 folds grouped by family, %d runs):\n", model, runs)
+	fmt.Fprintf(out, "stage 1 of %s on the first N runs, measured on the runs of held-out task families (5 folds grouped by family, %d runs): "+
+		"the ranking after %d steps among the held-out runs still running then, all folds' scores pooled (the mean over folds beside it); "+
+		"the Brier score at 50%% of the runs; the AUROC at 50%% of each run, which knows the run's length (no live judge does), mean over folds:\n", model, runs, eval.LeadSteps)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tFOLDS RECALIBRATED\tHELD-OUT RUNS\tBRIER\tBEFORE\tBASE-RATE BRIER\tAUROC\tBEFORE\tSLOPE FITTED")
+	fmt.Fprintf(tw, "N\tFOLDS RECALIBRATED\tHELD-OUT RUNS\tAUROC@%d STEPS POOLED (MEAN)\tBEFORE\tBRIER@50%%\tBEFORE\tBASE-RATE BRIER\tAUROC@50%% (KNOWS LENGTH)\tBEFORE\tSLOPE FITTED\n", eval.LeadSteps)
+	lead := fmt.Sprintf("%d steps", eval.LeadSteps)
 	for _, p := range pts {
-		fmt.Fprintf(tw, "%d\t%d of %d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Runs, p.Folds-p.Refused, p.Folds, p.HeldOut, p.Brier, p.BeforeBrier, p.BaseBrier, p.AUROC, p.BeforeAUROC, p.SlopeFitted)
+		online, before := "–", "–"
+		for _, o := range p.Online {
+			if o.At == lead {
+				online = fmt.Sprintf("%s (%s), %d runs", o.AUROC, o.MeanAUROC, o.Runs)
+				before = fmt.Sprintf("%s (%s)", o.BeforeAUROC, o.BeforeMeanAUROC)
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%d of %d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Runs, p.Folds-p.Refused, p.Folds, p.HeldOut, online, before,
+			p.Brier, p.BeforeBrier, p.BaseBrier, p.AUROC, p.BeforeAUROC, p.SlopeFitted)
 	}
 	tw.Flush()
 }

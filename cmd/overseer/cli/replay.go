@@ -679,6 +679,7 @@ func measureWindow(n int, window []*replayJob, f force, o replayOptions) eval.Le
 			w.Model, best = v, k
 		}
 	}
+	w.Online = eval.AfterSteps(runs, eval.LeadSteps)
 	w.MidRun = eval.MidRun(runs)
 	w.ReviewerTime = time.Duration(w.Gates) * o.Delay
 	return w
@@ -814,9 +815,10 @@ func (r *reviewer) decide(ctx context.Context, g ops.WaitingGate, action oversee
 
 // print writes the curve and the outcome check.
 func (res *replayResult) print(out io.Writer, o replayOptions) {
-	fmt.Fprintln(out, "Learning curve, prequential: each window's jobs judged live by the model in force, before any round learned from them.")
+	fmt.Fprintf(out, "Learning curve, prequential: each window's jobs judged live by the model in force, before any round learned from them. "+
+		"The ranking after %d steps is among the window's jobs still running then, as a live judge sees them; at 50%% of each job it knows the job's length, which no live judge does.\n", eval.LeadSteps)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WINDOW\tJOBS\tSTAGE\tMODEL\tBRIER@50%\tBASE BRIER\tSUCCESS RATE\tAUROC@50%\tSUCCEEDED PAUSED\tBOUND\tFAILED CAUGHT\tGATES\tREVIEWER TIME")
+	fmt.Fprintf(tw, "WINDOW\tJOBS\tSTAGE\tMODEL\tBRIER@50%%\tBASE BRIER\tSUCCESS RATE\tAUROC@%d STEPS\tAUROC@50%% (KNOWS LENGTH)\tSUCCEEDED PAUSED\tBOUND\tFAILED CAUGHT\tGATES\tREVIEWER TIME\n", eval.LeadSteps)
 	unreliable := false
 	for _, w := range res.Windows {
 		bound := "none"
@@ -825,14 +827,18 @@ func (res *replayResult) print(out io.Writer, o replayOptions) {
 		}
 		// As eval marks it: an AUROC from fewer than MinRunsPerOutcome runs
 		// of either outcome moves by a tenth with one run.
-		auroc := w.MidRun.AUROC.String()
-		if w.MidRun.Unreliable && !math.IsNaN(float64(w.MidRun.AUROC)) {
-			auroc += "*"
-			unreliable = true
+		mark := func(c eval.Checkpoint) string {
+			a := c.AUROC.String()
+			if c.Unreliable && !math.IsNaN(float64(c.AUROC)) {
+				a += "*"
+				unreliable = true
+			}
+			return a
 		}
+		online := fmt.Sprintf("%s (%d jobs)", mark(w.Online), w.Online.Runs)
 		rate := pct(eval.Num(float64(w.Succeeded) / float64(w.Succeeded+w.Failed)))
-		fmt.Fprintf(tw, "%d\t%d–%d\t%d\t%s\t%s\t%s\t%s (%d/%d)\t%s\t%d/%d (%s)\t%s\t%d/%d (%s)\t%d\t%s\n", w.Window, w.FirstJob, w.LastJob, w.Stage, w.Model,
-			w.MidRun.Brier, w.MidRun.BaseBrier, rate, w.Succeeded, w.Succeeded+w.Failed, auroc, w.SucceededPaused, w.Succeeded, pct(eval.Num(w.PausedShare())), bound,
+		fmt.Fprintf(tw, "%d\t%d–%d\t%d\t%s\t%s\t%s\t%s (%d/%d)\t%s\t%s\t%d/%d (%s)\t%s\t%d/%d (%s)\t%d\t%s\n", w.Window, w.FirstJob, w.LastJob, w.Stage, w.Model,
+			w.MidRun.Brier, w.MidRun.BaseBrier, rate, w.Succeeded, w.Succeeded+w.Failed, online, mark(w.MidRun), w.SucceededPaused, w.Succeeded, pct(eval.Num(w.PausedShare())), bound,
 			w.FailedCaught, w.Failed, pct(eval.Num(w.CaughtShare())), w.Gates, w.ReviewerTime)
 	}
 	tw.Flush()

@@ -97,10 +97,15 @@ func TestReplayTheOracleReviewerContinuesSucceededRunsAndAbortsFailedOnes(t *tes
 	}
 	require.Len(t, res.Windows, 1, "no learn rounds: one window")
 	w := res.Windows[0]
+	rest := w
+	rest.Online = eval.Checkpoint{} // its figures are NaN, which equal nothing
 	assert.Equal(t, eval.LearningWindow{Window: 1, FirstJob: 1, LastJob: 4, Jobs: 4, Succeeded: 2, Failed: 2,
 		Stage: overseer.StageUncalibrated, Model: overseer.DefaultLearnedModel().Version, Guarantee: pauseEverywhere().Guarantee(),
-		MidRun: w.MidRun, SucceededPaused: 2, FailedCaught: 2, Gates: gates, ReviewerTime: time.Duration(gates) * delay}, w)
+		MidRun: w.MidRun, SucceededPaused: 2, FailedCaught: 2, Gates: gates, ReviewerTime: time.Duration(gates) * delay}, rest)
 	assert.Equal(t, 4, w.MidRun.Runs, "every job was assessed by mid-run")
+	assert.True(t, w.MidRun.KnowsLength, "mid-run knows each job's length")
+	assert.Equal(t, "10 steps", w.Online.At)
+	assert.Zero(t, w.Online.Runs, "no job runs past 10 steps")
 
 	var b strings.Builder
 	res.print(&b, replayOptions{})
