@@ -48,8 +48,9 @@ func rocCurve(p []float64, failed []bool) plotter.XYs {
 	return pts
 }
 
-// WritePlots writes roc.svg (the ROC at 25/50/75/100 % of the runs) and
-// calibration.svg (the reliability diagram at 50 %) into dir.
+// WritePlots writes roc.svg (the ROC after 10, 20 and 30 steps among the
+// runs still running, and at 50 % of each run, dashed: it knows the run's
+// length) and calibration.svg (the reliability diagram at 50 %) into dir.
 func WritePlots(dir string, runs []ScoredRun, rep Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -60,16 +61,39 @@ func WritePlots(dir string, runs []ScoredRun, rep Report) error {
 	roc.Y.Label.Text = "share of failed runs flagged (catches)"
 	roc.X.Min, roc.X.Max, roc.Y.Min, roc.Y.Max = 0, 1, 0, 1
 	roc.Add(dashedDiagonal())
-	for i, f := range CheckpointFractions {
-		p, failed := answersOf(runs, atFraction(f))
+	auroc := func(at string) Num {
+		for _, c := range rep.Checkpoints {
+			if c.At == at {
+				return c.AUROC
+			}
+		}
+		return Num(math.NaN())
+	}
+	// The runs still running after a number of steps, as a live judge
+	// sees them; then half of each run, dashed: it knows the run's length.
+	type curve struct {
+		label  string
+		answer func(ScoredRun) (float64, bool)
+		dashed bool
+	}
+	var curves []curve
+	for _, n := range CheckpointSteps[:3] {
+		curves = append(curves, curve{fmt.Sprintf("after %d steps (runs still running): AUROC %s", n, auroc(fmt.Sprintf("%d steps", n))), afterSteps(n), false})
+	}
+	curves = append(curves, curve{fmt.Sprintf("50%% of the run (knows its length): AUROC %s", auroc("50%")), atFraction(0.5), true})
+	for i, c := range curves {
+		p, failed := answersOf(runs, c.answer)
 		line, err := plotter.NewLine(rocCurve(p, failed))
 		if err != nil {
 			return err
 		}
 		line.Color = palette(i)
 		line.Width = vg.Points(1.5)
+		if c.dashed {
+			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
 		roc.Add(line)
-		roc.Legend.Add(fmt.Sprintf("%.0f%% of the run: AUROC %s", 100*f, rep.Checkpoints[i].AUROC), line)
+		roc.Legend.Add(c.label, line)
 	}
 	roc.Legend.Top, roc.Legend.Left = false, false
 	roc.Legend.XOffs, roc.Legend.YOffs = -vg.Points(5), vg.Points(5)

@@ -141,12 +141,18 @@ const LeadSteps = 10
 // then (more than n steps in all), as a live judge sees them at that
 // step; none of it depends on how long a run turned out to be.
 func AfterSteps(runs []ScoredRun, n int) Checkpoint {
-	return checkpoint(fmt.Sprintf("%d steps", n), runs, func(r ScoredRun) (float64, bool) {
+	return checkpoint(fmt.Sprintf("%d steps", n), runs, afterSteps(n))
+}
+
+// afterSteps answers with the latest answer at or before step n, for the
+// runs still going then.
+func afterSteps(n int) func(ScoredRun) (float64, bool) {
+	return func(r ScoredRun) (float64, bool) {
 		if r.Steps <= n {
 			return 0, false
 		}
 		return answerAt(r, float64(n))
-	})
+	}
 }
 
 // atFraction answers with the latest answer at or before fraction f of
