@@ -398,12 +398,36 @@ var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens for
 // refuses, in one sentence, when fewer than minSpendFit and
 // minSpendCalibration jobs back the halves.
 func SpendBudgetOf(records []Record, maxReached float64) (overseer.SpendBudget, error) {
+	return spendBudgetOf(records, maxReached, TokensByPhaseRun)
+}
+
+// TokensByPhaseRun is what a recorded run had spent by each of its phase
+// runs, as the plugin counts them (an agent loop's model and tool calls;
+// Trajectory.PhaseRuns): the index a relative budget is learned on and
+// checked against, live (checkBudget) and on recorded runs alike. An
+// agent step is two calls, a model call and its tool's, so a curve by
+// step would be read twice as late.
+func TokensByPhaseRun(rec Record) []int64 {
+	var out []int64
+	for _, b := range Replay(rec) {
+		t := b.Trajectory
+		for len(out) < t.PhaseRuns {
+			out = append(out, t.InputTokens+t.OutputTokens)
+		}
+	}
+	return out
+}
+
+// spendBudgetOf is SpendBudgetOf with tokens giving each record's spend by
+// phase run (so that a caller that learns many budgets replays each
+// record once).
+func spendBudgetOf(records []Record, maxReached float64, tokens func(Record) []int64) (overseer.SpendBudget, error) {
 	byFamily := map[string][][]int64{}
 	for _, rec := range records {
 		if rec.Outcome.Failed() {
 			continue
 		}
-		t := tokensByStep(rec)
+		t := tokens(rec)
 		if len(t) == 0 || t[len(t)-1] == 0 {
 			continue
 		}
@@ -507,6 +531,16 @@ func RelativeSpendOf(records []Record) RelativeSpend {
 	var failedTokens int64
 	var factors float64
 	learned := 0
+	// Each record replayed once, by phase run as the plugin counts them.
+	byRun := map[string][]int64{}
+	tokens := func(rec Record) []int64 {
+		t, ok := byRun[rec.ID]
+		if !ok {
+			t = TokensByPhaseRun(rec)
+			byRun[rec.ID] = t
+		}
+		return t
+	}
 	for _, f := range families {
 		var others []Record
 		for _, g := range families {
@@ -514,7 +548,7 @@ func RelativeSpendOf(records []Record) RelativeSpend {
 				others = append(others, byFamily[g]...)
 			}
 		}
-		b, err := SpendBudgetOf(others, SpendBudgetMaxReached)
+		b, err := spendBudgetOf(others, SpendBudgetMaxReached, tokens)
 		if err != nil {
 			s.Refused = append(s.Refused, f)
 			continue
@@ -522,7 +556,7 @@ func RelativeSpendOf(records []Record) RelativeSpend {
 		learned++
 		factors += b.Factor
 		for _, rec := range byFamily[f] {
-			t := tokensByStep(rec)
+			t := tokens(rec)
 			if len(t) == 0 || t[len(t)-1] == 0 {
 				continue
 			}
@@ -555,7 +589,7 @@ func (s RelativeSpend) Sentence() string {
 	if s.Runs == 0 {
 		return fmt.Sprintf("no relative budget could be learned: for each of the %d task families, too few succeeded runs of the others reported tokens", len(s.Refused))
 	}
-	out := fmt.Sprintf("a relative budget learned from the other task families' succeeded runs (%.1f× their median tokens at the same step on average, promising at most %.0f%% of runs like them reach it) "+
+	out := fmt.Sprintf("a relative budget learned from the other task families' succeeded runs (%.1f× their median tokens at the same call on average, promising at most %.0f%% of runs like them reach it) "+
 		"is reached by %d of %d succeeded runs; stopped where they reached it, the failed runs would have saved %d tokens (%.1f%% of their spend)",
 		s.MeanFactor, 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.SavedTokens, 100*s.SavedShare)
 	if len(s.Refused) > 0 {
