@@ -76,6 +76,7 @@ func TestE2EAModelJudgeReadsTheRun(t *testing.T) {
 	assert.Equal(t, 4, strings.Count(calls, "## Call "), "the window's four calls")
 	assert.NotContains(t, last[1].Content, `"content"`)
 	assert.Contains(t, calls, "The objective these calls serve: Add CSV export")
+	assert.Contains(t, calls, "(cut to fit the budget)", "a model call's input, with the tool results so far, is longer than the call's 512 bytes")
 
 	history, err := testsuite.FetchChain(ctx, srv.Client(), run.GetID(), "")
 	require.NoError(t, err)
