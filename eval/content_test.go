@@ -288,17 +288,8 @@ func TestReplayContentOfARecordedRun(t *testing.T) {
 }
 
 // jsonText is s as it reads inside a JSON string, without the quotes.
-// jsonText is s as a window shows it inside a JSON string: escaped, but
-// with < > & plain (trajectory.PayloadText).
-func jsonText(t *testing.T, s string) string {
-	t.Helper()
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	require.NoError(t, enc.Encode(s))
-	out := strings.TrimSuffix(b.String(), "\n")
-	return out[1 : len(out)-1]
-}
+// jsonText is s as a window shows it inside a JSON string.
+func jsonText(_ *testing.T, s string) string { return testsuite.WindowText(s) }
 
 // A trial's sample is the same runs whatever order they were read in, as
 // many failed as succeeded where the runs allow, in their order.

@@ -2,6 +2,7 @@ package testsuite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -107,4 +108,17 @@ func FetchChain(ctx context.Context, c client.Client, workflowID, runID string) 
 		}
 	}
 	return runs, nil
+}
+
+// WindowText is s as a content window shows it inside a JSON string
+// (trajectory.PayloadText): JSON-escaped, with < > & plain.
+func WindowText(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return s // a string always encodes
+	}
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
 }

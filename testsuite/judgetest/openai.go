@@ -66,8 +66,23 @@ func (m *ScriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.requests = append(m.requests, cr)
 	usage := m.Usage
 	m.mu.Unlock()
+	text, _ := json.Marshal(CompletionContent(ValidResponse(req)))
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1764460800, "model": "scripted-model",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "logprobs": nil,
+			"message": map[string]any{"role": "assistant", "content": string(text), "refusal": nil}}},
+		"usage": map[string]any{"prompt_tokens": usage.InputTokens, "completion_tokens": usage.OutputTokens,
+			"total_tokens": usage.InputTokens + usage.OutputTokens},
+	})
+}
+
+// CompletionContent is resp's answers as a model writes them in a chat
+// completion's content (the structured output jevopenai's schema asks
+// for): per question, only the fields of its type.
+func CompletionContent(resp *jev.Response) map[string]any {
 	content := map[string]any{}
-	for name, a := range ValidResponse(req).Answers {
+	for name, a := range resp.Answers {
 		s := map[string]any{}
 		if a.Probability != nil {
 			s["probability"] = *a.Probability
@@ -86,13 +101,5 @@ func (m *ScriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		content[name] = s
 	}
-	text, _ := json.Marshal(content)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": "chatcmpl-scripted", "object": "chat.completion", "created": 1764460800, "model": "scripted-model",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "logprobs": nil,
-			"message": map[string]any{"role": "assistant", "content": string(text), "refusal": nil}}},
-		"usage": map[string]any{"prompt_tokens": usage.InputTokens, "completion_tokens": usage.OutputTokens,
-			"total_tokens": usage.InputTokens + usage.OutputTokens},
-	})
+	return content
 }

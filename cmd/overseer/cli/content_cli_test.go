@@ -68,17 +68,8 @@ func (m *scriptedModel) calls() []string {
 	return out
 }
 
-// jsonEscaped is s as a content window shows it inside a JSON string:
-// escaped, with < > & plain (trajectory.PayloadText).
-func jsonEscaped(t *testing.T, s string) string {
-	t.Helper()
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	require.NoError(t, enc.Encode(s))
-	out := strings.TrimSuffix(b.String(), "\n")
-	return out[1 : len(out)-1]
-}
+// jsonEscaped is s as a content window shows it inside a JSON string.
+func jsonEscaped(_ *testing.T, s string) string { return testsuite.WindowText(s) }
 
 // overseer eval with a model judge on recorded runs sends the model the
 // runs' own commands and what they printed, in a content window, on a

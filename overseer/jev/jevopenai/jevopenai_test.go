@@ -51,27 +51,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch reply.Kind {
 	case judgetest.KindAnswer:
-		content := map[string]any{}
-		for name, a := range reply.Response.Answers {
-			s := map[string]any{}
-			if a.Probability != nil {
-				s["probability"] = *a.Probability
-			}
-			if a.Choice != "" {
-				s["choice"] = a.Choice
-			}
-			if a.Score != nil {
-				s["score"] = *a.Score
-			}
-			if a.Confidence != nil {
-				s["confidence"] = *a.Confidence
-			}
-			if a.Probabilities != nil {
-				s["probabilities"] = a.Probabilities
-			}
-			content[name] = s
-		}
-		text, err := judgetest.MarshalLoose(content)
+		text, err := judgetest.MarshalLoose(judgetest.CompletionContent(reply.Response))
 		if err != nil {
 			panic(err)
 		}
