@@ -47,7 +47,10 @@ func TestDemoTellsTheTruth(t *testing.T) {
 	assert.Equal(t, resumes, strings.Count(out.String(), "pause needed: a continue with a note counts as needed\n")+
 		strings.Count(out.String(), "pause not needed (a false alarm), the reviewer said\n"), "each resume says its judgement")
 	if rows["on_track"][5] == "0" && resumes > 0 {
-		assert.Contains(t, out.String(), fmt.Sprintf("False pauses: none; each of the %d pauses was judged needed", resumes))
+		// The budgeted loop's stop is said apart from the judge's pauses.
+		budgetStops := strings.Count(out.String(), "(budget raised to ")
+		assert.Contains(t, out.String(), fmt.Sprintf("False pauses: none; each of the judge's %d pauses was judged needed", resumes-budgetStops))
+		assert.Contains(t, out.String(), fmt.Sprintf("Apart from them, %d stop at a budget.", budgetStops))
 	}
 	// The agent loops: a new type, judged by the agent-loop rules until the
 	// loop model has its own succeeded runs to read them against; the

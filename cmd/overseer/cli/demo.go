@@ -404,7 +404,7 @@ func writeSummary(out io.Writer, jobs []*demoJob) {
 // continue judged not needed on a job that then delivered, as export,
 // train and the learn round count them.
 func falsePausesLine(jobs []*demoJob) string {
-	pauses, falses := 0, 0
+	pauses, falses, budgets := 0, 0, 0
 	for _, j := range jobs {
 		rec := eval.Record{Outcome: eval.OutcomeFailed}
 		if j.outcome == "delivered" || j.outcome == "done" {
@@ -416,14 +416,21 @@ func falsePausesLine(jobs []*demoJob) string {
 			}
 		}
 		pauses, falses = pauses+len(rec.JudgeGates()), falses+rec.FalsePauses()
+		budgets += len(rec.Gates) - len(rec.JudgeGates())
+	}
+	// A budget's stop is the team's bound, not the judge's pause: said
+	// apart, as learn and eval count it.
+	apart := ""
+	if budgets > 0 {
+		apart = fmt.Sprintf(" Apart from them, %d %s at a budget.", budgets, map[bool]string{true: "stop", false: "stops"}[budgets == 1])
 	}
 	switch {
 	case pauses == 0:
-		return "False pauses: none; no job paused."
+		return "False pauses: none; the judge paused no job." + apart
 	case falses == 0:
-		return fmt.Sprintf("False pauses: none; each of the %d pauses was judged needed (resumed with a note that redirected its job).", pauses)
+		return fmt.Sprintf("False pauses: none; each of the judge's %d pauses was judged needed (resumed with a note that redirected its job).", pauses) + apart
 	}
-	return fmt.Sprintf("False pauses: %d of the %d pauses, continued and judged not needed on jobs that then delivered.", falses, pauses)
+	return fmt.Sprintf("False pauses: %d of the judge's %d pauses, continued and judged not needed on jobs that then delivered.", falses, pauses) + apart
 }
 
 // printDemoPolicy prints the line both demos start with: the default
