@@ -352,9 +352,9 @@ func outcomeOfStatus(s enumspb.WorkflowExecutionStatus) (eval.Outcome, bool) {
 	return "", false
 }
 
-// RecordOfJob reads the history of one closed run of a job, and of the
-// runs it continued from, into a record of its calls (eval.UnitCall)
-// without an outcome.
+// RecordOfJob reads the history of one closed run of a job (runID "" is
+// its latest run), and of the runs it continued from, into a record of
+// its calls (eval.UnitCall) without an outcome.
 func RecordOfJob(ctx context.Context, c client.Client, id, runID string) (eval.Record, error) {
 	return recordOfJob(ctx, c, "", id, runID, converter.GetDefaultDataConverter(), true)
 }
@@ -370,6 +370,14 @@ func RecordOfJobWith(ctx context.Context, c client.Client, namespace, id, runID 
 // one sentence, a history whose payloads a codec encoded.
 func recordOfJob(ctx context.Context, c client.Client, namespace, id, runID string, dc converter.DataConverter, withoutCodec bool) (eval.Record, error) {
 	rec := eval.Record{Format: eval.RecordFormat, ID: id, Unit: eval.UnitCall, Task: eval.Task{Family: eval.FamilyOf(id)}}
+	if runID == "" {
+		// The latest run: read nothing silently is no answer.
+		d, err := c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			return eval.Record{}, JobError(id, err)
+		}
+		runID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	}
 	seen := map[string]bool{}
 	for runID != "" && !seen[runID] {
 		seen[runID] = true
