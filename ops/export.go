@@ -372,11 +372,11 @@ func recordOfJob(ctx context.Context, c client.Client, namespace, id, runID stri
 	rec := eval.Record{Format: eval.RecordFormat, ID: id, Unit: eval.UnitCall, Task: eval.Task{Family: eval.FamilyOf(id)}}
 	if runID == "" {
 		// The latest run: read nothing silently is no answer.
-		d, err := c.DescribeWorkflowExecution(ctx, id, "")
+		d, err := c.DescribeWorkflow(ctx, id, "")
 		if err != nil {
 			return eval.Record{}, JobError(id, err)
 		}
-		runID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		runID = d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
 	seen := map[string]bool{}
 	for runID != "" && !seen[runID] {
