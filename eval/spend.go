@@ -443,8 +443,9 @@ func spendBudgetOf(records []Record, maxReached float64, tokens func(Record) []i
 		}
 	}
 	if len(fit) < minSpendFit || len(cal) < minSpendCalibration || len(families) < 2 {
-		return overseer.SpendBudget{}, fmt.Errorf("%w: it needs %d to fit and %d to calibrate on, from two task families or more; there are %d and %d (%d families)",
-			ErrTooFewForSpendBudget, minSpendFit, minSpendCalibration, len(fit), len(cal), len(families))
+		succeeded, _ := Outcomes(records)
+		return overseer.SpendBudget{}, fmt.Errorf("%w: it needs %d to fit and %d to calibrate on, from two task families or more; there are %d and %d (%d families); at the success rate of these %d runs (%d succeeded), that is about %d closed runs",
+			ErrTooFewForSpendBudget, minSpendFit, minSpendCalibration, len(fit), len(cal), len(families), len(records), succeeded, closedRunsFor(minSpendFit+minSpendCalibration, succeeded, len(records)))
 	}
 	b := overseer.SpendBudget{Curve: medianCurve(fit), MaxReached: maxReached, Jobs: len(cal)}
 	scores := make([]float64, len(cal))

@@ -136,5 +136,5 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 
 	_, err = eval.SpendBudgetOf(records[:12], eval.SpendBudgetMaxReached)
 	require.ErrorIs(t, err, eval.ErrTooFewForSpendBudget)
-	assert.EqualError(t, err, "too few succeeded jobs with tokens for a relative budget: it needs 10 to fit and 19 to calibrate on, from two task families or more; there are 10 and 1 (2 families)")
+	assert.EqualError(t, err, "too few succeeded jobs with tokens for a relative budget: it needs 10 to fit and 19 to calibrate on, from two task families or more; there are 10 and 1 (2 families); at the success rate of these 12 runs (11 succeeded), that is about 32 closed runs")
 }

@@ -7,6 +7,16 @@ import (
 	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
+// closedRunsFor is about how many closed runs give need succeeded ones at
+// the rate succeeded of runs; need itself when no run succeeded (no rate
+// to plan with: at least that many).
+func closedRunsFor(need, succeeded, runs int) int {
+	if succeeded == 0 || runs == 0 {
+		return need
+	}
+	return int(math.Ceil(float64(need)*float64(runs)/float64(succeeded) - 1e-9))
+}
+
 // StageNeeds says, for a type whose closed runs succeeded succeeded times
 // in runs, how many closed runs each stage needs at that success rate:
 // what a team can plan for, rather than a refusal until a count is met.
