@@ -336,14 +336,7 @@ func (r *run) budgetRulesOn(ctx workflow.Context, commands bool) bool {
 // gate may send commands (a signal, the update's handler), so that the
 // check (checkBudgetResume) and the validator agree.
 func (r *run) settleBudgetRules(ctx workflow.Context, req ResumeRequest) {
-	if req.Action == ActionAbort || len(r.open) == 0 {
-		return
-	}
-	g := r.open[0]
-	if i := r.openGate(req.Gate); req.Gate != "" && i >= 0 {
-		g = r.open[i]
-	}
-	if g.Kind == GateKindBudget {
+	if g := r.gateFor(req); g != nil && g.Kind == GateKindBudget && req.Action != ActionAbort {
 		r.budgetRulesOn(ctx, true)
 	}
 }

@@ -60,7 +60,7 @@ func windowJudged(t *testing.T, windows map[string]trajectory.ContentWindow) []o
 	dc := contextBound(t)
 	judge := jev.NewScripted(onTrack())
 	judge.Repeat = true
-	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeObserve, Judge: judge, Placement: overseer.PlacementLocalActivity,
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: judge, Placement: overseer.PlacementLocalActivity,
 		ContentWindows: windows, DataConverter: dc})
 	require.NoError(t, err)
 	var s testsuite.WorkflowTestSuite
@@ -117,7 +117,10 @@ func TestTheJudgeReadsTheContentWindow(t *testing.T) {
 func TestATeamsRedactorRewritesTheWindow(t *testing.T) {
 	judge := jev.NewScripted(onTrack())
 	judge.Repeat = true
-	plugin, err := overseer.NewPlugin(overseer.Options{Judge: judge, Placement: overseer.PlacementLocalActivity,
+	// Manage mode: each call is judged before the next one runs, so the
+	// first request holds the first call alone (in observe mode the next
+	// call may be recorded first).
+	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: judge, Placement: overseer.PlacementLocalActivity,
 		ContentWindows:  map[string]trajectory.ContentWindow{"WindowLoop": {Calls: 3}},
 		ContentRedactor: func(s string) string { return strings.ReplaceAll(s, "export", "[project]") }})
 	require.NoError(t, err)

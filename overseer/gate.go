@@ -163,13 +163,9 @@ func (r *run) check(ctx workflow.Context, req ResumeRequest, starter string) err
 	if len(r.open) == 0 {
 		return refusal(NotPausedErrorType, "overseer: the job is not paused")
 	}
-	if req.Gate == "" || r.openGate(req.Gate) >= 0 {
+	if g := r.gateFor(req); g != nil {
 		if err := r.cfg.Approval.allows(req, starter); err != nil {
 			return err
-		}
-		g := r.open[0]
-		if req.Gate != "" {
-			g = r.open[r.openGate(req.Gate)]
 		}
 		if err := r.checkBudgetResume(ctx, g, req); err != nil {
 			return err
@@ -179,6 +175,21 @@ func (r *run) check(ctx workflow.Context, req ResumeRequest, starter string) err
 	ids := r.openIDs()
 	return refusal(WrongGateErrorType, fmt.Sprintf("overseer: gate %q is not open; the job is paused at gate %q (after phase %s): read its reason before resuming it",
 		trajectory.Clip(req.Gate, 80), ids[0], r.open[0].Phase), ids)
+}
+
+// gateFor is the open gate req is for: the one it names, else the oldest;
+// nil when it names a gate that is not open, or none is.
+func (r *run) gateFor(req ResumeRequest) *Gate {
+	if len(r.open) == 0 {
+		return nil
+	}
+	if req.Gate == "" {
+		return r.open[0]
+	}
+	if i := r.openGate(req.Gate); i >= 0 {
+		return r.open[i]
+	}
+	return nil
 }
 
 func (r *run) openGate(id string) int {

@@ -227,9 +227,12 @@ type Options struct {
 	// (trajectory.ContentWindow, Trajectory.Content). Off for every type
 	// not listed (the default): the judge's request carries counters only.
 	// The learned judge and the rules ignore it; jevopenai shows it to the
-	// model. A run pins its window when it starts. The window rides in
-	// the judge activity's input, so it is in history as every payload
-	// is: encrypted by the worker's codec, in clear without one.
+	// model. A run pins its window when it starts. With the default
+	// placement (the judge on the worker: in the background in observe
+	// mode, in a local activity in manage mode) it is in no history event;
+	// in a judge activity's input (Placement activity) and in the state
+	// carried across continue-as-new it is encoded by the worker's
+	// converter: encrypted by its codec, in clear without one.
 	ContentWindows map[string]trajectory.ContentWindow
 	// ContentRedactor rewrites every excerpt before it enters a window.
 	// If not set, trajectory.RedactSecrets (provider keys and tokens,

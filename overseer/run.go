@@ -255,14 +255,23 @@ func (r *run) recordBoundary(ctx workflow.Context, phase string, started time.Ti
 		phaseErr = f.Get(ctx, &raw)
 	}
 	call := ActivityCall{Phase: phase, Duration: workflow.Now(ctx).Sub(started), Err: phaseErr, Args: args, Input: input}
+	window := r.cfg.ContentWindow
+	var readable *commonpb.Payload
 	if phaseErr == nil {
 		call.Result = raw.Payload()
-		call.Report = reportOf(ctx, raw, f)
+		if window.On() {
+			// Decoded once: the report is read from the readable result.
+			readable = readableResult(ctx, call.Result, f)
+			call.Report = reportOf(ctx, converter.NewRawValue(readable), f)
+		} else {
+			call.Report = reportOf(ctx, raw, f)
+		}
 	}
+	// The tracker compares results as the worker encoded them (Result).
 	r.traj.RecordPhase(r.tracker.PhaseRun(r.traj, call), call.Report)
-	if w := r.cfg.ContentWindow; w.On() {
-		call.Result = readableResult(ctx, call.Result, f)
-		r.traj.RecordContent(w, call, trajectory.InputText(call, nil), r.redact)
+	if window.On() {
+		call.Result = readable
+		r.traj.RecordContent(window, call, trajectory.InputText(call, nil), r.redact)
 	}
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
@@ -697,9 +706,6 @@ func topLevelField(data []byte, name string) ([]byte, bool) {
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// reportOf reads the PhaseReport a phase result carries: of a JSON
-// result, only the top-level overseer_report member (topLevelField); any
-// other encoding is decoded by the workflow's own data converter.
 // readableResult is a phase's result p as a content window reads it: as
 // it is when its encoding is JSON, else as the workflow decodes it (the
 // SDK undoes the codec in the activity's serialization context), read as
@@ -715,6 +721,9 @@ func readableResult(ctx workflow.Context, p *commonpb.Payload, f workflow.Future
 	return &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)}, Data: m}
 }
 
+// reportOf reads the PhaseReport a phase result carries: of a JSON
+// result, only the top-level overseer_report member (topLevelField); any
+// other encoding is decoded by the workflow's own data converter.
 func reportOf(ctx workflow.Context, raw converter.RawValue, f workflow.Future) *PhaseReport {
 	var c ReportCarrier
 	p := raw.Payload()

@@ -189,8 +189,10 @@ var secretPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`),
 	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`),
 	regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{12,}`),
-	regexp.MustCompile(`(?i)(://[^/\s:@]+:)[^@\s/]+@`),
 }
+
+// urlPassword is a URL's password: the user stays, the password goes.
+var urlPassword = regexp.MustCompile(`(?i)(://[^/\s:@]+:)[^@\s/]+@`)
 
 // secretAssignment is a key that names a secret, then its value.
 // A key that counts tokens (input_tokens) names no secret, and a value of
@@ -204,13 +206,9 @@ var secretAssignment = regexp.MustCompile(`(?i)((?:api[_-]?key|secret|token|pass
 // Redactor as well (Options.ContentRedactor).
 func RedactSecrets(s string) string {
 	for _, re := range secretPatterns {
-		s = re.ReplaceAllStringFunc(s, func(m string) string {
-			if sub := re.FindStringSubmatch(m); len(sub) > 1 && strings.HasPrefix(sub[1], "://") {
-				return sub[1] + "[REDACTED]@"
-			}
-			return "[REDACTED]"
-		})
+		s = re.ReplaceAllLiteralString(s, "[REDACTED]")
 	}
+	s = urlPassword.ReplaceAllString(s, "${1}[REDACTED]@")
 	return secretAssignment.ReplaceAllStringFunc(s, func(m string) string {
 		sub := secretAssignment.FindStringSubmatch(m)
 		key := strings.TrimRight(strings.ToLower(sub[1]), "\"' \t:=")
