@@ -11,6 +11,7 @@
 //	scalebench queue    < list-paused.json   # checks the queue: every gate, oldest first
 //	scalebench walk     -url http://127.0.0.1:8090   # pages through /waiting: every gate, oldest first
 //	scalebench hwm      PID                  # peak RSS (VmHWM) of a running process
+//	scalebench proxy    -listen A -target F -name N   # counts one process's visibility calls a second
 package main
 
 import (
@@ -39,6 +40,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/ops"
+	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -55,7 +57,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer, in io.Reader) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: give a subcommand: populate, pages, floor, queue, walk or hwm", ErrUsage)
+		return fmt.Errorf("%w: give a subcommand: populate, pages, floor, queue, walk, proxy or hwm", ErrUsage)
 	}
 	switch args[0] {
 	case "populate":
@@ -68,6 +70,8 @@ func run(ctx context.Context, args []string, out io.Writer, in io.Reader) error 
 		return queue(in, out)
 	case "walk":
 		return walk(ctx, args[1:], out)
+	case "proxy":
+		return proxy(ctx, args[1:], out)
 	case "hwm":
 		if len(args) != 2 {
 			return fmt.Errorf("%w: hwm takes one process id", ErrUsage)
@@ -79,7 +83,7 @@ func run(ctx context.Context, args []string, out io.Writer, in io.Reader) error 
 		fmt.Fprintf(out, "VmHWM %d kB (%.1f MB)\n", kb, float64(kb)/1024)
 		return nil
 	}
-	return fmt.Errorf("%w: unknown subcommand %q: use populate, pages, floor, queue, walk or hwm", ErrUsage, args[0])
+	return fmt.Errorf("%w: unknown subcommand %q: use populate, pages, floor, queue, walk, proxy or hwm", ErrUsage, args[0])
 }
 
 func dial(ctx context.Context, address string) (client.Client, error) {
@@ -95,92 +99,115 @@ func count(ctx context.Context, c client.Client, q string) (int64, error) {
 	return r.GetCount(), nil
 }
 
-// populate starts closed (OnTrack, they complete) and open (Looping, they
-// pause at a gate in manage mode) reference jobs, conc at a time, every
-// open job spread evenly among the closed ones so the gates' ages spread,
-// then waits until the cluster counts them closed and paused.
+// populate fills the cluster with a day of jobs: closed reference jobs
+// (OnTrack, of the phases -closed-phases; -loops of them reference agent
+// loops that finish in four turns; every -budgeted-every'th with a budget
+// it stays inside, so it closes with its spend shown against a bound) and
+// open jobs, paused at a gate in manage mode, spread evenly among the
+// closed ones so the gates' ages spread: -verdict-gates of them Looping
+// jobs the judge pauses (ids <prefix>-gate-N, what resume --query
+// resumes), the rest jobs that reach a budget of one phase run (ids
+// <prefix>-budget-N, a budget gate).
+//
+// It starts the jobs in batches and keeps at most -window of them started
+// and not yet settled (closed, or paused at a gate): a server given its
+// whole backlog at once spends its time on the backlog. It says its rate
+// every 10 seconds. With -state it records the batches it has started and
+// a second run with the same flags takes up where the first stopped (a job
+// already started counts as started).
 func populate(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("populate", flag.ContinueOnError)
 	address := fs.String("address", "127.0.0.1:28233", "Temporal frontend")
 	queue := fs.String("task-queue", worker.DefaultTaskQueue, "task queue of the jobs")
-	closed := fs.Int("closed", 10000, "jobs that complete; it waits until the queue counts at least this many closed (earlier jobs count too)")
-	open := fs.Int("open", 1000, "jobs that pause at a gate; it waits until the queue counts at least this many paused")
+	closed := fs.Int("closed", 10000, "jobs that complete, agent loops included")
+	open := fs.Int("open", 1000, "jobs that pause at a gate")
+	verdictGates := fs.Int("verdict-gates", -1, "of the open jobs, how many the judge pauses (Looping); the rest reach a budget (default: all of them)")
+	loops := fs.Int("loops", 0, "of the closed jobs, how many are reference agent loops")
+	budgetedEvery := fs.Int("budgeted-every", 0, "every this many closed jobs carries a budget it stays inside (0: none)")
 	conc := fs.Int("conc", 32, "starts in flight")
+	window := fs.Int("window", 2000, "jobs started and not yet settled, at most")
+	batch := fs.Int("batch", 500, "jobs started between two looks at the window and the state file")
 	prefix := fs.String("prefix", "scale", "workflow id prefix")
-	wait := fs.Duration("wait", 2*time.Hour, "how long to wait for the jobs to close and pause")
+	state := fs.String("state", "", "file that records the jobs started, to take up an interrupted run (default: none)")
+	wait := fs.Duration("wait", 2*time.Hour, "how long to wait for the jobs to settle once all are started")
 	closedPhases := fs.String("closed-phases", "", "phases of the closed jobs, comma-separated (default: all of activities.DefaultPhases)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if *verdictGates < 0 || *verdictGates > *open {
+		*verdictGates = *open
+	}
+	if *loops > *closed {
+		return fmt.Errorf("%w: -loops %d is more than -closed %d: give at most as many agent loops as closed jobs", ErrUsage, *loops, *closed)
 	}
 	c, err := dial(ctx, *address)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	total := *closed + *open
-	every := total + 1
-	if *open > 0 {
-		every = total / *open
+	plan := populationPlan{closed: *closed, open: *open, verdictGates: *verdictGates, loops: *loops, budgetedEvery: *budgetedEvery, prefix: *prefix}
+	if *closedPhases != "" {
+		plan.closedPhases = strings.Split(*closedPhases, ",")
+	}
+	total := plan.total()
+	next := 0
+	if *state != "" {
+		if b, err := os.ReadFile(*state); err == nil {
+			if next, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil || next < 0 || next > total {
+				return fmt.Errorf("scalebench: populate: state file %s holds %q, not a job number from 0 to %d: remove it to start again", *state, b, total)
+			}
+			fmt.Fprintf(out, "taking up from job %d of %d (%s)\n", next, total, *state)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("scalebench: populate: %w", err)
+		}
+	}
+	mine := fmt.Sprintf("TaskQueue = '%s' AND WorkflowId STARTS_WITH '%s-'", *queue, *prefix)
+	settled := func() (nc, np int64, err error) {
+		if nc, err = count(ctx, c, mine+" AND ExecutionStatus = 'Completed'"); err != nil {
+			return 0, 0, err
+		}
+		np, err = count(ctx, c, mine+" AND ExecutionStatus = 'Running' AND OverseerPaused = true")
+		return nc, np, err
 	}
 	t0 := time.Now()
-	var started atomic.Int64
-	var firstErr error
-	var mu sync.Mutex
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range *conc {
-		wg.Go(func() {
-			for i := range work {
-				in := workflows.JobInput{Objective: "Add CSV export to the reports page", Scenario: activities.OnTrack}
-				if *closedPhases != "" {
-					in.Phases = strings.Split(*closedPhases, ",")
-				}
-				if *open > 0 && i%every == 0 && i/every < *open {
-					in = workflows.JobInput{Objective: "Add CSV export to the reports page", Scenario: activities.Looping}
-				}
-				err := startJob(ctx, c, client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%06d", *prefix, i), TaskQueue: *queue}, in)
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("scalebench: start job %d: %w", i, err)
-					}
-					mu.Unlock()
-					continue
-				}
-				started.Add(1)
+	nc0, np0, err := settled()
+	if err != nil {
+		return err
+	}
+	progress := rateLine{out: out, t0: t0, settled0: nc0 + np0}
+	started := next
+	for next < total {
+		nc, np, err := settled()
+		if err != nil {
+			return err
+		}
+		progress.say(started, nc, np, total, false)
+		if int64(started)-(nc+np) >= int64(*window) {
+			time.Sleep(2 * time.Second) // the window is full: look again in 2 s
+			continue
+		}
+		end := min(total, next+*batch)
+		if err := startBatch(ctx, c, *queue, plan, next, end, *conc); err != nil {
+			return err
+		}
+		started, next = end, end
+		if *state != "" {
+			if err := os.WriteFile(*state, []byte(strconv.Itoa(next)+"\n"), 0o644); err != nil {
+				return fmt.Errorf("scalebench: populate: %w", err)
 			}
-		})
+		}
 	}
-	for i := range total {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	fmt.Fprintf(out, "started %d jobs in %s (%.1f/s)\n", started.Load(), time.Since(t0).Round(time.Millisecond), float64(started.Load())/time.Since(t0).Seconds())
 	deadline := time.Now().Add(*wait)
-	// This run's jobs only: a namespace that holds earlier runs' jobs
-	// (another prefix) must not count them.
-	mine := fmt.Sprintf("TaskQueue = '%s' AND WorkflowId STARTS_WITH '%s-'", *queue, *prefix)
-	qClosed := mine + " AND ExecutionStatus = 'Completed'"
-	qPaused := mine + " AND ExecutionStatus = 'Running' AND OverseerPaused = true"
 	for {
-		nc, err := count(ctx, c, qClosed)
+		nc, np, err := settled()
 		if err != nil {
 			return err
 		}
-		np, err := count(ctx, c, qPaused)
-		if err != nil {
-			return err
-		}
-		el := time.Since(t0)
-		fmt.Fprintf(out, "%s closed %d paused %d (%.1f jobs done/s)\n", el.Round(time.Second), nc, np, float64(nc+np)/el.Seconds())
+		progress.say(started, nc, np, total, true)
 		if nc >= int64(*closed) && np >= int64(*open) {
 			return nil
 		}
-		if nc+np >= int64(*closed+*open) {
+		if nc+np >= int64(total) {
 			// Every job settled, but some meant to close paused at a gate:
 			// under load the server hands a phase's task to a poll that has
 			// already timed out, the phase fails at its heartbeat timeout,
@@ -193,19 +220,118 @@ func populate(ctx context.Context, args []string, out io.Writer) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("scalebench: populate: after %s, %d closed and %d paused, short of %d and %d", *wait, nc, np, *closed, *open)
 		}
-		time.Sleep(10 * time.Second) // a progress line every 10 s; the loop ends on the counts
+		time.Sleep(2 * time.Second) // the loop ends on the counts or the deadline
 	}
 }
 
+// populationPlan says what job number i of a populate run is.
+type populationPlan struct {
+	closed, open, verdictGates, loops, budgetedEvery int
+	closedPhases                                     []string
+	prefix                                           string
+}
+
+func (p populationPlan) total() int { return p.closed + p.open }
+
+// job is job i's workflow type, start options and input.
+func (p populationPlan) job(i int, queue string) (string, client.StartWorkflowOptions, any) {
+	const objective = "Add CSV export to the reports page"
+	o := client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%06d", p.prefix, i), TaskQueue: queue}
+	every := p.total() + 1
+	if p.open > 0 {
+		every = p.total() / p.open
+	}
+	if p.open > 0 && i%every == 0 && i/every < p.open {
+		// The verdict gates spread evenly among the gates too.
+		if g, step := i/every, p.open/max(1, p.verdictGates); p.verdictGates > 0 && g%step == 0 && g/step < p.verdictGates {
+			o.ID = fmt.Sprintf("%s-gate-%06d", p.prefix, i)
+			return workflows.JobWorkflowName, o, workflows.JobInput{Objective: objective, Scenario: activities.Looping}
+		}
+		o.ID = fmt.Sprintf("%s-budget-%06d", p.prefix, i)
+		o.Memo = map[string]any{overseer.BudgetMemoKey: `{"phase_runs": 1}`}
+		return workflows.JobWorkflowName, o, workflows.JobInput{Objective: objective, Scenario: activities.OnTrack, Phases: []string{"spec", "plan"}}
+	}
+	// The closed jobs' own number, so that loops and budgets spread evenly.
+	k := i - min(p.open, i/every+1)
+	if p.loops > 0 && k%max(1, p.closed/p.loops) == 0 && k/max(1, p.closed/p.loops) < p.loops {
+		o.ID = fmt.Sprintf("%s-loop-%06d", p.prefix, i)
+		return workflows.AgentLoopWorkflowName, o, workflows.AgentLoopInput{Objective: objective, Scenario: activities.LoopHealthy}
+	}
+	if p.budgetedEvery > 0 && k%p.budgetedEvery == 1 {
+		o.Memo = map[string]any{overseer.BudgetMemoKey: `{"phase_runs": 20, "elapsed_ns": 3600000000000}`}
+	}
+	return workflows.JobWorkflowName, o, workflows.JobInput{Objective: objective, Scenario: activities.OnTrack, Phases: p.closedPhases}
+}
+
+// startBatch starts jobs from to end (end excluded), conc at a time.
+func startBatch(ctx context.Context, c client.Client, queue string, plan populationPlan, from, end, conc int) error {
+	work := make(chan int)
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for i := range work {
+				wf, o, in := plan.job(i, queue)
+				if err := startJob(ctx, c, wf, o, in); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("scalebench: start job %d (%s): %w", i, o.ID, err)
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := from; i < end; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return firstErr
+}
+
+// rateLine prints populate's progress at most every 10 seconds (and at
+// the end): jobs started and settled, and the rate since the start and
+// over the last interval.
+type rateLine struct {
+	out      io.Writer
+	t0, last time.Time
+	settled0 int64
+	lastN    int64
+}
+
+func (r *rateLine) say(started int, nc, np int64, total int, waiting bool) {
+	now := time.Now()
+	n := nc + np
+	if !r.last.IsZero() && now.Sub(r.last) < 10*time.Second && !(waiting && n >= int64(total)) {
+		return
+	}
+	el := now.Sub(r.t0)
+	recent := ""
+	if !r.last.IsZero() {
+		recent = fmt.Sprintf(", %.1f/s in the last %s", float64(n-r.lastN)/now.Sub(r.last).Seconds(), now.Sub(r.last).Round(time.Second))
+	}
+	rate := float64(n-r.settled0) / el.Seconds()
+	eta := "–"
+	if rate > 0 && n < int64(total) {
+		eta = (time.Duration(float64(int64(total)-n)/rate) * time.Second).Round(time.Minute).String()
+	}
+	fmt.Fprintf(r.out, "%s started %d of %d, closed %d paused %d: %.1f jobs settled/s since the start%s; about %s to go\n",
+		el.Round(time.Second), started, total, nc, np, rate, recent, eta)
+	r.last, r.lastN = now, n
+}
+
 // startJob starts one job, three tries in all when a start gets no answer
-// in time (a loaded server): the start may have been taken, so a retry that
-// finds the job already started counts as started.
-func startJob(ctx context.Context, c client.Client, o client.StartWorkflowOptions, in workflows.JobInput) error {
+// in time (a loaded server). A job already started counts as started: a
+// retry's start may have been taken, and a populate run taken up again
+// starts its last batch again.
+func startJob(ctx context.Context, c client.Client, workflowType string, o client.StartWorkflowOptions, in any) error {
 	for try := 1; ; try++ {
-		_, err := c.ExecuteWorkflow(ctx, o, workflows.JobWorkflowName, in)
+		_, err := c.ExecuteWorkflow(ctx, o, workflowType, in)
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
-		case err == nil, try > 1 && errors.As(err, &started):
+		case err == nil, errors.As(err, &started):
 			return nil
 		case try < 3 && ops.TimedOut(err):
 			continue
