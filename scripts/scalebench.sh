@@ -36,7 +36,7 @@ LEARN_PREFIX="${LEARN_PREFIX:-new}" N="${N:-40}" DASH_PORT="${DASH_PORT:-28090}"
 QUEUE="overseer-jobs"
 RESUME_QUERY="${RESUME_QUERY:-TaskQueue = '$QUEUE' AND WorkflowId STARTS_WITH 'scale-gate-'}"
 # The proxies that count each process's visibility calls (scalebench proxy).
-PROXY_DASH_PORT=28301 PROXY_CLI_PORT=28302 PROXY_WORKER_PORT=28303
+PROXY_DASH_PORT=28301 PROXY_CLI_PORT=28302 PROXY_WORKER_PORT=28303 PROXY_LEARN_PORT=28304
 mkdir -p "$OUT"
 
 say() { echo "scalebench: $*"; }
@@ -193,7 +193,8 @@ learn)
 	build
 	# The rounds' worker polls a queue of its own, so the jobs' queue has no
 	# worker while a round reads.
-	"$OUT/overseer" worker --address "$ADDRESS" --task-queue scale-learn --learn-records "$OUT/records" --model-registry \
+	start_proxy learnworker "$PROXY_LEARN_PORT"
+	"$OUT/overseer" worker --address "127.0.0.1:$PROXY_LEARN_PORT" --task-queue scale-learn --learn-records "$OUT/records" --model-registry \
 		--agent-work 1ms >"$OUT/learnworker.log" 2>&1 &
 	lw=$!
 	pids+=("$lw")
@@ -229,6 +230,7 @@ learn)
 	round 2
 	kill -INT "$lw"
 	wait "$lw" 2>/dev/null || true
+	stop_proxy learnworker
 	;;
 *)
 	echo "usage: scripts/scalebench.sh populate|measure|resume|learn" >&2

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,12 +82,13 @@ func (c *callCounter) report(out io.Writer, name string) {
 			methods = append(methods, fmt.Sprintf("%s %d", m, k))
 		}
 	}
+	slices.Sort(methods)
 	mean := 0.0
 	if n > 0 {
 		mean = float64(n) / float64(last-first+1)
 	}
-	fmt.Fprintf(out, "%s: %d visibility calls (%s) of %d calls in %s; %.1f a second from the first to the last, at most %d in one second\n",
-		name, n, strings.Join(methods, ", "), c.all, time.Since(c.t0).Round(time.Second), mean, peak)
+	fmt.Fprintf(out, "%s: %d visibility calls (%s) of %d calls (%d history reads) in %s; %.1f a second from the first to the last, at most %d in one second\n",
+		name, n, strings.Join(methods, ", "), c.all, c.byMethod["GetWorkflowExecutionHistory"], time.Since(c.t0).Round(time.Second), mean, peak)
 }
 
 // proxy forwards every gRPC call it receives to the frontend and counts
