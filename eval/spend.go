@@ -383,7 +383,21 @@ const (
 	// least: split conformal at 5 % needs 19 to calibrate on.
 	minSpendFit         = 10
 	minSpendCalibration = 19
+	// SpendBudgetWeakestPromise is the weakest promise a relative budget
+	// is learned with: fewer succeeded jobs than minSpendCalibration to
+	// calibrate on cannot promise SpendBudgetMaxReached, but n of them
+	// can promise 1/(n+1) (the budget just above the highest of their
+	// ratios), and a team with few succeeded runs is better served by a
+	// budget that says it holds at most 10 % of them than by none. 9
+	// calibrating jobs reach it, with minSmallSpendFit to fit the curve
+	// on.
+	SpendBudgetWeakestPromise = 0.10
+	minSmallSpendFit          = 5
 )
+
+// minSmallSpendCalibration is the calibrating jobs the weakest promise
+// needs: 1/(n+1) ≤ SpendBudgetWeakestPromise.
+var minSmallSpendCalibration = int(math.Ceil(1/SpendBudgetWeakestPromise-1e-9)) - 1
 
 // ErrTooFewForSpendBudget is the refusal of a relative budget that too
 // few succeeded jobs back.
@@ -394,9 +408,12 @@ var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens for
 // by name), the curve is the median tokens by phase run of one half, and
 // the factor is the split-conformal quantile, at 1 − maxReached, of the
 // other half's highest ratio to the curve, so that a new job like the
-// succeeded ones reaches it with probability at most maxReached. It
-// refuses, in one sentence, when fewer than minSpendFit and
-// minSpendCalibration jobs back the halves.
+// succeeded ones reaches it with probability at most maxReached. With
+// fewer jobs than that promise needs (minSpendFit to fit, 19 to calibrate
+// at 5 %), it learns the budget with the promise they can back, 1/(n+1)
+// on n calibrating jobs, and says so in MaxReached, down to
+// SpendBudgetWeakestPromise (5 to fit, 9 to calibrate on). It refuses, in
+// one sentence that says how many runs it needs, below that.
 func SpendBudgetOf(records []Record, maxReached float64) (overseer.SpendBudget, error) {
 	return spendBudgetOf(records, maxReached, TokensByPhaseRun)
 }
@@ -442,21 +459,27 @@ func spendBudgetOf(records []Record, maxReached float64, tokens func(Record) []i
 			cal = append(cal, byFamily[f]...)
 		}
 	}
-	if len(fit) < minSpendFit || len(cal) < minSpendCalibration || len(families) < 2 {
-		succeeded, _ := Outcomes(records)
-		return overseer.SpendBudget{}, fmt.Errorf("%w: it needs %d to fit and %d to calibrate on, from two task families or more; there are %d and %d (%d families); at the success rate of these %d runs (%d succeeded), that is about %d closed runs",
-			ErrTooFewForSpendBudget, minSpendFit, minSpendCalibration, len(fit), len(cal), len(families), len(records), succeeded, closedRunsFor(minSpendFit+minSpendCalibration, succeeded, len(records)))
+	// The promise these jobs back: maxReached with enough of them, else
+	// 1/(n+1) on n calibrating jobs (the budget above the highest ratio).
+	k := int(math.Ceil(float64(len(cal)+1) * (1 - maxReached)))
+	promise := maxReached
+	if k > len(cal) || len(fit) < minSpendFit {
+		promise, k = max(maxReached, 1/float64(len(cal)+1)), len(cal)
 	}
-	b := overseer.SpendBudget{Curve: medianCurve(fit), MaxReached: maxReached, Jobs: len(cal)}
+	if len(families) < 2 || len(fit) < minSmallSpendFit || promise > SpendBudgetWeakestPromise+1e-9 {
+		succeeded, _ := Outcomes(records)
+		return overseer.SpendBudget{}, fmt.Errorf("%w: a promise of %.0f%% needs %d to fit and %d to calibrate on, and the weakest it gives, %.0f%%, %d and %d, from two task families or more; "+
+			"there are %d and %d (%d families); at the success rate of these %d runs (%d succeeded), that is about %d closed runs (%d for %.0f%%)",
+			ErrTooFewForSpendBudget, 100*maxReached, minSpendFit, minSpendCalibration, 100*SpendBudgetWeakestPromise, minSmallSpendFit, minSmallSpendCalibration,
+			len(fit), len(cal), len(families), len(records), succeeded,
+			closedRunsFor(minSmallSpendFit+minSmallSpendCalibration, succeeded, len(records)), closedRunsFor(minSpendFit+minSpendCalibration, succeeded, len(records)), 100*maxReached)
+	}
+	b := overseer.SpendBudget{Curve: medianCurve(fit), MaxReached: promise, Jobs: len(cal)}
 	scores := make([]float64, len(cal))
 	for i, t := range cal {
 		scores[i] = highestRatio(t, b)
 	}
 	slices.Sort(scores)
-	k := int(math.Ceil(float64(len(cal)+1) * (1 - maxReached)))
-	if k > len(cal) {
-		return overseer.SpendBudget{}, fmt.Errorf("%w: %d jobs to calibrate on cannot promise %.0f%%", ErrTooFewForSpendBudget, len(cal), 100*maxReached)
-	}
 	// Just above the k-th score: a job reaches the budget at a ratio at
 	// or above the factor.
 	b.Factor = math.Nextafter(scores[k-1], math.Inf(1))

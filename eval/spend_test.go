@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -136,5 +137,16 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 
 	_, err = eval.SpendBudgetOf(records[:12], eval.SpendBudgetMaxReached)
 	require.ErrorIs(t, err, eval.ErrTooFewForSpendBudget)
-	assert.EqualError(t, err, "too few succeeded jobs with tokens for a relative budget: it needs 10 to fit and 19 to calibrate on, from two task families or more; there are 10 and 1 (2 families); at the success rate of these 12 runs (11 succeeded), that is about 32 closed runs")
+	assert.EqualError(t, err, "too few succeeded jobs with tokens for a relative budget: a promise of 5% needs 10 to fit and 19 to calibrate on, and the weakest it gives, 10%, 5 and 9, "+
+		"from two task families or more; there are 10 and 1 (2 families); at the success rate of these 12 runs (11 succeeded), that is about 16 closed runs (32 for 5%)")
+
+	// Fewer succeeded runs than a 5 % promise needs back a weaker one,
+	// said in the budget: 10 to calibrate on promise 1/11.
+	few := append(slices.Clone(records[:11]), records[11:21]...)
+	b, err = eval.SpendBudgetOf(few, eval.SpendBudgetMaxReached)
+	require.NoError(t, err)
+	require.NoError(t, b.Validate())
+	assert.Equal(t, 10, b.Jobs)
+	assert.InDelta(t, 1.0/11, b.MaxReached, 1e-9, "the promise ten calibrating runs back")
+	assert.Contains(t, b.String(), "at most 9% of jobs like them reach it; calibrated on 10")
 }
