@@ -205,12 +205,14 @@ type Figures struct {
 	Promise *eval.PromiseCheck `json:"promise,omitempty"`
 	// CandidateAUROCSteps and CurrentAUROCSteps are the ranking after
 	// eval.LeadSteps steps among the runs still running then, as a live
-	// judge sees them: the figure a round's sentence leads with.
+	// judge sees them: the figure a round's sentence leads with, and the
+	// one a refit is promoted on (it ranks no worse here, when both can
+	// be measured).
 	CandidateAUROCSteps float64 `json:"candidate_auroc_10_steps"`
 	CurrentAUROCSteps   float64 `json:"current_auroc_10_steps"`
 	// AUROC at 50 % of each run's steps on the held-out runs: a point that
-	// knows each run's length, which no live judge does. A refit is
-	// promoted only when it ranks no worse here.
+	// knows each run's length, which no live judge does. Kept for reading
+	// beside the online ranking; no decision rests on it.
 	CandidateAUROC float64 `json:"candidate_auroc_50"`
 	CurrentAUROC   float64 `json:"current_auroc_50"`
 	// CandidateBrier and CurrentBrier are a recalibration's measure: the
@@ -282,6 +284,22 @@ func (f *Figures) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// RankedOnline says whether the candidate's and the current model's
+// ranking after eval.LeadSteps steps were both measured.
+func (f Figures) RankedOnline() bool {
+	return !math.IsNaN(f.CandidateAUROCSteps) && !math.IsNaN(f.CurrentAUROCSteps)
+}
+
+// RanksWorseOnline says the candidate ranks worse than the current model
+// after eval.LeadSteps steps, or could not be measured where the current
+// model could.
+func (f Figures) RanksWorseOnline() bool {
+	if math.IsNaN(f.CurrentAUROCSteps) {
+		return false
+	}
+	return math.IsNaN(f.CandidateAUROCSteps) || f.CandidateAUROCSteps < f.CurrentAUROCSteps
+}
+
 // Online says whether the figures carry the ranking after eval.LeadSteps
 // steps (figures of rounds before it do not).
 func (f Figures) Online() bool {
@@ -349,8 +367,13 @@ var ErrNotReady = errors.New("too few labelled runs")
 //     certify the promise);
 //   - on the held-out runs the candidate's policy must keep the promise
 //     (eval.CheckPromise neither broken nor above it);
-//   - the candidate must rank no worse: its AUROC at 50 % of the steps on
-//     the held-out runs at least the current model's.
+//   - the candidate must rank no worse as a live judge sees the runs: its
+//     AUROC after eval.LeadSteps steps, among the held-out runs still
+//     running then, at least the current model's. Where that cannot be
+//     measured for both (runs shorter than that, or of one outcome among
+//     those still running) the ranking is not compared and the round says
+//     so: a figure at a share of each run's length knows the run's length,
+//     which no live judge does, and decides nothing.
 func Decide(ctx context.Context, records []eval.Record, current Current, opts DecideOptions) (Decision, error) {
 	opts.defaults()
 	records = append([]eval.Record(nil), records...)
@@ -414,8 +437,12 @@ func Decide(ctx context.Context, records []eval.Record, current Current, opts De
 	switch {
 	case pc.Verdict == eval.PromiseBroken || pc.Verdict == eval.PromiseAbove:
 		d.Reason = fmt.Sprintf("refused %s: on the %d newest runs it did not train on, %s; %s", d.Version, len(held), pc, ranks)
-	case math.IsNaN(d.Figures.CandidateAUROC) || d.Figures.CandidateAUROC < d.Figures.CurrentAUROC:
-		d.Reason = fmt.Sprintf("refused %s: it ranks worse at 50%% of each run: %s", d.Version, ranks)
+	case d.Figures.RanksWorseOnline():
+		d.Reason = fmt.Sprintf("refused %s: it ranks worse after %d steps among the runs still running then: %s", d.Version, eval.LeadSteps, ranks)
+	case !d.Figures.RankedOnline():
+		d.Promote = true
+		d.Reason = fmt.Sprintf("promote %s: %s; the ranking after %d steps could not be compared on these runs (shorter, or of one outcome among those still running): promoted on its promise alone; %s",
+			d.Version, pc, eval.LeadSteps, ranks)
 	default:
 		d.Promote = true
 		d.Reason = fmt.Sprintf("promote %s: %s; %s", d.Version, pc, ranks)

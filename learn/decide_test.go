@@ -80,7 +80,8 @@ func TestDecidePromotesABetterCandidate(t *testing.T) {
 	assert.Equal(t, "stage 3: refitted on CoroJob jobs", m.StageSentence("telemetry", "CoroJob"))
 	assert.Equal(t, 30, d.Figures.HeldOut)
 	assert.Equal(t, 120, d.Figures.Trained)
-	assert.GreaterOrEqual(t, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
+	require.True(t, d.Figures.RankedOnline(), "these runs are long enough to rank after 10 steps")
+	assert.GreaterOrEqual(t, d.Figures.CandidateAUROCSteps, d.Figures.CurrentAUROCSteps)
 	require.NotNil(t, d.Figures.Promise)
 	assert.NotContains(t, []string{eval.PromiseBroken, eval.PromiseAbove}, d.Figures.Promise.Verdict)
 	assert.Contains(t, d.Reason, "promote cand-good: ")
@@ -121,11 +122,11 @@ func TestDecideRefusesAWorseCandidateWithItsFigures(t *testing.T) {
 	assert.Contains(t, d.Reason, "refused cand-noisy: ")
 	assert.Contains(t, d.Reason, "against the current model current-good's")
 	assert.Equal(t, "current-good", d.Figures.Current)
-	assert.Less(t, d.Figures.CandidateAUROC, d.Figures.CurrentAUROC)
-	// The sentence leads with the ranking a live judge gets, among the
-	// runs still running after 10 steps, and names the 50 % figure as one
-	// that knows each run's length.
-	assert.Contains(t, d.Reason, "refused cand-noisy: it ranks worse at 50% of each run: on the 30 newest runs, AUROC after 10 steps, among the runs still running then, ")
+	// It is refused on the ranking a live judge gets, among the runs still
+	// running after 10 steps; the sentence names the 50 % figure as one
+	// that knows each run's length, and nothing rests on it.
+	assert.Less(t, d.Figures.CandidateAUROCSteps, d.Figures.CurrentAUROCSteps)
+	assert.Contains(t, d.Reason, "refused cand-noisy: it ranks worse after 10 steps among the runs still running then: on the 30 newest runs, AUROC after 10 steps, among the runs still running then, ")
 	assert.Contains(t, d.Reason, fmt.Sprintf("; at 50%% of each run (which knows the run's length) %.3f against %.3f", d.Figures.CandidateAUROC, d.Figures.CurrentAUROC))
 	assert.False(t, math.IsNaN(d.Figures.CandidateAUROCSteps) && math.IsNaN(d.Figures.CurrentAUROCSteps), "measured after 10 steps")
 	t.Log(d.Reason)
@@ -177,6 +178,32 @@ func TestReadyCountsWhatTheTrainingAndHeldOutRunsHold(t *testing.T) {
 			assert.Contains(t, r.Sentence, tc.want)
 			_, err := Decide(ctx, recs, cur, DecideOptions{})
 			assert.ErrorIs(t, err, ErrNotReady)
+		})
+	}
+}
+
+// A refit is compared on the ranking after 10 steps: worse there is
+// refused, unmeasurable for the candidate where the current model was
+// measured is refused too, and unmeasurable for the current model leaves
+// the ranking uncompared (the round says so); the 50 % figure never
+// decides.
+func TestFiguresRankOnline(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name                string
+		cand, cur, c50, u50 float64
+		ranked, worse       bool
+	}{
+		{"better online, worse at 50%", 0.62, 0.60, 0.50, 0.70, true, false},
+		{"worse online, better at 50%", 0.58, 0.60, 0.80, 0.70, true, true},
+		{"candidate unmeasurable", nan, 0.60, 0.80, 0.70, false, true},
+		{"neither measurable", nan, nan, 0.40, 0.70, false, false},
+		{"current unmeasurable", 0.55, nan, 0.40, 0.70, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Figures{CandidateAUROCSteps: tc.cand, CurrentAUROCSteps: tc.cur, CandidateAUROC: tc.c50, CurrentAUROC: tc.u50}
+			assert.Equal(t, tc.ranked, f.RankedOnline())
+			assert.Equal(t, tc.worse, f.RanksWorseOnline())
 		})
 	}
 }

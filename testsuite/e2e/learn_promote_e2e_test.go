@@ -93,7 +93,8 @@ func TestE2ELearnPromotesAGoodCandidateAndRefusesAWorseOne(t *testing.T) {
 	var figures learn.Figures
 	require.NoError(t, json.Unmarshal(v.Figures, &figures))
 	assert.Equal(t, 30, figures.HeldOut)
-	assert.GreaterOrEqual(t, figures.CandidateAUROC, figures.CurrentAUROC)
+	require.True(t, figures.RankedOnline(), "these runs rank after 10 steps")
+	assert.GreaterOrEqual(t, figures.CandidateAUROCSteps, figures.CurrentAUROCSteps)
 
 	// Training runs that tell the outcome the other way round: the candidate
 	// ranks the newest runs worse than the model just promoted, and is
@@ -118,7 +119,7 @@ func TestE2ELearnPromotesAGoodCandidateAndRefusesAWorseOne(t *testing.T) {
 		Reason: second.Decision.Reason, Figures: refused.Figures, By: learn.PromotedBy}, refused)
 	var refusedFigures learn.Figures
 	require.NoError(t, json.Unmarshal(refused.Figures, &refusedFigures))
-	assert.Less(t, refusedFigures.CandidateAUROC, refusedFigures.CurrentAUROC)
+	assert.True(t, refusedFigures.RanksWorseOnline(), "refused: it ranks worse after 10 steps")
 	assert.Equal(t, first.Decision.Version, refusedFigures.Current)
 
 	// The Models view shows the refused candidate with its figures, and
