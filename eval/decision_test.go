@@ -371,6 +371,23 @@ func TestTrainFindsTheSeparatingFeature(t *testing.T) {
 	}
 	assert.Equal(t, 5, res.Folds)
 	assert.Len(t, res.CV, 90, "every run scored out of fold")
+	// Beside each certified policy, the held-out runs at the fixed hold
+	// rates, as eval prints them: never more succeeded runs held than the
+	// rate allows.
+	require.NotEmpty(t, res.CVByKind)
+	checked := 0
+	for _, k := range res.CVByKind {
+		if k.InForce.Succeeded == 0 {
+			continue
+		}
+		checked++
+		require.Len(t, k.InForce.AtHoldRates, len(eval.FixedFalsePauseRates))
+		for _, h := range k.InForce.AtHoldRates {
+			assert.LessOrEqual(t, h.Held, int(h.Rate*float64(h.Succeeded)+1e-9), "at %g%%", 100*h.Rate)
+		}
+		assert.Len(t, k.InForce.HoldRateSentences(), len(eval.FixedFalsePauseRates))
+	}
+	assert.Positive(t, checked, "a policy was certified and walked")
 
 	// The model reads a fresh run's trajectory like the training did.
 	judge := &overseer.LearnedJudge{Model: res.Model}

@@ -350,6 +350,13 @@ func (f InForce) Sentences() []string {
 	if f.Budgets != nil {
 		out = append(out, f.Judge.Sentence("the judge's pauses alone"), f.Budgets.Sentence("the budgets alone"))
 	}
+	return append(out, f.HoldRateSentences()...)
+}
+
+// HoldRateSentences say the gates at the fixed hold rates, a line each
+// (InForce.AtHoldRates).
+func (f InForce) HoldRateSentences() []string {
+	var out []string
 	for _, h := range f.AtHoldRates {
 		switch {
 		case h.BudgetsAlone:

@@ -80,7 +80,8 @@ type KindRates struct {
 	// InForce is what that policy does to the held-out runs while they
 	// run, walked boundary by boundary (InForceOf, no budget): each fold's
 	// policy on its own held-out runs, summed over the folds that could
-	// certify one.
+	// certify one; its AtHoldRates set a threshold on P at each of
+	// FixedFalsePauseRates over the same runs pooled.
 	InForce InForce `json:"in_force"`
 	gated   []gatedRun
 }
@@ -962,6 +963,12 @@ func Train(ctx context.Context, records []Record, opts TrainOptions) (*TrainResu
 		k.InForce = InForce{Policy: fmt.Sprintf("certified %s in each fold, applied to its held-out runs", k.Kind)}
 		k.InForce.GateFigures = gateFiguresOf(k.gated, func(g gatedRun) int { return g.judge })
 		k.InForce.Judge = k.InForce.GateFigures
+		// What a threshold on P set at each fixed hold rate would do to
+		// the same held-out runs pooled: beside the certified policies,
+		// the same rows eval prints.
+		for _, rate := range FixedFalsePauseRates {
+			k.InForce.AtHoldRates = append(k.InForce.AtHoldRates, atHoldRate(k.gated, rate))
+		}
 	}
 	// The ranking at fixed spend: the same spends in every fold, set on
 	// the held-out runs pooled.

@@ -625,6 +625,9 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 		if k.Rates.Succeeded > 0 {
 			printRates(out, k.Rates)
 			fmt.Fprintf(out, "  %s\n", k.InForce.Sentence("walked call by call while they ran, it"))
+			for _, l := range k.InForce.HoldRateSentences() {
+				fmt.Fprintf(out, "  %s\n", l)
+			}
 			fmt.Fprintf(out, "  on the held-out runs: %s\n", eval.CheckPromise(k.Rates, *budget))
 		}
 		for _, r := range k.Refused {
