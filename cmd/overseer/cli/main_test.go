@@ -92,3 +92,11 @@ func TestWorkerRefusesAMemoryLimitThatIsNotASize(t *testing.T) {
 		assert.Contains(t, errOut, fmt.Sprintf("--memory-limit %q: give a size such as 200MiB or 1GiB, or 0 for none", bad))
 	}
 }
+
+// A negative workflow cache is refused in one sentence that says what to
+// give, before the worker connects.
+func TestWorkerRefusesANegativeWorkflowCache(t *testing.T) {
+	code, _, errOut := runMain("worker", "--workflow-cache", "-5")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--workflow-cache -5: give a number of runs, or 0 for the SDK's default")
+}

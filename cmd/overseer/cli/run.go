@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
@@ -246,15 +247,24 @@ func (*Worker) Run(ctx context.Context, args []string, out io.Writer) error {
 	types := fs.String("type", "", "serve the recorded job ("+workflows.RecordedJobWorkflowName+") under these workflow types too, comma-separated, "+
 		"managed unless --mode or --modes say otherwise: the jobs of overseer replay --type NAME")
 	memLimit := fs.String("memory-limit", "", "the process's soft memory limit, e.g. 200MiB or 1GiB; 0: none (default: $GOMEMLIMIT when set, else 200MiB)")
+	cache := fs.Int("workflow-cache", DefaultWorkflowCache, "runs the worker keeps in memory between their tasks (the SDK's sticky cache); "+
+		"a run beyond it is read again from its history at its next task; 0: the SDK's default, 10000")
 	err := parseNoArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if *cache < 0 {
+		return fmt.Errorf("%w: --workflow-cache %d: give a number of runs, or 0 for the SDK's default", ErrUsage, *cache)
 	}
 	restoreLimit, err := setMemoryLimit(*memLimit)
 	if err != nil {
 		return err
 	}
 	defer restoreLimit()
+	if *cache > 0 {
+		// Process-wide, and read when the first worker starts.
+		sdkworker.SetStickyWorkflowCacheSize(*cache)
+	}
 	recordedTypes, err := parseRecordedTypes(*types)
 	if err != nil {
 		return err
