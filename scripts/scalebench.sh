@@ -16,7 +16,8 @@
 # loops; default 2% of them), BUDGETED_EVERY (every this many closed jobs
 # carries a budget; default 10), VERDICT_GATES (of the open jobs, how many
 # the judge pauses, the rest at a budget; default a fifth), WINDOW (jobs
-# started and not settled, at most; default 2000), CLOSED_PHASES (default
+# started and not settled, at most; default 600: 2,000 held the worker's
+# cache at its memory limit), CLOSED_PHASES (default
 # spec: see the doc), N (requests per
 # page and mode, default 40), DASH_PORT (default 28090), RESUME_AGENT_WORK (how long
 # each phase of a resumed job works while resume --query runs, default 1ms: every
@@ -31,9 +32,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ADDRESS="${ADDRESS:-127.0.0.1:28233}"
 OUT="${OUT:-/tmp/scale}"
 CLOSED="${CLOSED:-100000}" OPEN="${OPEN:-5000}" CLOSED_PHASES="${CLOSED_PHASES:-spec}"
-LOOPS="${LOOPS:-$((CLOSED / 50))}" BUDGETED_EVERY="${BUDGETED_EVERY:-10}" VERDICT_GATES="${VERDICT_GATES:-$((OPEN / 5))}" WINDOW="${WINDOW:-2000}"
+LOOPS="${LOOPS:-$((CLOSED / 50))}" BUDGETED_EVERY="${BUDGETED_EVERY:-10}" VERDICT_GATES="${VERDICT_GATES:-$((OPEN / 5))}" WINDOW="${WINDOW:-600}"
 LEARN_PREFIX="${LEARN_PREFIX:-new}" N="${N:-40}" DASH_PORT="${DASH_PORT:-28090}" RESUME_AGENT_WORK="${RESUME_AGENT_WORK:-1ms}"
 QUEUE="overseer-jobs"
+# WORKER_FLAGS: more flags for the workers the script starts, e.g.
+# "--memory-limit 0" (populate's worker holds every gate it opened).
+WORKER_FLAGS="${WORKER_FLAGS:-}"
 RESUME_QUERY="${RESUME_QUERY:-TaskQueue = '$QUEUE' AND WorkflowId STARTS_WITH 'scale-gate-'}"
 # The proxies that count each process's visibility calls (scalebench proxy).
 PROXY_DASH_PORT=28301 PROXY_CLI_PORT=28302 PROXY_WORKER_PORT=28303 PROXY_LEARN_PORT=28304
@@ -69,7 +73,8 @@ start_worker() {
 		start_proxy worker "$PROXY_WORKER_PORT"
 		address="127.0.0.1:$PROXY_WORKER_PORT"
 	fi
-	"$OUT/overseer" worker --address "$address" --agent-work "${1:-1ms}" >"$OUT/worker.log" 2>&1 &
+	# shellcheck disable=SC2086 # WORKER_FLAGS is words
+	"$OUT/overseer" worker --address "$address" --agent-work "${1:-1ms}" $WORKER_FLAGS >"$OUT/worker.log" 2>&1 &
 	echo $! >"$OUT/worker.pid"
 	pids+=("$!")
 	until grep -q "Worker polling" "$OUT/worker.log"; do
