@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
@@ -34,6 +35,21 @@ type Backend interface {
 	Status(ctx context.Context, id, runID string) (overseer.Status, error)
 	Resume(ctx context.Context, id string, req overseer.ResumeRequest) (overseer.Gate, error)
 }
+
+// WorkerChecker is a Backend that can say, before a job's status query,
+// whether a worker polls the job's task queue: a server holds a query for
+// a queue nobody polls until its own timeout (tens of seconds), far past
+// a page's, so with the workers down every job page would wait for it.
+// TemporalBackend is one.
+type WorkerChecker interface {
+	// WorkerPolls says whether a worker polled the workflow task queue
+	// recently (within workerFresh).
+	WorkerPolls(ctx context.Context, queue string) (bool, error)
+}
+
+// workerFresh is how recently a worker must have polled a task queue for
+// the job page to ask it a status: a worker's polls last about a minute.
+const workerFresh = 90 * time.Second
 
 // TemporalBackend is the Backend over a Temporal client (package ops).
 // DataConverter and Namespace read the jobs' summaries in their memos
@@ -64,6 +80,21 @@ func (b TemporalBackend) Describe(ctx context.Context, id string) (ops.Job, erro
 // Status implements Backend.
 func (b TemporalBackend) Status(ctx context.Context, id, runID string) (overseer.Status, error) {
 	return ops.RunStatus(ctx, b.Client, id, runID)
+}
+
+// WorkerPolls implements WorkerChecker with DescribeTaskQueue: a poller
+// seen within workerFresh.
+func (b TemporalBackend) WorkerPolls(ctx context.Context, queue string) (bool, error) {
+	resp, err := b.Client.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range resp.GetPollers() {
+		if time.Since(p.GetLastAccessTime().AsTime()) < workerFresh {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Resume implements Backend.
@@ -159,6 +190,9 @@ type Server struct {
 	// query on a closed run makes a worker replay its history).
 	mu     sync.Mutex
 	closed map[string]overseer.Status
+	// polled remembers, per task queue, whether a worker polls it
+	// (WorkerChecker), for workerCheckTTL: the job pages share one call.
+	polled map[string]workerCheck
 
 	// lists and queue share the views' reads among tabs (viewCache).
 	lists *viewCache[listView]
@@ -182,6 +216,47 @@ var staticFS embed.FS
 
 // maxClosedCache bounds the cache of closed runs' statuses.
 const maxClosedCache = 500
+
+// workerCheck is a WorkerChecker's answer and when it was given.
+type workerCheck struct {
+	at     time.Time
+	polled bool
+}
+
+// workerCheckTTL is how long the job pages reuse a task queue's check.
+const workerCheckTTL = 5 * time.Second
+
+// ErrNoWorker: no worker polls the job's task queue, so nothing can answer
+// its status query; the page shows what the job's memo holds.
+var ErrNoWorker = errors.New("no worker polls the job's task queue")
+
+// workerPolls says whether a worker polls queue, from the backend's
+// WorkerChecker (true when it has none, or the check itself fails: the
+// query then says what is wrong).
+func (s *Server) workerPolls(ctx context.Context, queue string) bool {
+	wc, ok := s.backend.(WorkerChecker)
+	if !ok || queue == "" {
+		return true
+	}
+	now := time.Now()
+	s.mu.Lock()
+	c, ok := s.polled[queue]
+	s.mu.Unlock()
+	if ok && now.Sub(c.at) < workerCheckTTL {
+		return c.polled
+	}
+	polled, err := wc.WorkerPolls(ctx, queue)
+	if err != nil {
+		return true
+	}
+	s.mu.Lock()
+	if s.polled == nil || len(s.polled) >= maxClosedCache {
+		s.polled = map[string]workerCheck{}
+	}
+	s.polled[queue] = workerCheck{at: now, polled: polled}
+	s.mu.Unlock()
+	return polled
+}
 
 // New returns the dashboard for opts.
 func New(opts Options) (*Server, error) {
@@ -359,6 +434,9 @@ func (s *Server) status(ctx context.Context, j ops.Job) (overseer.Status, error)
 		if ok {
 			return st, nil
 		}
+	}
+	if !s.workerPolls(ctx, j.TaskQueue) {
+		return overseer.Status{}, fmt.Errorf("%w (%s): its overseer status comes from a worker; start one, or read what its memo holds above", ErrNoWorker, j.TaskQueue)
 	}
 	st, err := s.backend.Status(ctx, j.ID, j.RunID)
 	if err != nil || j.Running() || j.RunID == "" {

@@ -122,7 +122,7 @@ views() {
 		kill -0 "$dash" || { cat "$OUT/dashboard.log"; exit 1; }
 		sleep 0.2
 	done
-	"$OUT/scalebench" pages -url "http://127.0.0.1:$DASH_PORT" -n "$N" -conc 16 -paths "/,/waiting,/job?id=scale-000001,/job?id=scale-gate-000000"
+	"$OUT/scalebench" pages -url "http://127.0.0.1:$DASH_PORT" -n "$N" -conc 16 -paths "/,/waiting,/job?id=scale-000002,/job?id=scale-gate-000000"
 	"$OUT/scalebench" walk -url "http://127.0.0.1:$DASH_PORT"
 	say "dashboard peak memory: $("$OUT/scalebench" hwm "$dash")"
 	kill -INT "$dash"

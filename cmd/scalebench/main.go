@@ -163,7 +163,9 @@ func populate(ctx context.Context, args []string, out io.Writer) error {
 	}
 	mine := fmt.Sprintf("TaskQueue = '%s' AND WorkflowId STARTS_WITH '%s-'", *queue, *prefix)
 	settled := func() (nc, np int64, err error) {
-		if nc, err = count(ctx, c, mine+" AND ExecutionStatus = 'Completed'"); err != nil {
+		// Closed in any way: a reference agent loop whose call was lost
+		// under load fails (its calls are not retried), and counts here.
+		if nc, err = count(ctx, c, mine+" AND ExecutionStatus != 'Running'"); err != nil {
 			return 0, 0, err
 		}
 		np, err = count(ctx, c, mine+" AND ExecutionStatus = 'Running' AND OverseerPaused = true")
@@ -204,6 +206,13 @@ func populate(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		progress.say(started, nc, np, total, true)
+		if nc+np >= int64(total) {
+			failed, err := count(ctx, c, mine+" AND ExecutionStatus = 'Failed'")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%d closed (%d of them failed: a phase or call lost under load that the job did not run again), %d paused\n", nc, failed, np)
+		}
 		if nc >= int64(*closed) && np >= int64(*open) {
 			return nil
 		}
