@@ -97,7 +97,7 @@ start_proxy() {
 	"$OUT/scalebench" proxy -listen "127.0.0.1:$2" -target "$ADDRESS" -name "$1" >"$OUT/proxy-$1.log" 2>&1 &
 	echo $! >"$OUT/proxy-$1.pid"
 	pids+=("$!")
-	until grep -q "^proxy" "$OUT/proxy-$1.log"; do sleep 0.1; done
+	until grep -qs "^proxy" "$OUT/proxy-$1.log"; do sleep 0.1; done
 }
 
 # stop_proxy NAME: stop it and say what it counted.
