@@ -396,8 +396,8 @@ const (
 )
 
 // minSmallSpendCalibration is the calibrating jobs the weakest promise
-// needs: 1/(n+1) ≤ SpendBudgetWeakestPromise.
-var minSmallSpendCalibration = int(math.Ceil(1/SpendBudgetWeakestPromise-1e-9)) - 1
+// needs: 1/(n+1) ≤ SpendBudgetWeakestPromise (0.10).
+const minSmallSpendCalibration = 9
 
 // ErrTooFewForSpendBudget is the refusal of a relative budget that too
 // few succeeded jobs back.

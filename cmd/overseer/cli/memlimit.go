@@ -18,16 +18,6 @@ import (
 // pages (about 60 MB resident) the process stays under 300 MB.
 const defaultWorkerMemoryLimit = 200 << 20
 
-// DefaultWorkflowCache is how many runs `overseer worker` keeps in memory
-// between their tasks unless --workflow-cache says otherwise. Why not the
-// SDK's 10,000: a job paused at a gate stays in the cache until it is
-// resumed, so a worker's memory grew with the open gates, and at about
-// 2,700 of them (with 600 jobs in flight) it sat at its 200 MiB limit,
-// spent most of its CPU collecting garbage and settled jobs at half the
-// rate (docs/performance.md, "A day's volume"). A run beyond the cache
-// costs one history read at its next task: a resume.
-const DefaultWorkflowCache = 1000
-
 // parseMemoryLimit reads a size: bytes, or a number with KiB, MiB or GiB;
 // "0" is no limit.
 func parseMemoryLimit(flag string) (int64, error) {

@@ -228,6 +228,16 @@ func startMetrics(addr string, cfg *worker.Config) (*worker.MetricsServer, error
 	return srv, nil
 }
 
+// DefaultWorkflowCache is how many runs `overseer worker` keeps in memory
+// between their tasks unless --workflow-cache says otherwise. Why not the
+// SDK's 10,000: a job paused at a gate stays in the cache until it is
+// resumed, so a worker's memory grew with the open gates, and at about
+// 2,700 of them (with 600 jobs in flight) it sat at its 200 MiB limit,
+// spent most of its CPU collecting garbage and settled jobs at half the
+// rate (docs/performance.md, "A day's volume"). A run beyond the cache
+// costs one history read at its next task: a resume.
+const DefaultWorkflowCache = 1000
+
 // Worker runs a worker against any Temporal server.
 type Worker struct{}
 
