@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // Online figures: what a live judge and the gates in force can know while
@@ -183,6 +184,12 @@ func BudgetReached(limit, spent overseer.Budget) bool {
 	return false
 }
 
+// spentOf is what a point's run had spent as a relative budget reads it:
+// a recorded run's Elapsed is its time in phases (Point.Spent).
+func spentOf(pt Point) judge.Spent {
+	return judge.Spent{Tokens: pt.Spent.Tokens, Turns: pt.Spent.Turns, PhaseTime: pt.Spent.Elapsed, PhaseRuns: pt.Spent.PhaseRuns}
+}
+
 // gateRuns walks each run boundary by boundary and finds the first gate
 // of the policy and of the budgets in force.
 func gateRuns(runs []ScoredRun, policy overseer.Policy, opts InForceOptions) []gatedRun {
@@ -204,7 +211,7 @@ func gateRuns(runs []ScoredRun, policy overseer.Policy, opts InForceOptions) []g
 				g.judge = i
 			}
 			if g.budget < 0 && (BudgetReached(opts.Budget, pt.Spent) ||
-				relative != nil && relative.Reached(pt.Spent.Tokens, pt.Spent.PhaseRuns) != "") {
+				relative != nil && relative.Reached(spentOf(pt)) != "") {
 				g.budget = i
 			}
 		}

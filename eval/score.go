@@ -31,9 +31,10 @@ type Point struct {
 	OutputTokens int64 `json:"output_tokens,omitempty"`
 	// Spent is what the run had spent at this boundary, as the plugin's
 	// budget check reads it live: the model tokens, cost, turns and phase
-	// runs (calls, for an agent loop) of the trajectory so far, and the
-	// time as the sum of the recorded calls' or phase runs' durations (a
-	// live job's workflow time also counts what passed between them).
+	// runs (calls, for an agent loop) of the trajectory so far, and as
+	// Elapsed its time in phases (Trajectory.PhaseTime: the sum of the
+	// recorded calls' or phase runs' durations; a live job's workflow time
+	// also counts what passed between them).
 	// Score fills it in; what the gates in force stop ([InForceOf]) and
 	// the ranking at fixed spend ([CheckpointsAtSpend]) read it.
 	Spent overseer.Budget `json:"spent,omitzero"`
@@ -159,12 +160,8 @@ func Sample(records []Record, n int) []Record {
 
 func scoreRun(ctx context.Context, rec Record, opts ScoreOptions) (ScoredRun, error) {
 	run := ScoredRun{ID: rec.ID, Family: rec.FamilyName(), Outcome: rec.Outcome, Steps: rec.NumSteps()}
-	var elapsed time.Duration
 	for _, b := range ReplayContent(rec, opts.ContentWindow) {
 		t := b.Trajectory
-		if n := len(t.RecentPhases); n > 0 {
-			elapsed += t.RecentPhases[n-1].Duration
-		}
 		req, err := overseer.NewRequest("", opts.Obligations, b.Trajectory)
 		if err != nil {
 			return run, fmt.Errorf("run %s: %w", rec.ID, err)
@@ -175,7 +172,7 @@ func scoreRun(ctx context.Context, rec Record, opts ScoreOptions) (ScoredRun, er
 		if ctx.Err() != nil {
 			return run, ctx.Err()
 		}
-		p := Point{Steps: b.Steps, Spent: overseer.Budget{Tokens: t.InputTokens + t.OutputTokens, CostUSD: t.CostUSD, Elapsed: elapsed,
+		p := Point{Steps: b.Steps, Spent: overseer.Budget{Tokens: t.InputTokens + t.OutputTokens, CostUSD: t.CostUSD, Elapsed: t.PhaseTime,
 			Turns: t.Turns, PhaseRuns: t.PhaseRuns}}
 		if err == nil {
 			p.Answers, err = overseer.ParseAnswers(req, resp, opts.Obligations)

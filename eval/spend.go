@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // Spend is what stopping runs would have saved and held, in model tokens
@@ -401,57 +402,60 @@ const minSmallSpendCalibration = 9
 
 // ErrTooFewForSpendBudget is the refusal of a relative budget that too
 // few succeeded jobs back.
-var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens for a relative budget")
+var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens, turns or time for a relative budget")
 
 // SpendBudgetOf learns a relative budget from the succeeded records that
-// reported tokens: their task families split in two alternately (sorted
-// by name), the curve is the median tokens by phase run of one half, and
-// the factor is the split-conformal quantile, at 1 − maxReached, of the
-// other half's highest ratio to the curve, so that a new job like the
-// succeeded ones reaches it with probability at most maxReached. With
-// fewer jobs than that promise needs (minSpendFit to fit, 19 to calibrate
-// at 5 %), it learns the budget with the promise they can back, 1/(n+1)
-// on n calibrating jobs, and says so in MaxReached, down to
-// SpendBudgetWeakestPromise (5 to fit, 9 to calibrate on). It refuses, in
-// one sentence that says how many runs it needs, below that.
+// reported what they spent: their task families split in two alternately
+// (sorted by name), the curves are the median tokens, turns and time in
+// phases by phase run of one half, and the factor is the split-conformal
+// quantile, at 1 − maxReached, of the other half's highest ratio to the
+// curves (over every phase run and every measure), so that a new job like
+// the succeeded ones reaches it with probability at most maxReached. A
+// measure is covered when every one of these jobs reported it (some tokens,
+// turns or time by its end): one job without it would have no ratio to
+// calibrate on. With fewer jobs than that promise needs (minSpendFit to
+// fit, 19 to calibrate at 5 %), it learns the budget with the promise they
+// can back, 1/(n+1) on n calibrating jobs, and says so in MaxReached, down
+// to SpendBudgetWeakestPromise (5 to fit, 9 to calibrate on). It refuses,
+// in one sentence that says how many runs it needs, below that.
 func SpendBudgetOf(records []Record, maxReached float64) (overseer.SpendBudget, error) {
-	return spendBudgetOf(records, maxReached, TokensByPhaseRun)
+	return spendBudgetOf(records, maxReached, SpendByPhaseRun)
 }
 
-// TokensByPhaseRun is what a recorded run had spent by each of its phase
+// SpendByPhaseRun is what a recorded run had spent by each of its phase
 // runs, as the plugin counts them (an agent loop's model and tool calls;
 // Trajectory.PhaseRuns): the index a relative budget is learned on and
 // checked against, live (checkBudget) and on recorded runs alike. An
 // agent step is two calls, a model call and its tool's, so a curve by
 // step would be read twice as late.
-func TokensByPhaseRun(rec Record) []int64 {
-	var out []int64
+func SpendByPhaseRun(rec Record) []judge.Spent {
+	var out []judge.Spent
 	for _, b := range Replay(rec) {
-		t := b.Trajectory
-		for len(out) < t.PhaseRuns {
-			out = append(out, t.InputTokens+t.OutputTokens)
+		s := judge.SpentOf(b.Trajectory)
+		for len(out) < s.PhaseRuns {
+			at := s
+			at.PhaseRuns = len(out) + 1
+			out = append(out, at)
 		}
 	}
 	return out
 }
 
-// spendBudgetOf is SpendBudgetOf with tokens giving each record's spend by
+// spendBudgetOf is SpendBudgetOf with spend giving each record's spend by
 // phase run (so that a caller that learns many budgets replays each
 // record once).
-func spendBudgetOf(records []Record, maxReached float64, tokens func(Record) []int64) (overseer.SpendBudget, error) {
-	byFamily := map[string][][]int64{}
+func spendBudgetOf(records []Record, maxReached float64, spend func(Record) []judge.Spent) (overseer.SpendBudget, error) {
+	byFamily := map[string][][]judge.Spent{}
 	for _, rec := range records {
 		if rec.Outcome.Failed() {
 			continue
 		}
-		t := tokens(rec)
-		if len(t) == 0 || t[len(t)-1] == 0 {
-			continue
+		if s := spend(rec); reportsSpend(s) {
+			byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], s)
 		}
-		byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], t)
 	}
 	families := slices.Sorted(maps.Keys(byFamily))
-	var fit, cal [][]int64
+	var fit, cal [][]judge.Spent
 	for i, f := range families {
 		if i%2 == 0 {
 			fit = append(fit, byFamily[f]...)
@@ -474,10 +478,26 @@ func spendBudgetOf(records []Record, maxReached float64, tokens func(Record) []i
 			len(fit), len(cal), len(families), len(records), succeeded,
 			closedRunsFor(minSmallSpendFit+minSmallSpendCalibration, succeeded, len(records)), closedRunsFor(minSpendFit+minSpendCalibration, succeeded, len(records)), 100*maxReached)
 	}
-	b := overseer.SpendBudget{Curve: medianCurve(fit), MaxReached: promise, Jobs: len(cal)}
+	b := overseer.SpendBudget{MaxReached: promise, Jobs: len(cal)}
+	jobs := append(slices.Clip(fit), cal...)
+	if everyReports(jobs, func(s judge.Spent) bool { return s.Tokens > 0 }) {
+		b.Curve = medianCurve(fit, func(s judge.Spent) int64 { return s.Tokens })
+	}
+	if everyReports(jobs, func(s judge.Spent) bool { return s.Turns > 0 }) {
+		b.TurnsCurve = medianCurve(fit, func(s judge.Spent) int64 { return int64(s.Turns) })
+	}
+	if everyReports(jobs, func(s judge.Spent) bool { return s.PhaseTime > 0 }) {
+		for _, v := range medianCurve(fit, func(s judge.Spent) int64 { return int64(s.PhaseTime) }) {
+			b.PhaseTimeCurve = append(b.PhaseTimeCurve, time.Duration(v))
+		}
+	}
+	if len(b.Covers()) == 0 {
+		return overseer.SpendBudget{}, fmt.Errorf("%w: none of tokens, turns or time in phases was reported by all %d succeeded runs; "+
+			"a relative budget compares a measure every one of them reports (PhaseReport.InputTokens and OutputTokens, Turns)", ErrTooFewForSpendBudget, len(jobs))
+	}
 	scores := make([]float64, len(cal))
-	for i, t := range cal {
-		scores[i] = highestRatio(t, b)
+	for i, s := range cal {
+		scores[i] = highestRatio(s, b)
 	}
 	slices.Sort(scores)
 	// Just above the k-th score: a job reaches the budget at a ratio at
@@ -486,18 +506,37 @@ func spendBudgetOf(records []Record, maxReached float64, tokens func(Record) []i
 	return b, nil
 }
 
-// medianCurve is the median, at each phase run, of the jobs' tokens by
+// reportsSpend says a run reported some tokens, turns or time by its end.
+func reportsSpend(s []judge.Spent) bool {
+	if len(s) == 0 {
+		return false
+	}
+	last := s[len(s)-1]
+	return last.Tokens > 0 || last.Turns > 0 || last.PhaseTime > 0
+}
+
+// everyReports says every job reported a measure by its end.
+func everyReports(jobs [][]judge.Spent, reported func(judge.Spent) bool) bool {
+	for _, s := range jobs {
+		if !reported(s[len(s)-1]) {
+			return false
+		}
+	}
+	return len(jobs) > 0
+}
+
+// medianCurve is the median, at each phase run, of the jobs' measure by
 // then (a job that had ended counts its total), as far as the longest.
-func medianCurve(jobs [][]int64) []int64 {
+func medianCurve(jobs [][]judge.Spent, measure func(judge.Spent) int64) []int64 {
 	longest := 0
-	for _, t := range jobs {
-		longest = max(longest, len(t))
+	for _, s := range jobs {
+		longest = max(longest, len(s))
 	}
 	curve := make([]int64, longest)
 	at := make([]int64, len(jobs))
 	for k := range longest {
-		for i, t := range jobs {
-			at[i] = t[min(k, len(t)-1)]
+		for i, s := range jobs {
+			at[i] = measure(s[min(k, len(s)-1)])
 		}
 		curve[k] = percentile(at, 0.5)
 		if k > 0 && curve[k] < curve[k-1] {
@@ -507,23 +546,22 @@ func medianCurve(jobs [][]int64) []int64 {
 	return curve
 }
 
-// highestRatio is a job's highest ratio of its tokens to the curve, over
-// its phase runs.
-func highestRatio(tokens []int64, b overseer.SpendBudget) float64 {
+// highestRatio is a job's highest ratio to the curves, over its phase
+// runs and the measures b covers.
+func highestRatio(spend []judge.Spent, b overseer.SpendBudget) float64 {
 	best := 0.0
-	for k, v := range tokens {
-		if typical := b.At(k + 1); typical > 0 {
-			best = max(best, float64(v)/float64(typical))
-		}
+	for _, s := range spend {
+		r, _ := b.Ratio(s)
+		best = max(best, r)
 	}
 	return best
 }
 
-// firstReached is the first phase run (1-based) at which tokens reach
-// the relative budget b; 0 when they never do.
-func firstReached(tokens []int64, b overseer.SpendBudget) int {
-	for k, v := range tokens {
-		if typical := b.At(k + 1); typical > 0 && float64(v)/float64(typical) >= b.Factor {
+// firstReached is the first phase run (1-based) at which a job reaches
+// the relative budget b; 0 when it never does.
+func firstReached(spend []judge.Spent, b overseer.SpendBudget) int {
+	for k, s := range spend {
+		if r, name := b.Ratio(s); name != "" && r >= b.Factor {
 			return k + 1
 		}
 	}
@@ -540,8 +578,10 @@ type RelativeSpend struct {
 	SpendSaved
 	Runs    int      `json:"runs"`
 	Refused []string `json:"refused,omitempty"`
-	// MeanFactor is the learned factors' mean.
-	MeanFactor float64 `json:"mean_factor"`
+	// MeanFactor is the learned factors' mean; Covers the measures the
+	// learned budgets covered, each once.
+	MeanFactor float64  `json:"mean_factor"`
+	Covers     []string `json:"covers,omitempty"`
 }
 
 // RelativeSpendOf measures RelativeSpend on records.
@@ -556,11 +596,11 @@ func RelativeSpendOf(records []Record) RelativeSpend {
 	var factors float64
 	learned := 0
 	// Each record replayed once, by phase run as the plugin counts them.
-	byRun := map[string][]int64{}
-	tokens := func(rec Record) []int64 {
+	byRun := map[string][]judge.Spent{}
+	spend := func(rec Record) []judge.Spent {
 		t, ok := byRun[rec.ID]
 		if !ok {
-			t = TokensByPhaseRun(rec)
+			t = SpendByPhaseRun(rec)
 			byRun[rec.ID] = t
 		}
 		return t
@@ -572,24 +612,30 @@ func RelativeSpendOf(records []Record) RelativeSpend {
 				others = append(others, byFamily[g]...)
 			}
 		}
-		b, err := spendBudgetOf(others, SpendBudgetMaxReached, tokens)
+		b, err := spendBudgetOf(others, SpendBudgetMaxReached, spend)
 		if err != nil {
 			s.Refused = append(s.Refused, f)
 			continue
 		}
 		learned++
 		factors += b.Factor
+		for _, m := range b.Covers() {
+			if !slices.Contains(s.Covers, m) {
+				s.Covers = append(s.Covers, m)
+			}
+		}
 		for _, rec := range byFamily[f] {
-			t := tokens(rec)
-			if len(t) == 0 || t[len(t)-1] == 0 {
+			t := spend(rec)
+			if !reportsSpend(t) {
 				continue
 			}
 			s.Runs++
 			at := firstReached(t, b)
 			if rec.Outcome.Failed() {
-				failedTokens += t[len(t)-1]
+				total := t[len(t)-1].Tokens
+				failedTokens += total
 				if at > 0 {
-					s.SavedTokens += t[len(t)-1] - t[at-1]
+					s.SavedTokens += total - t[at-1].Tokens
 				}
 				continue
 			}
@@ -611,11 +657,11 @@ func RelativeSpendOf(records []Record) RelativeSpend {
 // Sentence says s in one sentence.
 func (s RelativeSpend) Sentence() string {
 	if s.Runs == 0 {
-		return fmt.Sprintf("no relative budget could be learned: for each of the %d task families, too few succeeded runs of the others reported tokens", len(s.Refused))
+		return fmt.Sprintf("no relative budget could be learned: for each of the %d task families, too few succeeded runs of the others reported tokens, turns or time", len(s.Refused))
 	}
-	out := fmt.Sprintf("a relative budget learned from the other task families' succeeded runs (%.1f× their median tokens at the same call on average, promising at most %.0f%% of runs like them reach it) "+
+	out := fmt.Sprintf("a relative budget learned from the other task families' succeeded runs (%.1f× their median %s at the same call on average, promising at most %.0f%% of runs like them reach it) "+
 		"is reached by %d of %d succeeded runs; stopped where they reached it, the failed runs would have saved %d tokens (%.1f%% of their spend)",
-		s.MeanFactor, 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.SavedTokens, 100*s.SavedShare)
+		s.MeanFactor, strings.Join(s.Covers, "/"), 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.SavedTokens, 100*s.SavedShare)
 	if len(s.Refused) > 0 {
 		out += fmt.Sprintf("; not learned for %d families (too few runs of the others)", len(s.Refused))
 	}

@@ -137,7 +137,7 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 
 	_, err = eval.SpendBudgetOf(records[:12], eval.SpendBudgetMaxReached)
 	require.ErrorIs(t, err, eval.ErrTooFewForSpendBudget)
-	assert.EqualError(t, err, "too few succeeded jobs with tokens for a relative budget: a promise of 5% needs 10 to fit and 19 to calibrate on, and the weakest it gives, 10%, 5 and 9, "+
+	assert.EqualError(t, err, "too few succeeded jobs with tokens, turns or time for a relative budget: a promise of 5% needs 10 to fit and 19 to calibrate on, and the weakest it gives, 10%, 5 and 9, "+
 		"from two task families or more; there are 10 and 1 (2 families); at the success rate of these 12 runs (11 succeeded), that is about 16 closed runs (32 for 5%)")
 
 	// Fewer succeeded runs than a 5 % promise needs back a weaker one,
@@ -149,4 +149,50 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 	assert.Equal(t, 10, b.Jobs)
 	assert.InDelta(t, 1.0/11, b.MaxReached, 1e-9, "the promise ten calibrating runs back")
 	assert.Contains(t, b.String(), "at most 9% of jobs like them reach it; calibrated on 10")
+}
+
+// A relative budget covers each measure every succeeded run reported:
+// tokens, turns and time in phases, with one factor over the highest
+// ratio. A failed run whose tokens stay typical but whose calls take ten
+// times as long reaches it on time; without durations, the budget does
+// not cover time and the same run is never caught.
+func TestRelativeBudgetCoversTurnsAndTime(t *testing.T) {
+	run := func(id string, outcome eval.Outcome, steps int, perStep int64, ms int64) eval.Record {
+		rec := eval.Record{ID: id, Outcome: outcome, Task: eval.Task{Family: id[:2]}}
+		for range steps {
+			rec.Steps = append(rec.Steps, eval.Step{Phase: "edit", InputTokens: perStep, DurationMS: ms})
+		}
+		return rec
+	}
+	build := func(ms func(i int) int64, slowMS int64) []eval.Record {
+		var records []eval.Record
+		for f := range 6 {
+			for i := range 10 {
+				records = append(records, run(fmt.Sprintf("f%d-%d", f, i), eval.OutcomeSucceeded, 5+i%3, int64(100+10*i), ms(i)))
+			}
+			// A failed run: typical tokens, but each call takes long.
+			records = append(records, run(fmt.Sprintf("f%d-x", f), eval.OutcomeFailed, 7, 150, slowMS))
+		}
+		return records
+	}
+	timed := build(func(i int) int64 { return int64(1000 + 100*i) }, 20_000)
+	b, err := eval.SpendBudgetOf(timed, eval.SpendBudgetMaxReached)
+	require.NoError(t, err)
+	require.NoError(t, b.Validate())
+	assert.Contains(t, b.Covers(), "tokens")
+	assert.Contains(t, b.Covers(), "time")
+	assert.NotEmpty(t, b.PhaseTimeCurve)
+	rel := eval.RelativeSpendOf(timed)
+	assert.Equal(t, 6, rel.Runs-rel.Succeeded)
+	assert.Greater(t, rel.SavedShare, 0.5, "the slow failed runs are stopped early on time")
+	assert.LessOrEqual(t, rel.Held, 6)
+	assert.Contains(t, rel.Covers, "time")
+
+	untimed := build(func(int) int64 { return 0 }, 0)
+	b, err = eval.SpendBudgetOf(untimed, eval.SpendBudgetMaxReached)
+	require.NoError(t, err)
+	assert.Empty(t, b.PhaseTimeCurve, "no run reported time")
+	assert.NotContains(t, b.Covers(), "time")
+	rel = eval.RelativeSpendOf(untimed)
+	assert.Zero(t, rel.SavedTokens, "typical tokens: nothing but time tells them apart")
 }

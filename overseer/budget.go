@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // Budget bounds what one job may spend before a person looks: its phases'
@@ -271,8 +273,8 @@ func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
 	}
 	if relative != nil {
 		s.Relative = relative
-		switch words := relative.Reached(spent.Tokens, spent.PhaseRuns); {
-		case words != "":
+		rs := judge.SpentOf(traj)
+		if words := relative.Reached(rs); words != "" {
 			s.RelativeReached = words
 			if s.Warning == "" {
 				s.Warning = words
@@ -282,8 +284,9 @@ func (r *run) checkBudget(ctx workflow.Context, traj Trajectory) *BudgetStatus {
 				// the job as a bound does, once.
 				s.Exceeded = "reached the relative budget: it " + words
 			}
-		case spent.Tokens == 0 && spent.PhaseRuns > 0:
-			s.Unchecked = append(s.Unchecked, "relative tokens")
+		}
+		for _, m := range relative.Unreported(rs) {
+			s.Unchecked = append(s.Unchecked, "relative "+m)
 		}
 	}
 	if s.Exceeded != "" && r.st.Budget.State() != BudgetReached {

@@ -290,13 +290,13 @@ func TestARelativeBudgetReadsNeedsALookAndNeverStops(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 
 	require.NotNil(t, first.Budget)
-	assert.Equal(t, "spent 600 tokens by phase run 1, 2.0× what the type's succeeded jobs typically had (300); at most 5% of jobs like them reach 1.8×", first.Budget.RelativeReached)
+	assert.Equal(t, "spent 600 tokens by phase run 1, 2.0× what the type's succeeded jobs typically had (300 tokens); at most 5% of jobs like them reach 1.8×", first.Budget.RelativeReached)
 	assert.Equal(t, overseer.BudgetNear, first.Budget.State())
 	assert.Equal(t, overseer.BandNeedsALook, first.Band)
 	st := envStatus(t, env)
 	assert.Zero(t, st.Counters.Pauses, "a relative budget never opens a gate")
 	require.NotNil(t, st.Budget)
-	assert.Equal(t, "spent 2400 tokens by phase run 4, 2.7× what the type's succeeded jobs typically had (900); at most 5% of jobs like them reach 1.8×", st.Budget.RelativeReached)
+	assert.Equal(t, "spent 2400 tokens by phase run 4, 2.7× what the type's succeeded jobs typically had (900 tokens); at most 5% of jobs like them reach 1.8×", st.Budget.RelativeReached)
 }
 
 // Time spent at a budget's gate counts against a time budget, so a raise
@@ -499,11 +499,104 @@ func TestARelativeBudgetGateStopsOnceWhereTheTeamTurnsItOn(t *testing.T) {
 			require.True(t, paused.Paused)
 			require.Len(t, paused.Gates, 1)
 			assert.Equal(t, overseer.GateKindBudget, paused.Gates[0].Kind)
-			assert.Contains(t, paused.PauseReason, "budget: the job reached the relative budget: it spent 600 tokens by phase run 1, 2.0× what the type's succeeded jobs typically had (300)")
+			assert.Contains(t, paused.PauseReason, "budget: the job reached the relative budget: it spent 600 tokens by phase run 1, 2.0× what the type's succeeded jobs typically had (300 tokens)")
 			require.NoError(t, cont, "a continue needs no raise")
 			assert.Equal(t, 1, st.Counters.Pauses, "once per job")
 			assert.True(t, st.Budget.RelativeGated)
 			assert.Equal(t, 4, st.Counters.Phases)
 		})
 	}
+}
+
+// slowWorkflow runs n phases an hour apart; each phase's call fails once
+// and succeeds on its retry ten minutes later, so that it takes ten
+// minutes of the workflow's time.
+func slowWorkflow(ctx workflow.Context, n int) (int, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 10 * time.Minute, MaximumAttempts: 2}})
+	for i := range n {
+		if i > 0 {
+			if err := workflow.Sleep(ctx, time.Hour); err != nil {
+				return i, err
+			}
+		}
+		if err := workflow.ExecuteActivity(ctx, "slow").Get(ctx, nil); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
+// A relative budget of time compares the job's time in its phases with
+// the succeeded jobs': ten minutes a phase against a curve of five reach
+// it, and neither the hour between phases nor five hours at its gate
+// count as time in phases.
+func TestARelativeBudgetOfTimeCountsTimeInPhasesOnly(t *testing.T) {
+	policy := overseer.DefaultLearnedPolicy()
+	policy.Spend = &overseer.SpendBudget{PhaseTimeCurve: []time.Duration{5 * time.Minute, 10 * time.Minute}, Factor: 1.5, MaxReached: 0.05, Jobs: 40}
+	var s testsuite.WorkflowTestSuite
+	env := budgetEnvOf(t, &s, overseer.Options{Mode: overseer.ModeManage, Policy: policy, RelativeBudgetGates: true})
+	env.RegisterWorkflowWithOptions(slowWorkflow, workflow.RegisterOptions{Name: "Slow"})
+	env.RegisterActivityWithOptions(func(ctx context.Context) (overseer.ReportCarrier, error) {
+		if activity.GetInfo(ctx).Attempt == 1 {
+			return overseer.ReportCarrier{}, errors.New("flaky")
+		}
+		return overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{Turns: 1}}, nil
+	}, activity.RegisterOptions{Name: "slow"})
+	var paused overseer.Status
+	var cont error
+	env.RegisterDelayedCallback(func() {
+		paused = envStatus(t, env)
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Note: "slow but fine"}, &cont)
+	}, 5*time.Hour)
+	env.ExecuteWorkflow("Slow", 2)
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, paused.Paused, "ten minutes in the first phase, twice the curve")
+	require.Len(t, paused.Gates, 1)
+	assert.Equal(t, overseer.GateKindBudget, paused.Gates[0].Kind)
+	assert.Contains(t, paused.PauseReason, "it spent 10m0s in phases by phase run 1, 2.0× what the type's succeeded jobs typically had (5m0s in phases)")
+	require.NoError(t, cont)
+	st := envStatus(t, env)
+	require.NotNil(t, st.Budget)
+	assert.Equal(t, "spent 20m0s in phases by phase run 2, 2.0× what the type's succeeded jobs typically had (10m0s in phases); at most 5% of jobs like them reach 1.5×",
+		st.Budget.RelativeReached, "the hour between phases and the five at the gate are not time in phases")
+	assert.Equal(t, 1, st.Counters.Pauses, "the relative budget's gate opens once")
+}
+
+// declaredSlowWorkflow declares two phases of ten minutes each.
+func declaredSlowWorkflow(ctx workflow.Context) error {
+	overseer.SetShape(ctx, overseer.ShapeDeclared)
+	for _, phase := range []string{"plan", "code"} {
+		if err := workflow.Sleep(ctx, 10*time.Minute); err != nil {
+			return err
+		}
+		if err := overseer.Boundary(ctx, phase); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A declared phase's time runs from the end of the boundary before it:
+// the five hours the job waited at the first boundary's gate are no
+// phase's time.
+func TestADeclaredPhasesTimeLeavesOutTheGateBeforeIt(t *testing.T) {
+	policy := overseer.DefaultLearnedPolicy()
+	policy.Spend = &overseer.SpendBudget{PhaseTimeCurve: []time.Duration{5 * time.Minute, 10 * time.Minute}, Factor: 1.5, MaxReached: 0.05, Jobs: 40}
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Policy: policy, RelativeBudgetGates: true})
+	env.RegisterWorkflowWithOptions(declaredSlowWorkflow, workflow.RegisterOptions{Name: "DeclaredSlow"})
+	var paused overseer.Status
+	var cont error
+	env.RegisterDelayedCallback(func() {
+		paused = envStatus(t, env)
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Note: "fine"}, &cont)
+	}, 5*time.Hour)
+	env.ExecuteWorkflow("DeclaredSlow")
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, paused.Paused)
+	require.NoError(t, cont)
+	st := envStatus(t, env)
+	require.NotNil(t, st.Budget)
+	assert.Equal(t, "spent 20m0s in phases by phase run 2, 2.0× what the type's succeeded jobs typically had (10m0s in phases); at most 5% of jobs like them reach 1.5×",
+		st.Budget.RelativeReached)
 }

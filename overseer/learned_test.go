@@ -256,7 +256,7 @@ func TestPolicyFiles(t *testing.T) {
 		{"a relative budget whose curve decreases", `"curve": [
       100,
       250
-    ]`, `"curve": [250, 100]`, "spend_budget: invalid relative budget: the curve must not decrease"},
+    ]`, `"curve": [250, 100]`, "spend_budget: invalid relative budget: the tokens curve must not decrease"},
 		{"a relative budget without a promise", `"max_reached": 0.05`, `"max_reached": 0`, "max_reached 0 is not a share in (0,1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -308,10 +308,12 @@ func (r *run) declaredBoundary(ctx workflow.Context, phase string) {
 	clear(r.calls[len(kept):])
 	r.calls = kept
 	r.traj.RecordPhase(PhaseRun{Phase: phase, Duration: now.Sub(r.callsSince), Failed: ran > 0 && failed == ran}, &report)
-	r.callsSince = now
 	r.st.Phase = r.traj.Phase
 	r.st.Counters.Phases++
 	r.assessDeclared(ctx, phase)
+	// The next phase begins once this boundary is done: its time waiting
+	// for the judge and at a gate is no phase's time (Trajectory.PhaseTime).
+	r.callsSince = workflow.Now(ctx)
 }
 
 // assessDeclared assesses a declared phase at its Boundary. From

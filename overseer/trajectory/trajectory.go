@@ -50,11 +50,16 @@ type Trajectory struct {
 	CostUSD      float64 `json:"cost_usd"`
 	// InputTokens and OutputTokens total the model tokens the phases
 	// reported (prompt and completion, reasoning included).
-	InputTokens    int64 `json:"input_tokens,omitempty"`
-	OutputTokens   int64 `json:"output_tokens,omitempty"`
-	Rework         int   `json:"rework"`
-	MissingOutputs int   `json:"missing_outputs"`
-	LaneSwitches   int   `json:"lane_switches"`
+	InputTokens  int64 `json:"input_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
+	// PhaseTime totals the phase runs' own durations: the job's time in
+	// its phases, without its time at gates or waiting for the judge
+	// between them (a relative budget compares it with the succeeded
+	// jobs' own, SpendBudget).
+	PhaseTime      time.Duration `json:"phase_time_ns,omitempty"`
+	Rework         int           `json:"rework"`
+	MissingOutputs int           `json:"missing_outputs"`
+	LaneSwitches   int           `json:"lane_switches"`
 	// Repeats counts phase runs that re-ran a phase already completed.
 	Repeats int `json:"repeats"`
 	// FailureStreak counts consecutive failed phase runs up to now.
@@ -286,6 +291,7 @@ func (t *Trajectory) RecordPhase(run PhaseRun, report *PhaseReport) {
 	run.Repeat = CountOf(t.RunsByPhase, run.Phase) > 0
 	t.RunsByPhase = bump(t.RunsByPhase, run.Phase, 1, maxPhaseCounts)
 	t.PhaseRuns++
+	t.PhaseTime += max(0, run.Duration)
 	if run.Repeat {
 		t.Repeats++
 	}
