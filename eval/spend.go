@@ -56,9 +56,10 @@ const spendBudgetPercentile = 0.95
 
 // SpendOf measures what stopping the runs would have saved: records and
 // the runs Score made of them, in the same order, with policy deciding
-// the pauses. Runs without tokens count for nothing; ok is false when no
-// run reported tokens.
-func SpendOf(records []Record, scored []ScoredRun, policy overseer.Policy) (s Spend, ok bool) {
+// the pauses, and measures those of its relative budget (Relative). Runs
+// without tokens count for nothing; ok is false when no run reported
+// tokens.
+func SpendOf(records []Record, scored []ScoredRun, policy overseer.Policy, measures SpendMeasures) (s Spend, ok bool) {
 	runs := spendRunsOf(records, scored, policy)
 	if len(runs) == 0 {
 		return Spend{}, false
@@ -100,7 +101,7 @@ func SpendOf(records []Record, scored []ScoredRun, policy overseer.Policy) (s Sp
 	if len(budgets) > 0 {
 		s.BudgetTokens = sum / int64(len(budgets))
 	}
-	s.Relative = RelativeSpendOf(records)
+	s.Relative = RelativeSpendOf(records, measures)
 	return s, true
 }
 
@@ -400,26 +401,57 @@ const (
 // needs: 1/(n+1) ≤ SpendBudgetWeakestPromise (0.10).
 const minSmallSpendCalibration = 9
 
+// SpendMeasures says which measures a relative budget compares
+// (SpendBudgetOf), of those every succeeded job reported.
+type SpendMeasures string
+
+const (
+	// SpendMeasuresAuto, the default: tokens where the succeeded jobs
+	// reported them, else turns and time in phases. A job's time depends
+	// on what its tools ran on and its length is in its tokens: on the
+	// shared mini-swe-agent runs, learned from a team's first 60 runs
+	// and judged on held-out task families, adding turns and time held
+	// twice the succeeded runs tokens alone did, past the promise
+	// (docs/budgets.md).
+	SpendMeasuresAuto SpendMeasures = ""
+	// SpendMeasuresAll compares tokens, turns and time in phases
+	// together, each the jobs reported, with one factor over a job's
+	// highest ratio.
+	SpendMeasuresAll SpendMeasures = "all"
+)
+
+// ParseSpendMeasures reads "auto" (or "") and "all".
+func ParseSpendMeasures(s string) (SpendMeasures, error) {
+	switch s {
+	case "", "auto":
+		return SpendMeasuresAuto, nil
+	case string(SpendMeasuresAll):
+		return SpendMeasuresAll, nil
+	}
+	return "", fmt.Errorf("relative budget measures %q: give auto (tokens where reported, else turns and time) or all (tokens, turns and time together)", s)
+}
+
 // ErrTooFewForSpendBudget is the refusal of a relative budget that too
 // few succeeded jobs back.
 var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens, turns or time for a relative budget")
 
 // SpendBudgetOf learns a relative budget from the succeeded records that
-// reported what they spent: their task families split in two alternately
-// (sorted by name), the curves are the median tokens, turns and time in
+// reported what they spent: their task families split in two (the
+// curve's half the smallest families, as many as it needs; see below),
+// the curves are the median tokens, turns and time in
 // phases by phase run of one half, and the factor is the split-conformal
 // quantile, at 1 − maxReached, of the other half's highest ratio to the
 // curves (over every phase run and every measure), so that a new job like
-// the succeeded ones reaches it with probability at most maxReached. A
-// measure is covered when every one of these jobs reported it (some tokens,
-// turns or time by its end): one job without it would have no ratio to
-// calibrate on. With fewer jobs than that promise needs (minSpendFit to
+// the succeeded ones reaches it with probability at most maxReached. The
+// measures are those measures names (SpendMeasuresAuto: tokens, else
+// turns and time) that every one of these jobs reported (some by its
+// end): one job without it would have no ratio to calibrate on. With fewer jobs than that promise needs (minSpendFit to
 // fit, 19 to calibrate at 5 %), it learns the budget with the promise they
 // can back, 1/(n+1) on n calibrating jobs, and says so in MaxReached, down
 // to SpendBudgetWeakestPromise (5 to fit, 9 to calibrate on). It refuses,
 // in one sentence that says how many runs it needs, below that.
-func SpendBudgetOf(records []Record, maxReached float64) (overseer.SpendBudget, error) {
-	return spendBudgetOf(records, maxReached, SpendByPhaseRun)
+func SpendBudgetOf(records []Record, maxReached float64, measures SpendMeasures) (overseer.SpendBudget, error) {
+	return spendBudgetOf(records, maxReached, measures, SpendByPhaseRun)
 }
 
 // SpendByPhaseRun is what a recorded run had spent by each of its phase
@@ -444,7 +476,7 @@ func SpendByPhaseRun(rec Record) []judge.Spent {
 // spendBudgetOf is SpendBudgetOf with spend giving each record's spend by
 // phase run (so that a caller that learns many budgets replays each
 // record once).
-func spendBudgetOf(records []Record, maxReached float64, spend func(Record) []judge.Spent) (overseer.SpendBudget, error) {
+func spendBudgetOf(records []Record, maxReached float64, measures SpendMeasures, spend func(Record) []judge.Spent) (overseer.SpendBudget, error) {
 	byFamily := map[string][][]judge.Spent{}
 	for _, rec := range records {
 		if rec.Outcome.Failed() {
@@ -454,10 +486,33 @@ func spendBudgetOf(records []Record, maxReached float64, spend func(Record) []ju
 			byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], s)
 		}
 	}
-	families := slices.Sorted(maps.Keys(byFamily))
+	// Whole families to each half: the curve's takes the smallest
+	// families (many of them, for a typical curve) until it has its
+	// share, the calibrating half the rest. Its share is half where both
+	// halves can then back a 5 % promise, else what fitting the curve
+	// needs, so that the calibrating half, which sets the promise, is as
+	// large as it can be.
+	families := slices.SortedFunc(maps.Keys(byFamily), func(a, b string) int {
+		if c := len(byFamily[a]) - len(byFamily[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	total := 0
+	for _, jobs := range byFamily {
+		total += len(jobs)
+	}
+	fitShare := (total + 1) / 2
+	switch {
+	case total-fitShare >= minSpendCalibration:
+	case total >= minSpendFit+minSpendCalibration:
+		fitShare = minSpendFit
+	default:
+		fitShare = minSmallSpendFit
+	}
 	var fit, cal [][]judge.Spent
 	for i, f := range families {
-		if i%2 == 0 {
+		if len(fit) < fitShare && i < len(families)-1 {
 			fit = append(fit, byFamily[f]...)
 		} else {
 			cal = append(cal, byFamily[f]...)
@@ -483,10 +538,11 @@ func spendBudgetOf(records []Record, maxReached float64, spend func(Record) []ju
 	if everyReports(jobs, func(s judge.Spent) bool { return s.Tokens > 0 }) {
 		b.Curve = medianCurve(fit, func(s judge.Spent) int64 { return s.Tokens })
 	}
-	if everyReports(jobs, func(s judge.Spent) bool { return s.Turns > 0 }) {
+	others := measures == SpendMeasuresAll || b.Curve == nil
+	if others && everyReports(jobs, func(s judge.Spent) bool { return s.Turns > 0 }) {
 		b.TurnsCurve = medianCurve(fit, func(s judge.Spent) int64 { return int64(s.Turns) })
 	}
-	if everyReports(jobs, func(s judge.Spent) bool { return s.PhaseTime > 0 }) {
+	if others && everyReports(jobs, func(s judge.Spent) bool { return s.PhaseTime > 0 }) {
 		for _, v := range medianCurve(fit, func(s judge.Spent) int64 { return int64(s.PhaseTime) }) {
 			b.PhaseTimeCurve = append(b.PhaseTimeCurve, time.Duration(v))
 		}
@@ -584,8 +640,9 @@ type RelativeSpend struct {
 	Covers     []string `json:"covers,omitempty"`
 }
 
-// RelativeSpendOf measures RelativeSpend on records.
-func RelativeSpendOf(records []Record) RelativeSpend {
+// RelativeSpendOf measures RelativeSpend on records, each budget of the
+// measures named.
+func RelativeSpendOf(records []Record, measures SpendMeasures) RelativeSpend {
 	var s RelativeSpend
 	byFamily := map[string][]Record{}
 	for _, rec := range records {
@@ -612,7 +669,7 @@ func RelativeSpendOf(records []Record) RelativeSpend {
 				others = append(others, byFamily[g]...)
 			}
 		}
-		b, err := spendBudgetOf(others, SpendBudgetMaxReached, spend)
+		b, err := spendBudgetOf(others, SpendBudgetMaxReached, measures, spend)
 		if err != nil {
 			s.Refused = append(s.Refused, f)
 			continue

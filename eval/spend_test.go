@@ -40,7 +40,7 @@ func TestSpendOfStopsAtTheFirstPauseAndAtABudget(t *testing.T) {
 		{ID: "c-1", Points: []eval.Point{at(fine, 1), at(fine, 3)}},
 		{ID: "d-1", Points: []eval.Point{at(pausing, 1)}},
 	}
-	s, ok := eval.SpendOf(records, scored, overseer.DefaultPolicy())
+	s, ok := eval.SpendOf(records, scored, overseer.DefaultPolicy(), eval.SpendMeasuresAuto)
 	require.True(t, ok)
 	assert.Equal(t, 3, s.Runs)
 	assert.Equal(t, int64(400), s.FailedTokens)
@@ -52,7 +52,7 @@ func TestSpendOfStopsAtTheFirstPauseAndAtABudget(t *testing.T) {
 	assert.Equal(t, eval.SpendSaved{SavedTokens: 100, SavedShare: 0.25, Held: 1, Succeeded: 2}, s.Budget)
 	assert.Equal(t, int64(266), s.BudgetTokens)
 
-	_, ok = eval.SpendOf([]eval.Record{records[3]}, scored[3:], overseer.DefaultPolicy())
+	_, ok = eval.SpendOf([]eval.Record{records[3]}, scored[3:], overseer.DefaultPolicy(), eval.SpendMeasuresAuto)
 	assert.False(t, ok, "no run reported tokens")
 
 	// PauseSpendOf is the policy's part alone (what train reports for the
@@ -120,7 +120,7 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 		// A failed run that spends ten times as much.
 		records = append(records, run(fmt.Sprintf("f%d-x", f), eval.OutcomeFailed, 8, 1500))
 	}
-	b, err := eval.SpendBudgetOf(records, eval.SpendBudgetMaxReached)
+	b, err := eval.SpendBudgetOf(records, eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
 	require.NoError(t, err)
 	require.NoError(t, b.Validate())
 	assert.Equal(t, 30, b.Jobs, "three families calibrate")
@@ -128,22 +128,22 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 	assert.Greater(t, b.Factor, 1.0)
 	assert.Less(t, b.Factor, 2.0, "the succeeded runs stay within 2× the median")
 
-	rel := eval.RelativeSpendOf(records)
+	rel := eval.RelativeSpendOf(records, eval.SpendMeasuresAuto)
 	assert.Equal(t, 66, rel.Runs)
 	assert.Equal(t, 60, rel.Succeeded)
 	assert.LessOrEqual(t, rel.Held, 6, "few succeeded runs reach a budget their likes set")
 	assert.Greater(t, rel.SavedShare, 0.8, "each failed run is stopped at its first step")
 	assert.Empty(t, rel.Refused)
 
-	_, err = eval.SpendBudgetOf(records[:12], eval.SpendBudgetMaxReached)
+	_, err = eval.SpendBudgetOf(records[:12], eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
 	require.ErrorIs(t, err, eval.ErrTooFewForSpendBudget)
 	assert.EqualError(t, err, "too few succeeded jobs with tokens, turns or time for a relative budget: a promise of 5% needs 10 to fit and 19 to calibrate on, and the weakest it gives, 10%, 5 and 9, "+
-		"from two task families or more; there are 10 and 1 (2 families); at the success rate of these 12 runs (11 succeeded), that is about 16 closed runs (32 for 5%)")
+		"from two task families or more; there are 1 and 10 (2 families); at the success rate of these 12 runs (11 succeeded), that is about 16 closed runs (32 for 5%)")
 
 	// Fewer succeeded runs than a 5 % promise needs back a weaker one,
 	// said in the budget: 10 to calibrate on promise 1/11.
 	few := append(slices.Clone(records[:11]), records[11:21]...)
-	b, err = eval.SpendBudgetOf(few, eval.SpendBudgetMaxReached)
+	b, err = eval.SpendBudgetOf(few, eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
 	require.NoError(t, err)
 	require.NoError(t, b.Validate())
 	assert.Equal(t, 10, b.Jobs)
@@ -151,9 +151,10 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 	assert.Contains(t, b.String(), "at most 9% of jobs like them reach it; calibrated on 10")
 }
 
-// A relative budget covers each measure every succeeded run reported:
-// tokens, turns and time in phases, with one factor over the highest
-// ratio. A failed run whose tokens stay typical but whose calls take ten
+// A relative budget of all measures covers each one every succeeded run
+// reported: tokens, turns and time in phases, with one factor over the
+// highest ratio; by default, tokens where they were reported, else the
+// others. A failed run whose tokens stay typical but whose calls take ten
 // times as long reaches it on time; without durations, the budget does
 // not cover time and the same run is never caught.
 func TestRelativeBudgetCoversTurnsAndTime(t *testing.T) {
@@ -176,23 +177,40 @@ func TestRelativeBudgetCoversTurnsAndTime(t *testing.T) {
 		return records
 	}
 	timed := build(func(i int) int64 { return int64(1000 + 100*i) }, 20_000)
-	b, err := eval.SpendBudgetOf(timed, eval.SpendBudgetMaxReached)
+	b, err := eval.SpendBudgetOf(timed, eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
 	require.NoError(t, err)
 	require.NoError(t, b.Validate())
 	assert.Contains(t, b.Covers(), "tokens")
 	assert.Contains(t, b.Covers(), "time")
 	assert.NotEmpty(t, b.PhaseTimeCurve)
-	rel := eval.RelativeSpendOf(timed)
+	rel := eval.RelativeSpendOf(timed, eval.SpendMeasuresAll)
 	assert.Equal(t, 6, rel.Runs-rel.Succeeded)
 	assert.Greater(t, rel.SavedShare, 0.5, "the slow failed runs are stopped early on time")
 	assert.LessOrEqual(t, rel.Held, 6)
 	assert.Contains(t, rel.Covers, "time")
 
+	// By default, tokens where the runs reported them, else the others.
+	b, err = eval.SpendBudgetOf(timed, eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tokens"}, b.Covers())
+	var tokenless []eval.Record
+	for _, rec := range timed {
+		rec.Steps = slices.Clone(rec.Steps)
+		for i := range rec.Steps {
+			rec.Steps[i].InputTokens = 0
+		}
+		tokenless = append(tokenless, rec)
+	}
+	b, err = eval.SpendBudgetOf(tokenless, eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto)
+	require.NoError(t, err)
+	assert.Contains(t, b.Covers(), "time")
+	assert.NotContains(t, b.Covers(), "tokens")
+
 	untimed := build(func(int) int64 { return 0 }, 0)
-	b, err = eval.SpendBudgetOf(untimed, eval.SpendBudgetMaxReached)
+	b, err = eval.SpendBudgetOf(untimed, eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
 	require.NoError(t, err)
 	assert.Empty(t, b.PhaseTimeCurve, "no run reported time")
 	assert.NotContains(t, b.Covers(), "time")
-	rel = eval.RelativeSpendOf(untimed)
+	rel = eval.RelativeSpendOf(untimed, eval.SpendMeasuresAll)
 	assert.Zero(t, rel.SavedTokens, "typical tokens: nothing but time tells them apart")
 }

@@ -564,7 +564,7 @@ func (a *Activities) Refit(ctx context.Context, in RefitInput) (RefitOutput, err
 	}
 	// The promoted policy carries the type's relative budget, learned from
 	// the same jobs, when enough of them back it.
-	if sb, err := eval.SpendBudgetOf(recs, eval.SpendBudgetMaxReached); err == nil {
+	if sb, err := eval.SpendBudgetOf(recs, eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto); err == nil {
 		if d.Policy, err = withSpendBudget(d.Policy, sb); err != nil {
 			return RefitOutput{}, err
 		}
@@ -599,7 +599,7 @@ func withSpendBudget(policy json.RawMessage, sb overseer.SpendBudget) (json.RawM
 // relativeBudgetSentence says what relative budget the jobs back, or why
 // none.
 func relativeBudgetSentence(recs []eval.Record) string {
-	sb, err := eval.SpendBudgetOf(recs, eval.SpendBudgetMaxReached)
+	sb, err := eval.SpendBudgetOf(recs, eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto)
 	if err != nil {
 		return "no relative budget: " + err.Error()
 	}

@@ -238,6 +238,7 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	plotDir := fs.String("plot", "", "write roc.svg and calibration.svg into this directory")
 	asPhases := asPhasesFlag(fs)
 	budgetJSON := fs.String("budget", "", `a budget every run has, as a team sets one (JSON, as the memo and resume take it: {"tokens": 2000000, "cost_usd": 40, "elapsed_ns": 21600000000000, "turns": 200, "phase_runs": 500}): what the gates in force do counts it beside the policy's pauses (time is the recorded calls' durations)`)
+	measures := relativeMeasuresFlag(fs)
 	relativeGates := fs.Bool("relative-budget-gates", false, "count the policy's relative budget as a gate, as the worker's --relative-budget-gates turns it on: a job stops where it first reaches it (without it, the relative budget only reads Needs a look and stops nothing)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -271,7 +272,7 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 	if scoring.judged < scoring.of {
 		rep.RunsRead = scoring.of
 	}
-	sp, _ := eval.SpendOf(records, scored, policy)
+	sp, _ := eval.SpendOf(records, scored, policy, *measures)
 	inForce := eval.InForceOf(scored, policy, eval.InForceOptions{Budget: budget, RelativeGates: *relativeGates, HoldRates: eval.FixedFalsePauseRates})
 	sp.InForce = &inForce
 	rep.Spend = &sp
@@ -470,6 +471,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	policyOut := fs.String("policy-out", "", "also write a policy calibrated for the model on the training runs")
 	budget := fs.Float64("max-false-pause", 0.05, "false-pause budget of --policy-out and of the cross-validated policy figures, in (0,1)")
 	promise := promiseFlag(fs)
+	measures := relativeMeasuresFlag(fs)
 	folds := fs.Int("folds", 5, "folds of the cross-validation grouped by task family")
 	version := fs.String("version", "", "model version (default: learned- and a hash of the weights)")
 	featureSet := fs.String("features", "rates", "features to select from: rates (no cumulative sizes, and on agent loops no tokens per turn, which are the agent's own scale: turns and tokens are read against the succeeded runs' instead; safe for jobs of any length), all, or a comma-separated list")
@@ -525,12 +527,14 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	var cal *eval.Calibration
 	var calErr error
+	relative := ""
 	if *policyOut != "" {
 		// Calibrated on out-of-fold answers (each run scored by the model
 		// refitted without its task family), so that the promise it
 		// prints is one about runs the model has not seen.
 		c, err := eval.Calibrate(res.CalibrationRuns, *budget, kind)
 		if err == nil {
+			relative = withRelativeBudget(&c.Policy, records, *measures)
 			err = writePolicy(*policyOut, c)
 			cal = &c
 		}
@@ -637,6 +641,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 	if cal != nil {
 		fmt.Fprintf(out, "\npolicy written to %s: pause at or below %.3f; Off track at or below it, On track from %.3f\n  promise: %s\n",
 			*policyOut, cal.Policy.PauseAtOrBelow, cal.Policy.OnTrackAt, cal.Policy.Promise)
+		fmt.Fprintf(out, "  %s\n", relative)
 	}
 	return calErr
 }
@@ -712,6 +717,17 @@ func meanOrDash(m map[string]float64, at string) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
+// relativeMeasuresFlag registers --relative-measures.
+func relativeMeasuresFlag(fs *flag.FlagSet) *eval.SpendMeasures {
+	m := new(eval.SpendMeasures)
+	fs.Func("relative-measures", "what the relative budget learned from the runs compares: auto (tokens where the runs reported them, else turns and time in phases; the default) or all (tokens, turns and time together, one factor)", func(s string) error {
+		v, err := eval.ParseSpendMeasures(s)
+		*m = v
+		return err
+	})
+	return m
+}
+
 // promiseFlag registers --promise.
 func promiseFlag(fs *flag.FlagSet) *string {
 	return fs.String("promise", string(overseer.DefaultPromiseKind), "kind of false-pause promise: confidence (the 95% upper bound of the rate is within the budget) or expected (in expectation on new runs like these; split-conformal, more catches)")
@@ -760,6 +776,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	scoring.register(fs)
 	budget := fs.Float64("max-false-pause", 0.05, "largest share of succeeded runs the policy may pause, in (0,1)")
 	promise := promiseFlag(fs)
+	measures := relativeMeasuresFlag(fs)
 	pauseBudget := fs.Float64("pause-budget", 0, "instead of a false-pause promise, pause at most this share of jobs like these, whatever their outcome (a reviewer-load control; needs no outcomes, at least 20 jobs), in (0,1)")
 	policyOut := fs.String("out", "", "write the policy file here")
 	asJSON := fs.Bool("json", false, "print the calibration as JSON")
@@ -786,12 +803,13 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 		return err
 	}
 	if *pauseBudget != 0 {
-		return calibrateBudget(out, judge, base, scored, *pauseBudget, *policyOut, *asJSON)
+		return calibrateBudget(out, judge, base, scored, records, *measures, *pauseBudget, *policyOut, *asJSON)
 	}
 	cal, err := eval.Calibrate(scored, *budget, kind)
 	if err != nil {
-		return err
+		return keepPolicyInForce(out, err, base, records, *measures, *policyOut)
 	}
+	relative := withRelativeBudget(&cal.Policy, records, *measures)
 	if *policyOut != "" {
 		if err := writePolicy(*policyOut, cal); err != nil {
 			return err
@@ -844,6 +862,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 		100**budget, promiseWords(kind), p.PauseAtOrBelow, p.BreachConfidence, p.OnTrackAt, p.PauseAtOrBelow)
 	printRates(out, cal.Rates)
 	fmt.Fprintf(out, "promise: %s\n", p.Promise)
+	fmt.Fprintf(out, "%s\n", relative)
 	fmt.Fprintf(out, "%s\n", gates)
 	if *policyOut != "" {
 		fmt.Fprintf(out, "policy written to %s: use it with `overseer worker --policy %s` or overseer.LoadPolicy\n", *policyOut, *policyOut)
@@ -851,12 +870,51 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	return nil
 }
 
+// withRelativeBudget puts in p the relative budget the runs' succeeded
+// ones back (Policy.Spend), as a learn round's promotion does, and says
+// it, or why none. It reads Needs a look where a job reaches it, and
+// stops the job only where the worker turns its gate on.
+func withRelativeBudget(p *overseer.Policy, records []eval.Record, measures eval.SpendMeasures) string {
+	sb, err := eval.SpendBudgetOf(records, eval.SpendBudgetMaxReached, measures)
+	if err != nil {
+		p.Spend = nil
+		return "no relative budget: " + err.Error()
+	}
+	p.Spend = &sb
+	return "relative budget in the policy: " + sb.String() + "; a job that reaches it reads Needs a look, and waits at a budget gate where the worker runs with --relative-budget-gates"
+}
+
+// keepPolicyInForce answers a calibration that certified no pause policy
+// (refused): with --out, the policy in force (base: the one that goes
+// with the judge) is written with the relative budget the runs back, when
+// they back one, so that what the runs can say is not lost; the refusal
+// is returned either way.
+func keepPolicyInForce(out io.Writer, refused error, base overseer.Policy, records []eval.Record, measures eval.SpendMeasures, policyOut string) error {
+	if policyOut == "" || !errors.Is(refused, eval.ErrUncertifiable) {
+		return refused
+	}
+	relative := withRelativeBudget(&base, records, measures)
+	if base.Spend == nil {
+		return refused
+	}
+	data, err := overseer.MarshalPolicy(base, nil)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(policyOut, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "no pause policy certified; %s written to %s with the policy in force (%s)\n", relative, policyOut, base.Guarantee())
+	return refused
+}
+
 // calibrateBudget is `overseer calibrate --pause-budget`.
-func calibrateBudget(out io.Writer, judge string, base overseer.Policy, scored []eval.ScoredRun, share float64, policyOut string, asJSON bool) error {
+func calibrateBudget(out io.Writer, judge string, base overseer.Policy, scored []eval.ScoredRun, records []eval.Record, measures eval.SpendMeasures, share float64, policyOut string, asJSON bool) error {
 	p, err := eval.BudgetPolicy(scored, share, base)
 	if err != nil {
 		return err
 	}
+	relative := withRelativeBudget(&p, records, measures)
 	if policyOut != "" {
 		data, err := overseer.MarshalPolicy(p, nil)
 		if err != nil {
@@ -872,8 +930,8 @@ func calibrateBudget(out io.Writer, judge string, base overseer.Policy, scored [
 			Policy json.RawMessage `json:"policy"`
 		}{judge, mustPolicyJSON(p)})
 	}
-	fmt.Fprintf(out, "judge: %s; %d jobs\npause at or below %.3f; On track from %.3f, Off track below %.3f\n%s\n",
-		judge, len(scored), p.PauseAtOrBelow, p.OnTrackAt, p.NeedsALookAt, p.Guarantee())
+	fmt.Fprintf(out, "judge: %s; %d jobs\npause at or below %.3f; On track from %.3f, Off track below %.3f\n%s\n%s\n",
+		judge, len(scored), p.PauseAtOrBelow, p.OnTrackAt, p.NeedsALookAt, p.Guarantee(), relative)
 	if policyOut != "" {
 		fmt.Fprintf(out, "policy written to %s: use it with `overseer worker --policy %s` or overseer.LoadPolicy\n", policyOut, policyOut)
 	}

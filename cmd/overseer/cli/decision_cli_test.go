@@ -270,3 +270,63 @@ func TestTrainSaysTheModelWasWrittenWhenOnlyThePolicyIsRefused(t *testing.T) {
 		assert.NoFileExists(t, policy)
 	}
 }
+
+// tokenRuns writes run records of families whose succeeded runs spend 100
+// to 190 tokens a step and whose failed runs spend ten times as much.
+func tokenRuns(t *testing.T, path string, families, succeeded int) {
+	t.Helper()
+	var b strings.Builder
+	for f := range families {
+		for i := range succeeded + 1 {
+			rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", f, i), Outcome: eval.OutcomeSucceeded, Task: eval.Task{Family: fmt.Sprintf("fam%d", f)}}
+			perStep := int64(100 + 10*i)
+			if i == succeeded {
+				rec.Outcome, perStep = eval.OutcomeFailed, 1500
+			}
+			for range 6 {
+				rec.Steps = append(rec.Steps, eval.Step{Phase: "edit", InputTokens: perStep, Call: fmt.Sprintf("edit %d", len(rec.Steps))})
+			}
+			line, err := json.Marshal(rec)
+			require.NoError(t, err)
+			b.Write(append(line, '\n'))
+		}
+	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+}
+
+// calibrate puts the relative budget the runs back in the policy it
+// writes; when it certifies no pause policy it still writes the policy in
+// force with that budget, says so and exits 1; eval then counts the
+// budget as a gate where --relative-budget-gates says it is on.
+func TestCalibrateWritesTheRelativeBudgetItsRunsBack(t *testing.T) {
+	dir := t.TempDir()
+	runs, policy := filepath.Join(dir, "runs.jsonl"), filepath.Join(dir, "policy.json")
+	tokenRuns(t, runs, 6, 3) // 18 succeeded runs: too few for a 5% false-pause promise, enough for a relative budget
+	code, out, errOut := runCLI("calibrate", "--traces", runs, "--out", policy)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "false-pause promise cannot be certified")
+	assert.Contains(t, out, "no pause policy certified; relative budget in the policy: ")
+	assert.Contains(t, out, "written to "+policy+" with the policy in force")
+	p, err := overseer.LoadPolicy(policy)
+	require.NoError(t, err)
+	require.NotNil(t, p.Spend)
+	assert.Equal(t, []string{"tokens"}, p.Spend.Covers())
+
+	code, out, errOut = runCLI("eval", "--traces", runs, "--policy", policy, "--relative-budget-gates", "--json")
+	require.Equal(t, 0, code, errOut)
+	var rep struct {
+		Spend struct {
+			InForce struct {
+				Relative string `json:"relative"`
+				Caught   int    `json:"caught"`
+			} `json:"in_force"`
+		} `json:"spend"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.NotEmpty(t, rep.Spend.InForce.Relative)
+	assert.Equal(t, 6, rep.Spend.InForce.Caught, "each failed run spends ten times the succeeded runs' tokens")
+
+	code, _, errOut = runCLI("calibrate", "--traces", runs, "--relative-measures", "some")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `relative budget measures "some": give auto`)
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# stage1-heldout.sh: stage 1 as a team reaches it, measured on runs it
+# never saw. The runs' task families are dealt into FOLDS groups; for each
+# group, the documented stage-1 commands run on a team's first FIRST runs
+# of the other groups (taken a family at a time, round robin, so that they
+# span families) and `overseer eval` judges the held-out group with the
+# gates in force. The held-out figures are pooled over the groups.
+#
+#   scripts/stage1-heldout.sh TRACES_DIR [OUT_DIR]
+#
+# TRACES_DIR holds trajs/ (one file or directory per run, named by its
+# instance id: mini-swe-agent, SWE-agent and OpenHands layouts) and
+# labels.json. FIRST (60), FOLDS (3), OVERSEER (the overseer binary; built
+# from cmd/ when unset) and EVAL_FLAGS (extra flags of eval) may be set.
+set -euo pipefail
+
+traces=${1:?usage: scripts/stage1-heldout.sh TRACES_DIR [OUT_DIR]}
+out=${2:-$(mktemp -d)}
+first=${FIRST:-60}
+folds=${FOLDS:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [[ -z "${OVERSEER:-}" ]]; then
+	OVERSEER="$out/overseer"
+	(cd "$root/cmd" && go build -o "$OVERSEER" ./overseer)
+fi
+[[ -d "$traces/trajs" && -f "$traces/labels.json" ]] || { echo "stage1-heldout: $traces has no trajs/ and labels.json" >&2; exit 2; }
+mkdir -p "$out"
+
+# The plan: each run's group and, for each group, the training runs.
+python3 - "$traces" "$out" "$first" "$folds" <<'PY'
+import json, os, re, sys, collections
+traces, out, first, folds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+entries = sorted(os.listdir(os.path.join(traces, "trajs")))
+def run_id(e): return re.sub(r"\.traj(\.json)?$", "", e)
+def family(e): return re.sub(r"-\d+$", "", run_id(e))
+by_family = collections.defaultdict(list)
+for e in entries: by_family[family(e)].append(e)
+if len(by_family) < folds:
+    sys.exit(f"stage1-heldout: {traces} holds {len(by_family)} task families; {folds} held-out groups need {folds} at least (set FOLDS)")
+# Largest family first, each to the group with the fewest runs so far.
+groups = [[] for _ in range(folds)]
+for f in sorted(by_family, key=lambda f: (-len(by_family[f]), f)):
+    min(groups, key=len).append(f)
+plan = []
+for g, fams in enumerate(groups):
+    others = sorted(f for f in by_family if f not in fams)
+    queues = {f: list(by_family[f]) for f in others}
+    train = []
+    while len(train) < first and any(queues.values()):
+        for f in others:
+            if queues[f] and len(train) < first:
+                train.append(queues[f].pop(0))
+    held = [e for f in fams for e in by_family[f]]
+    plan.append({"group": g, "families": fams, "train": train, "held_out": held})
+json.dump(plan, open(os.path.join(out, "plan.json"), "w"), indent=1)
+for p in plan:
+    for kind in ("train", "held_out"):
+        d = os.path.join(out, f"g{p['group']}", kind, "trajs")
+        os.makedirs(d, exist_ok=True)
+        for e in p[kind]:
+            link = os.path.join(d, e)
+            if not os.path.lexists(link):
+                os.symlink(os.path.abspath(os.path.join(traces, "trajs", e)), link)
+        dst = os.path.join(out, f"g{p['group']}", kind, "labels.json")
+        if not os.path.exists(dst):
+            os.symlink(os.path.abspath(os.path.join(traces, "labels.json")), dst)
+    print(f"group {p['group']}: {len(p['held_out'])} held-out runs of {', '.join(p['families'])}; trained on {len(p['train'])} runs of the others")
+PY
+
+for g in $(seq 0 $((folds - 1))); do
+	dir="$out/g$g"
+	echo "== group $g" >&2
+	"$OVERSEER" recalibrate --traces "$dir/train" --out "$dir/model.json" >"$dir/recalibrate.txt" 2>&1 || { echo "group $g: recalibrate refused:" >&2; tail -3 "$dir/recalibrate.txt" >&2; }
+	model=()
+	[[ -f "$dir/model.json" ]] && model=(--model "$dir/model.json")
+	"$OVERSEER" calibrate --traces "$dir/train" "${model[@]}" --out "$dir/policy.json" >"$dir/calibrate.txt" 2>&1 || { echo "group $g: calibrate refused:" >&2; tail -3 "$dir/calibrate.txt" >&2; }
+	policy=()
+	[[ -f "$dir/policy.json" ]] && policy=(--policy "$dir/policy.json")
+	# shellcheck disable=SC2086
+	"$OVERSEER" eval --traces "$dir/held_out" "${model[@]}" "${policy[@]}" --relative-budget-gates ${EVAL_FLAGS:-} --json >"$dir/eval.json" 2>"$dir/eval.err"
+done
+
+# Pooled over the held-out groups.
+python3 - "$out" "$folds" <<'PY'
+import json, sys
+out, folds = sys.argv[1], int(sys.argv[2])
+keys = ("succeeded", "held", "failed", "caught", "failed_tokens", "saved_tokens", "failed_time_ns", "saved_time_ns")
+pool = dict.fromkeys(keys, 0)
+for g in range(folds):
+    f = json.load(open(f"{out}/g{g}/eval.json"))["spend"]["in_force"]
+    row = {k: f.get(k) or 0 for k in keys}
+    print(f"group {g}: gates in force: {f.get('policy')}; {f.get('relative') or 'no relative budget in force'}")
+    print(f"  held {row['held']} of {row['succeeded']} succeeded; caught {row['caught']} of {row['failed']} failed; "
+          f"saved {row['saved_tokens']} of {row['failed_tokens']} failed-run tokens")
+    for k in keys: pool[k] += row[k]
+share = lambda a, b: f"{100*a/b:.1f}%" if b else "n/a"
+print(f"pooled: held {pool['held']} of {pool['succeeded']} succeeded runs ({share(pool['held'], pool['succeeded'])}); "
+      f"caught {pool['caught']} of {pool['failed']} failed ({share(pool['caught'], pool['failed'])}); "
+      f"failed runs' tokens saved {share(pool['saved_tokens'], pool['failed_tokens'])}, time saved {share(pool['saved_time_ns'], pool['failed_time_ns'])}")
+PY
+echo "outputs in $out" >&2
