@@ -62,7 +62,8 @@ const spendBudgetPercentile = 0.95
 func SpendOf(records []Record, scored []ScoredRun, policy overseer.Policy, measures SpendMeasures) (s Spend, ok bool) {
 	runs := spendRunsOf(records, scored, policy)
 	if len(runs) == 0 {
-		return Spend{}, false
+		// A relative budget may still compare turns or time.
+		return Spend{Relative: RelativeSpendOf(records, measures)}, false
 	}
 	s.Runs = len(runs)
 	s.Policy, s.FailedTokens, s.SucceededTokens = pauseSaved(runs)
@@ -632,6 +633,10 @@ func firstReached(spend []judge.Spent, b overseer.SpendBudget) int {
 // budget could not be learned (too few runs backed it).
 type RelativeSpend struct {
 	SpendSaved
+	// Caught counts the failed runs that reached it, of Failed; where the
+	// runs reported no tokens, these (and Held) are what it says.
+	Caught  int      `json:"caught"`
+	Failed  int      `json:"failed"`
 	Runs    int      `json:"runs"`
 	Refused []string `json:"refused,omitempty"`
 	// MeanFactor is the learned factors' mean; Covers the measures the
@@ -691,7 +696,9 @@ func RelativeSpendOf(records []Record, measures SpendMeasures) RelativeSpend {
 			if rec.Outcome.Failed() {
 				total := t[len(t)-1].Tokens
 				failedTokens += total
+				s.Failed++
 				if at > 0 {
+					s.Caught++
 					s.SavedTokens += total - t[at-1].Tokens
 				}
 				continue
@@ -717,10 +724,17 @@ func (s RelativeSpend) Sentence() string {
 		return fmt.Sprintf("no relative budget could be learned: for each of the %d task families, too few succeeded runs of the others reported tokens, turns or time", len(s.Refused))
 	}
 	out := fmt.Sprintf("a relative budget learned from the other task families' succeeded runs (%.1f× their median %s at the same call on average, promising at most %.0f%% of runs like them reach it) "+
-		"is reached by %d of %d succeeded runs; stopped where they reached it, the failed runs would have saved %d tokens (%.1f%% of their spend)",
-		s.MeanFactor, strings.Join(s.Covers, "/"), 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.SavedTokens, 100*s.SavedShare)
+		"is reached by %d of %d succeeded runs and %d of %d failed ones",
+		s.MeanFactor, strings.Join(s.Covers, "/"), 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.Caught, s.Failed)
+	if s.SavedShare > 0 || s.SavedTokens > 0 {
+		out += fmt.Sprintf("; stopped where they reached it, the failed runs would have saved %d tokens (%.1f%% of their spend)", s.SavedTokens, 100*s.SavedShare)
+	}
 	if len(s.Refused) > 0 {
-		out += fmt.Sprintf("; not learned for %d families (too few runs of the others)", len(s.Refused))
+		families := "families"
+		if len(s.Refused) == 1 {
+			families = "family"
+		}
+		out += fmt.Sprintf("; not learned for %d task %s (too few runs of the others)", len(s.Refused), families)
 	}
 	return out
 }

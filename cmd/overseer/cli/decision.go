@@ -350,6 +350,8 @@ func printReport(out io.Writer, rep eval.Report) {
 		for _, l := range rep.Spend.Sentences() {
 			fmt.Fprintf(out, "  %s\n", l)
 		}
+	} else if rep.Spend != nil && rep.Spend.Relative.Runs > 0 {
+		fmt.Fprintf(out, "\nspend (the runs reported no tokens):\n  %s\n", rep.Spend.Relative.Sentence())
 	}
 	for _, c := range rep.Checkpoints {
 		if c.At == "50%" {
