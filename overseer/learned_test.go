@@ -243,6 +243,17 @@ func TestPolicyFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, p, back)
 
+	// The policy in force of a model nobody certified pauses nothing, read
+	// back from its file too.
+	uncertified := judge.UncertifiedModelPolicy()
+	uncertified.Spend = p.Spend
+	data2, err := overseer.MarshalPolicy(uncertified, nil)
+	require.NoError(t, err)
+	back, err = overseer.LoadPolicy(writeTemp(t, string(data2)))
+	require.NoError(t, err)
+	assert.True(t, back.NoPause)
+	assert.False(t, back.Evaluate(overseer.Answers{OnObjective: 0.01}).Flagged)
+
 	def := overseer.DefaultLearnedPolicy()
 	require.NoError(t, def.Validate())
 	assert.NotEmpty(t, def.Name)

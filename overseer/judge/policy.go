@@ -378,6 +378,10 @@ type policyFile struct {
 	AgentLoop json.RawMessage `json:"agent_loop,omitempty"`
 	// SpendBudget is Policy.Spend.
 	SpendBudget *SpendBudget `json:"spend_budget,omitempty"`
+	// NoPause is Policy.NoPause: written so that the policy in force of a
+	// model nobody certified, kept with a relative budget, still pauses
+	// nothing when read back.
+	NoPause bool `json:"no_pause,omitempty"`
 }
 
 // MarshalPolicy writes p as a policy file; calibration, if not nil, is
@@ -388,7 +392,7 @@ func MarshalPolicy(p Policy, calibration any) ([]byte, error) {
 	}
 	f := policyFile{Format: policyFileFormat, Name: p.Name, OnTrackAt: p.OnTrackAt, NeedsALookAt: p.NeedsALookAt,
 		PauseAtOrBelow: p.PauseAtOrBelow, BreachConfidence: p.BreachConfidence, BreachSeverity: p.BreachSeverity,
-		MaxConsecutiveFailures: p.MaxConsecutiveFailures}
+		MaxConsecutiveFailures: p.MaxConsecutiveFailures, NoPause: p.NoPause}
 	if p.Promise.Certified() {
 		promise := p.Promise
 		f.Promise = &promise
@@ -441,7 +445,7 @@ func parsePolicy(data []byte) (Policy, error) {
 		}
 	}
 	p := Policy{Name: f.Name, OnTrackAt: f.OnTrackAt, NeedsALookAt: f.NeedsALookAt, PauseAtOrBelow: f.PauseAtOrBelow,
-		BreachConfidence: f.BreachConfidence, BreachSeverity: f.BreachSeverity, MaxConsecutiveFailures: f.MaxConsecutiveFailures}
+		BreachConfidence: f.BreachConfidence, BreachSeverity: f.BreachSeverity, MaxConsecutiveFailures: f.MaxConsecutiveFailures, NoPause: f.NoPause}
 	if f.Promise != nil {
 		p.Promise = *f.Promise
 	}
