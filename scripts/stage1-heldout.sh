@@ -11,7 +11,9 @@
 # TRACES_DIR holds trajs/ (one file or directory per run, named by its
 # instance id: mini-swe-agent, SWE-agent and OpenHands layouts) and
 # labels.json. FIRST (60), FOLDS (3), OVERSEER (the overseer binary; built
-# from cmd/ when unset) and EVAL_FLAGS (extra flags of eval) may be set.
+# from cmd/ when unset), CALIBRATE_FLAGS and EVAL_FLAGS (extra flags of
+# calibrate and eval, e.g. CALIBRATE_FLAGS="--relative-measures all") may be
+# set.
 set -euo pipefail
 
 traces=${1:?usage: scripts/stage1-heldout.sh TRACES_DIR [OUT_DIR]}
@@ -73,7 +75,8 @@ for g in $(seq 0 $((folds - 1))); do
 	"$OVERSEER" recalibrate --traces "$dir/train" --out "$dir/model.json" >"$dir/recalibrate.txt" 2>&1 || { echo "group $g: recalibrate refused:" >&2; tail -3 "$dir/recalibrate.txt" >&2; }
 	model=()
 	[[ -f "$dir/model.json" ]] && model=(--model "$dir/model.json")
-	"$OVERSEER" calibrate --traces "$dir/train" "${model[@]}" --out "$dir/policy.json" >"$dir/calibrate.txt" 2>&1 || { echo "group $g: calibrate refused:" >&2; tail -3 "$dir/calibrate.txt" >&2; }
+	# shellcheck disable=SC2086
+	"$OVERSEER" calibrate --traces "$dir/train" "${model[@]}" ${CALIBRATE_FLAGS:-} --out "$dir/policy.json" >"$dir/calibrate.txt" 2>&1 || { echo "group $g: calibrate refused:" >&2; tail -3 "$dir/calibrate.txt" >&2; }
 	policy=()
 	[[ -f "$dir/policy.json" ]] && policy=(--policy "$dir/policy.json")
 	# shellcheck disable=SC2086
