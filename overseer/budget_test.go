@@ -508,6 +508,26 @@ func TestARelativeBudgetGateStopsOnceWhereTheTeamTurnsItOn(t *testing.T) {
 	}
 }
 
+// timeBudgetPolicy carries a relative budget of time in phases: 1.5× five
+// minutes by the first phase run, ten by the second.
+func timeBudgetPolicy() overseer.Policy {
+	policy := overseer.DefaultLearnedPolicy()
+	policy.Spend = &overseer.SpendBudget{PhaseTimeCurve: []time.Duration{5 * time.Minute, 10 * time.Minute}, Factor: 1.5, MaxReached: 0.05, Jobs: 40}
+	return policy
+}
+
+// resumeAfter reads the job's status after d and resumes it then; what
+// it read, and the resume's refusal, are there once the workflow ran.
+func resumeAfter(t *testing.T, env *testsuite.TestWorkflowEnvironment, d time.Duration) (*overseer.Status, *error) {
+	var paused overseer.Status
+	var refused error
+	env.RegisterDelayedCallback(func() {
+		paused = envStatus(t, env)
+		updateResume(env, overseer.ResumeRequest{By: "reviewer", Note: "fine"}, &refused)
+	}, d)
+	return &paused, &refused
+}
+
 // slowWorkflow runs n phases an hour apart; each phase's call fails once
 // and succeeds on its retry ten minutes later, so that it takes ten
 // minutes of the workflow's time.
@@ -532,8 +552,7 @@ func slowWorkflow(ctx workflow.Context, n int) (int, error) {
 // it, and neither the hour between phases nor five hours at its gate
 // count as time in phases.
 func TestARelativeBudgetOfTimeCountsTimeInPhasesOnly(t *testing.T) {
-	policy := overseer.DefaultLearnedPolicy()
-	policy.Spend = &overseer.SpendBudget{PhaseTimeCurve: []time.Duration{5 * time.Minute, 10 * time.Minute}, Factor: 1.5, MaxReached: 0.05, Jobs: 40}
+	policy := timeBudgetPolicy()
 	var s testsuite.WorkflowTestSuite
 	env := budgetEnvOf(t, &s, overseer.Options{Mode: overseer.ModeManage, Policy: policy, RelativeBudgetGates: true})
 	env.RegisterWorkflowWithOptions(slowWorkflow, workflow.RegisterOptions{Name: "Slow"})
@@ -543,19 +562,14 @@ func TestARelativeBudgetOfTimeCountsTimeInPhasesOnly(t *testing.T) {
 		}
 		return overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{Turns: 1}}, nil
 	}, activity.RegisterOptions{Name: "slow"})
-	var paused overseer.Status
-	var cont error
-	env.RegisterDelayedCallback(func() {
-		paused = envStatus(t, env)
-		updateResume(env, overseer.ResumeRequest{By: "reviewer", Note: "slow but fine"}, &cont)
-	}, 5*time.Hour)
+	paused, cont := resumeAfter(t, env, 5*time.Hour)
 	env.ExecuteWorkflow("Slow", 2)
 	require.NoError(t, env.GetWorkflowError())
 	require.True(t, paused.Paused, "ten minutes in the first phase, twice the curve")
 	require.Len(t, paused.Gates, 1)
 	assert.Equal(t, overseer.GateKindBudget, paused.Gates[0].Kind)
 	assert.Contains(t, paused.PauseReason, "it spent 10m0s in phases by phase run 1, 2.0× what the type's succeeded jobs typically had (5m0s in phases)")
-	require.NoError(t, cont)
+	require.NoError(t, *cont)
 	st := envStatus(t, env)
 	require.NotNil(t, st.Budget)
 	assert.Equal(t, "spent 20m0s in phases by phase run 2, 2.0× what the type's succeeded jobs typically had (10m0s in phases); at most 5% of jobs like them reach 1.5×",
@@ -581,20 +595,14 @@ func declaredSlowWorkflow(ctx workflow.Context) error {
 // the five hours the job waited at the first boundary's gate are no
 // phase's time.
 func TestADeclaredPhasesTimeLeavesOutTheGateBeforeIt(t *testing.T) {
-	policy := overseer.DefaultLearnedPolicy()
-	policy.Spend = &overseer.SpendBudget{PhaseTimeCurve: []time.Duration{5 * time.Minute, 10 * time.Minute}, Factor: 1.5, MaxReached: 0.05, Jobs: 40}
+	policy := timeBudgetPolicy()
 	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Policy: policy, RelativeBudgetGates: true})
 	env.RegisterWorkflowWithOptions(declaredSlowWorkflow, workflow.RegisterOptions{Name: "DeclaredSlow"})
-	var paused overseer.Status
-	var cont error
-	env.RegisterDelayedCallback(func() {
-		paused = envStatus(t, env)
-		updateResume(env, overseer.ResumeRequest{By: "reviewer", Note: "fine"}, &cont)
-	}, 5*time.Hour)
+	paused, cont := resumeAfter(t, env, 5*time.Hour)
 	env.ExecuteWorkflow("DeclaredSlow")
 	require.NoError(t, env.GetWorkflowError())
 	require.True(t, paused.Paused)
-	require.NoError(t, cont)
+	require.NoError(t, *cont)
 	st := envStatus(t, env)
 	require.NotNil(t, st.Budget)
 	assert.Equal(t, "spent 20m0s in phases by phase run 2, 2.0× what the type's succeeded jobs typically had (10m0s in phases); at most 5% of jobs like them reach 1.5×",
