@@ -407,8 +407,8 @@ const minSmallSpendCalibration = 9
 type SpendMeasures string
 
 const (
-	// SpendMeasuresAuto, the default: tokens where the succeeded jobs
-	// reported them, else turns and time in phases. A job's time depends
+	// SpendMeasuresAuto, the default: tokens, learned from the succeeded
+	// jobs that reported some; where none did, turns and time in phases. A job's time depends
 	// on what its tools ran on and its length is in its tokens: on the
 	// shared mini-swe-agent runs, learned from a team's first 60 runs
 	// and judged on held-out task families, adding turns and time held
@@ -452,7 +452,20 @@ var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens, tu
 // to SpendBudgetWeakestPromise (5 to fit, 9 to calibrate on). It refuses,
 // in one sentence that says how many runs it needs, below that.
 func SpendBudgetOf(records []Record, maxReached float64, measures SpendMeasures) (overseer.SpendBudget, error) {
-	return spendBudgetOf(records, maxReached, measures, SpendByPhaseRun)
+	return spendBudgetOf(records, maxReached, measures, spendOnce())
+}
+
+// spendOnce is SpendByPhaseRun replaying each record (by its ID) once.
+func spendOnce() func(Record) []judge.Spent {
+	byRun := map[string][]judge.Spent{}
+	return func(rec Record) []judge.Spent {
+		s, ok := byRun[rec.ID]
+		if !ok {
+			s = SpendByPhaseRun(rec)
+			byRun[rec.ID] = s
+		}
+		return s
+	}
 }
 
 // SpendByPhaseRun is what a recorded run had spent by each of its phase
@@ -475,15 +488,49 @@ func SpendByPhaseRun(rec Record) []judge.Spent {
 }
 
 // spendBudgetOf is SpendBudgetOf with spend giving each record's spend by
-// phase run (so that a caller that learns many budgets replays each
-// record once).
+// phase run (spendOnce: a caller that learns many budgets replays each
+// record once). SpendMeasuresAuto learns a budget of tokens, and of turns
+// and time only where no succeeded job reported tokens.
 func spendBudgetOf(records []Record, maxReached float64, measures SpendMeasures, spend func(Record) []judge.Spent) (overseer.SpendBudget, error) {
+	if measures == SpendMeasuresAll {
+		return learnSpendBudget(records, maxReached, spend, spendTokens|spendTurns|spendTime)
+	}
+	b, err := learnSpendBudget(records, maxReached, spend, spendTokens)
+	if err == nil {
+		return b, nil
+	}
+	for _, rec := range records {
+		if t := spend(rec); !rec.Outcome.Failed() && len(t) > 0 && t[len(t)-1].Tokens > 0 {
+			return b, err // the jobs report tokens: too few of them
+		}
+	}
+	return learnSpendBudget(records, maxReached, spend, spendTurns|spendTime)
+}
+
+// spendMeasure is a set of the measures a relative budget may compare.
+type spendMeasure uint8
+
+const (
+	spendTokens spendMeasure = 1 << iota
+	spendTurns
+	spendTime
+)
+
+// reported says whether s reports a measure of m.
+func (m spendMeasure) reported(s judge.Spent) bool {
+	return m&spendTokens != 0 && s.Tokens > 0 || m&spendTurns != 0 && s.Turns > 0 || m&spendTime != 0 && s.PhaseTime > 0
+}
+
+// learnSpendBudget learns the budget of the measures of m from the
+// succeeded jobs that reported one of them by their end, each measure
+// covered where every one of those jobs reported it.
+func learnSpendBudget(records []Record, maxReached float64, spend func(Record) []judge.Spent, m spendMeasure) (overseer.SpendBudget, error) {
 	byFamily := map[string][][]judge.Spent{}
 	for _, rec := range records {
 		if rec.Outcome.Failed() {
 			continue
 		}
-		if s := spend(rec); reportsSpend(s) {
+		if s := spend(rec); len(s) > 0 && m.reported(s[len(s)-1]) {
 			byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], s)
 		}
 	}
@@ -536,14 +583,13 @@ func spendBudgetOf(records []Record, maxReached float64, measures SpendMeasures,
 	}
 	b := overseer.SpendBudget{MaxReached: promise, Jobs: len(cal)}
 	jobs := append(slices.Clip(fit), cal...)
-	if everyReports(jobs, func(s judge.Spent) bool { return s.Tokens > 0 }) {
+	if m&spendTokens != 0 && everyReports(jobs, spendTokens) {
 		b.Curve = medianCurve(fit, func(s judge.Spent) int64 { return s.Tokens })
 	}
-	others := measures == SpendMeasuresAll || b.Curve == nil
-	if others && everyReports(jobs, func(s judge.Spent) bool { return s.Turns > 0 }) {
+	if m&spendTurns != 0 && everyReports(jobs, spendTurns) {
 		b.TurnsCurve = medianCurve(fit, func(s judge.Spent) int64 { return int64(s.Turns) })
 	}
-	if others && everyReports(jobs, func(s judge.Spent) bool { return s.PhaseTime > 0 }) {
+	if m&spendTime != 0 && everyReports(jobs, spendTime) {
 		for _, v := range medianCurve(fit, func(s judge.Spent) int64 { return int64(s.PhaseTime) }) {
 			b.PhaseTimeCurve = append(b.PhaseTimeCurve, time.Duration(v))
 		}
@@ -572,10 +618,10 @@ func reportsSpend(s []judge.Spent) bool {
 	return last.Tokens > 0 || last.Turns > 0 || last.PhaseTime > 0
 }
 
-// everyReports says every job reported a measure by its end.
-func everyReports(jobs [][]judge.Spent, reported func(judge.Spent) bool) bool {
+// everyReports says every job reported measure m by its end.
+func everyReports(jobs [][]judge.Spent, m spendMeasure) bool {
 	for _, s := range jobs {
-		if !reported(s[len(s)-1]) {
+		if !m.reported(s[len(s)-1]) {
 			return false
 		}
 	}
@@ -657,16 +703,7 @@ func RelativeSpendOf(records []Record, measures SpendMeasures) RelativeSpend {
 	var failedTokens int64
 	var factors float64
 	learned := 0
-	// Each record replayed once, by phase run as the plugin counts them.
-	byRun := map[string][]judge.Spent{}
-	spend := func(rec Record) []judge.Spent {
-		t, ok := byRun[rec.ID]
-		if !ok {
-			t = SpendByPhaseRun(rec)
-			byRun[rec.ID] = t
-		}
-		return t
-	}
+	spend := spendOnce()
 	for _, f := range families {
 		var others []Record
 		for _, g := range families {

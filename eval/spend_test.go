@@ -205,6 +205,17 @@ func TestRelativeBudgetCoversTurnsAndTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, b.Covers(), "time")
 	assert.NotContains(t, b.Covers(), "tokens")
+	// One succeeded run without tokens is left out of a budget of tokens;
+	// a few with tokens among many without are too few for one, and say so.
+	mixed := slices.Clone(timed)
+	mixed[0] = tokenless[0]
+	b, err = eval.SpendBudgetOf(mixed, eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tokens"}, b.Covers())
+	mostlyTokenless := slices.Clone(tokenless)
+	mostlyTokenless[0] = timed[0]
+	_, err = eval.SpendBudgetOf(mostlyTokenless, eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto)
+	require.ErrorIs(t, err, eval.ErrTooFewForSpendBudget)
 
 	untimed := build(func(int) int64 { return 0 }, 0)
 	b, err = eval.SpendBudgetOf(untimed, eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
