@@ -245,7 +245,9 @@ func (s *Server) workerPolls(ctx context.Context, queue string) bool {
 	if ok && now.Sub(c.at) < workerCheckTTL {
 		return c.polled
 	}
-	polled, err := wc.WorkerPolls(ctx, queue)
+	cctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	polled, err := wc.WorkerPolls(cctx, queue)
 	if err != nil {
 		return true
 	}

@@ -492,45 +492,46 @@ func SpendByPhaseRun(rec Record) []judge.Spent {
 // record once). SpendMeasuresAuto learns a budget of tokens, and of turns
 // and time only where no succeeded job reported tokens.
 func spendBudgetOf(records []Record, maxReached float64, measures SpendMeasures, spend func(Record) []judge.Spent) (overseer.SpendBudget, error) {
-	if measures == SpendMeasuresAll {
-		return learnSpendBudget(records, maxReached, spend, spendTokens|spendTurns|spendTime)
+	m := spendTurns | spendTime
+	switch {
+	case measures == SpendMeasuresAll:
+		m = allMeasures
+	case slices.ContainsFunc(records, func(rec Record) bool { return !rec.Outcome.Failed() && spendTokens.reportedBy(spend(rec)) }):
+		m = spendTokens
 	}
-	b, err := learnSpendBudget(records, maxReached, spend, spendTokens)
-	if err == nil {
-		return b, nil
-	}
-	for _, rec := range records {
-		if t := spend(rec); !rec.Outcome.Failed() && len(t) > 0 && t[len(t)-1].Tokens > 0 {
-			return b, err // the jobs report tokens: too few of them
-		}
-	}
-	return learnSpendBudget(records, maxReached, spend, spendTurns|spendTime)
+	return learnSpendBudget(records, maxReached, spend, m)
 }
 
-// spendMeasure is a set of the measures a relative budget may compare.
-type spendMeasure uint8
+// measureSet is a set of the measures a relative budget may compare.
+type measureSet uint8
 
 const (
-	spendTokens spendMeasure = 1 << iota
+	spendTokens measureSet = 1 << iota
 	spendTurns
 	spendTime
+	allMeasures = spendTokens | spendTurns | spendTime
 )
 
-// reported says whether s reports a measure of m.
-func (m spendMeasure) reported(s judge.Spent) bool {
-	return m&spendTokens != 0 && s.Tokens > 0 || m&spendTurns != 0 && s.Turns > 0 || m&spendTime != 0 && s.PhaseTime > 0
+// reportedBy says whether a job whose spend by phase run is s reported a
+// measure of m by its end.
+func (m measureSet) reportedBy(s []judge.Spent) bool {
+	if len(s) == 0 {
+		return false
+	}
+	last := s[len(s)-1]
+	return m&spendTokens != 0 && last.Tokens > 0 || m&spendTurns != 0 && last.Turns > 0 || m&spendTime != 0 && last.PhaseTime > 0
 }
 
 // learnSpendBudget learns the budget of the measures of m from the
 // succeeded jobs that reported one of them by their end, each measure
 // covered where every one of those jobs reported it.
-func learnSpendBudget(records []Record, maxReached float64, spend func(Record) []judge.Spent, m spendMeasure) (overseer.SpendBudget, error) {
+func learnSpendBudget(records []Record, maxReached float64, spend func(Record) []judge.Spent, m measureSet) (overseer.SpendBudget, error) {
 	byFamily := map[string][][]judge.Spent{}
 	for _, rec := range records {
 		if rec.Outcome.Failed() {
 			continue
 		}
-		if s := spend(rec); len(s) > 0 && m.reported(s[len(s)-1]) {
+		if s := spend(rec); m.reportedBy(s) {
 			byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], s)
 		}
 	}
@@ -609,19 +610,10 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 	return b, nil
 }
 
-// reportsSpend says a run reported some tokens, turns or time by its end.
-func reportsSpend(s []judge.Spent) bool {
-	if len(s) == 0 {
-		return false
-	}
-	last := s[len(s)-1]
-	return last.Tokens > 0 || last.Turns > 0 || last.PhaseTime > 0
-}
-
 // everyReports says every job reported measure m by its end.
-func everyReports(jobs [][]judge.Spent, m spendMeasure) bool {
+func everyReports(jobs [][]judge.Spent, m measureSet) bool {
 	for _, s := range jobs {
-		if !m.reported(s[len(s)-1]) {
+		if !m.reportedBy(s) {
 			return false
 		}
 	}
@@ -725,7 +717,7 @@ func RelativeSpendOf(records []Record, measures SpendMeasures) RelativeSpend {
 		}
 		for _, rec := range byFamily[f] {
 			t := spend(rec)
-			if !reportsSpend(t) {
+			if !allMeasures.reportedBy(t) {
 				continue
 			}
 			s.Runs++

@@ -62,34 +62,24 @@ func SpentOf(t trajectory.Trajectory) Spent {
 	return Spent{Tokens: t.InputTokens + t.OutputTokens, Turns: t.Turns, PhaseTime: t.PhaseTime, PhaseRuns: t.PhaseRuns}
 }
 
-// spendMeasure is one measure a relative budget can cover.
+// spendMeasure is one measure a relative budget can cover: its curve's
+// length and value by phase run k (curveAt), and a job's spend of it.
 type spendMeasure struct {
-	name  string
-	curve func(SpendBudget) []int64
-	of    func(Spent) int64
-	say   func(int64) string
-}
-
-// durations is a time curve as the int64 nanoseconds its ratios read.
-func durations(c []time.Duration) []int64 {
-	if c == nil {
-		return nil
-	}
-	out := make([]int64, len(c))
-	for i, d := range c {
-		out[i] = int64(d)
-	}
-	return out
+	name string
+	len  func(SpendBudget) int
+	at   func(b SpendBudget, k int) int64
+	of   func(Spent) int64
+	say  func(int64) string
 }
 
 // spendMeasures are the measures, in the order they are named.
 var spendMeasures = []spendMeasure{
-	{"tokens", func(b SpendBudget) []int64 { return b.Curve }, func(s Spent) int64 { return s.Tokens },
-		func(v int64) string { return fmt.Sprintf("%d tokens", v) }},
-	{"turns", func(b SpendBudget) []int64 { return b.TurnsCurve }, func(s Spent) int64 { return int64(s.Turns) },
-		func(v int64) string { return fmt.Sprintf("%d turns", v) }},
-	{"time", func(b SpendBudget) []int64 { return durations(b.PhaseTimeCurve) }, func(s Spent) int64 { return int64(s.PhaseTime) },
-		func(v int64) string { return time.Duration(v).Round(time.Second).String() + " in phases" }},
+	{"tokens", func(b SpendBudget) int { return len(b.Curve) }, func(b SpendBudget, k int) int64 { return curveAt(b.Curve, k) },
+		func(s Spent) int64 { return s.Tokens }, func(v int64) string { return fmt.Sprintf("%d tokens", v) }},
+	{"turns", func(b SpendBudget) int { return len(b.TurnsCurve) }, func(b SpendBudget, k int) int64 { return curveAt(b.TurnsCurve, k) },
+		func(s Spent) int64 { return int64(s.Turns) }, func(v int64) string { return fmt.Sprintf("%d turns", v) }},
+	{"time", func(b SpendBudget) int { return len(b.PhaseTimeCurve) }, func(b SpendBudget, k int) int64 { return curveAt(b.PhaseTimeCurve, k) },
+		func(s Spent) int64 { return int64(s.PhaseTime) }, func(v int64) string { return time.Duration(v).Round(time.Second).String() + " in phases" }},
 }
 
 // ErrInvalidSpendBudget is wrapped by the error of a SpendBudget that
@@ -107,10 +97,9 @@ func (b SpendBudget) Validate() error {
 		return fmt.Errorf("%w: max_reached %v is not a share in (0,1)", ErrInvalidSpendBudget, b.MaxReached)
 	}
 	for _, m := range spendMeasures {
-		c := m.curve(b)
-		for i, v := range c {
-			if v < 0 || i > 0 && v < c[i-1] {
-				return fmt.Errorf("%w: the %s curve must not decrease or be negative (at phase run %d)", ErrInvalidSpendBudget, m.name, i+1)
+		for k := 1; k <= m.len(b); k++ {
+			if v := m.at(b, k); v < 0 || k > 1 && v < m.at(b, k-1) {
+				return fmt.Errorf("%w: the %s curve must not decrease or be negative (at phase run %d)", ErrInvalidSpendBudget, m.name, k)
 			}
 		}
 	}
@@ -122,7 +111,7 @@ func (b SpendBudget) Validate() error {
 func (b SpendBudget) Covers() []string {
 	var out []string
 	for _, m := range spendMeasures {
-		if len(m.curve(b)) > 0 {
+		if m.len(b) > 0 {
 			out = append(out, m.name)
 		}
 	}
@@ -133,11 +122,11 @@ func (b SpendBudget) Covers() []string {
 func (b SpendBudget) At(k int) int64 { return curveAt(b.Curve, k) }
 
 // curveAt is curve's value at phase run k: past its end, its last value.
-func curveAt(curve []int64, k int) int64 {
+func curveAt[T ~int64](curve []T, k int) int64 {
 	if len(curve) == 0 || k <= 0 {
 		return 0
 	}
-	return curve[min(k, len(curve))-1]
+	return int64(curve[min(k, len(curve))-1])
 }
 
 // Ratio is s's highest ratio to the curves at its phase run, over the
@@ -147,7 +136,7 @@ func curveAt(curve []int64, k int) int64 {
 func (b SpendBudget) Ratio(s Spent) (float64, string) {
 	best, name := 0.0, ""
 	for _, m := range spendMeasures {
-		typical, v := curveAt(m.curve(b), s.PhaseRuns), m.of(s)
+		typical, v := m.at(b, s.PhaseRuns), m.of(s)
 		if typical <= 0 || v <= 0 {
 			continue
 		}
@@ -167,7 +156,7 @@ func (b SpendBudget) Unreported(s Spent) []string {
 	}
 	var out []string
 	for _, m := range spendMeasures {
-		if len(m.curve(b)) > 0 && m.of(s) <= 0 {
+		if m.len(b) > 0 && m.of(s) <= 0 {
 			out = append(out, m.name)
 		}
 	}
@@ -185,7 +174,7 @@ func (b SpendBudget) Reached(s Spent) string {
 	for _, m := range spendMeasures {
 		if m.name == name {
 			return fmt.Sprintf("spent %s by phase run %d, %.1f× what the type's succeeded jobs typically had (%s); "+
-				"at most %.0f%% of jobs like them reach %.1f×", m.say(m.of(s)), s.PhaseRuns, ratio, m.say(curveAt(m.curve(b), s.PhaseRuns)),
+				"at most %.0f%% of jobs like them reach %.1f×", m.say(m.of(s)), s.PhaseRuns, ratio, m.say(m.at(b, s.PhaseRuns)),
 				100*b.MaxReached, b.Factor)
 		}
 	}
