@@ -110,7 +110,7 @@ func TestRecalibrateRefuses(t *testing.T) {
 		want    string
 	}{
 		{"one outcome", allSucceeded, eval.RecalibrateOptions{For: "T"}, "recalibrate: the 40 runs all succeeded: recalibration needs runs of both outcomes"},
-		{"too few", agentRuns(12, 5, 0.5), eval.RecalibrateOptions{For: "T"}, "recalibrate: 12 runs are too few: recalibration takes at least 30 closed runs of both outcomes; at this type's success rate (5 of 12 closed runs, 42%), stage 1 (recalibration) needs about 30 closed runs (30 of both outcomes; an agent loop 10 succeeded to read it against), stage 2 (a certified 5% false-pause promise) about 46 (19 succeeded, in expectation; 59 at 95% confidence: about 142), and a relative budget about 34 (14 succeeded; it holds at most 10% of runs like them, 5% from about 70, 29 succeeded)"},
+		{"too few", agentRuns(12, 5, 0.5), eval.RecalibrateOptions{For: "T"}, "recalibrate: 12 runs are too few: recalibration takes at least 30 closed runs of both outcomes; at this type's success rate (5 of 12 closed runs, 42%), stage 1 (recalibration) needs about 30 closed runs (30 of both outcomes; an agent loop 10 succeeded to read it against), stage 2 (a certified 5% false-pause promise) about 46 (19 succeeded, in expectation; 59 at 95% confidence: about 142), and a relative budget about 12 (5 succeeded; its 5% promise assumes their spend is log-normal until about 70, 29 succeeded)"},
 		{"nobody's runs", agentRuns(40, 5, 0.5), eval.RecalibrateOptions{}, "recalibrate: say whose runs these are (the workflow type or agent)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

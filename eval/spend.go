@@ -386,21 +386,12 @@ const (
 	// least: split conformal at 5 % needs 19 to calibrate on.
 	minSpendFit         = 10
 	minSpendCalibration = 19
-	// SpendBudgetWeakestPromise is the weakest promise a relative budget
-	// is learned with: fewer succeeded jobs than minSpendCalibration to
-	// calibrate on cannot promise SpendBudgetMaxReached, but n of them
-	// can promise 1/(n+1) (the budget just above the highest of their
-	// ratios), and a team with few succeeded runs is better served by a
-	// budget that says it holds at most 10 % of them than by none. 9
-	// calibrating jobs reach it, with minSmallSpendFit to fit the curve
-	// on.
-	SpendBudgetWeakestPromise = 0.10
-	minSmallSpendFit          = 5
+	// minLogNormalSpend is the fewest succeeded jobs a relative budget is
+	// learned from when too few to split back its promise: a prediction
+	// bound that assumes their spend is log-normal (logNormalSpendBudget).
+	// Below five, the spread of their logs is a guess.
+	minLogNormalSpend = 5
 )
-
-// minSmallSpendCalibration is the calibrating jobs the weakest promise
-// needs: 1/(n+1) ≤ SpendBudgetWeakestPromise (0.10).
-const minSmallSpendCalibration = 9
 
 // SpendMeasures says which measures a relative budget compares
 // (SpendBudgetOf), of those every succeeded job reported.
@@ -439,17 +430,18 @@ var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens, tu
 // SpendBudgetOf learns a relative budget from the succeeded records that
 // reported what they spent: their task families split in two (the
 // curve's half the smallest families, as many as it needs; see below),
-// the curves are the median tokens, turns and time in
-// phases by phase run of one half, and the factor is the split-conformal
-// quantile, at 1 − maxReached, of the other half's highest ratio to the
-// curves (over every phase run and every measure), so that a new job like
-// the succeeded ones reaches it with probability at most maxReached. The
+// the curves are the median tokens, turns and time in phases by phase run
+// of one half, and the factor is the split-conformal quantile, at
+// 1 − maxReached, of the other half's highest ratio to the curves (over
+// every phase run and every measure), so that a new job like the
+// succeeded ones reaches it with probability at most maxReached. The
 // measures are those measures names (SpendMeasuresAuto: tokens, else
 // turns and time) that every one of these jobs reported (some by its
-// end): one job without it would have no ratio to calibrate on. With fewer jobs than that promise needs (minSpendFit to
-// fit, 19 to calibrate at 5 %), it learns the budget with the promise they
-// can back, 1/(n+1) on n calibrating jobs, and says so in MaxReached, down
-// to SpendBudgetWeakestPromise (5 to fit, 9 to calibrate on). It refuses,
+// end): one job without it would have no ratio to calibrate on. With
+// fewer jobs than the split needs (minSpendFit to fit and, at 5 %, 19 to
+// calibrate on, from two families), from minLogNormalSpend (5) of them it
+// learns a budget of their totals with the same promise if their spend is
+// log-normal, and says so in Assumes (logNormalSpendBudget). It refuses,
 // in one sentence that says how many runs it needs, below that.
 func SpendBudgetOf(records []Record, maxReached float64, measures SpendMeasures) (overseer.SpendBudget, error) {
 	return spendBudgetOf(records, maxReached, measures, spendOnce())
@@ -538,7 +530,7 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 	// Whole families to each half: the curve's takes the smallest
 	// families (many of them, for a typical curve) until it has its
 	// share, the calibrating half the rest. Its share is half where both
-	// halves can then back a 5 % promise, else what fitting the curve
+	// halves can then back the promise, else what fitting the curve
 	// needs, so that the calibrating half, which sets the promise, is as
 	// large as it can be.
 	families := slices.SortedFunc(maps.Keys(byFamily), func(a, b string) int {
@@ -552,12 +544,8 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 		total += len(jobs)
 	}
 	fitShare := (total + 1) / 2
-	switch {
-	case total-fitShare >= minSpendCalibration:
-	case total >= minSpendFit+minSpendCalibration:
+	if total-fitShare < minSpendCalibration {
 		fitShare = minSpendFit
-	default:
-		fitShare = minSmallSpendFit
 	}
 	var fit, cal [][]judge.Spent
 	for i, f := range families {
@@ -567,22 +555,22 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 			cal = append(cal, byFamily[f]...)
 		}
 	}
-	// The promise these jobs back: maxReached with enough of them, else
-	// 1/(n+1) on n calibrating jobs (the budget above the highest ratio).
+	// Split conformal where the halves back the promise asked; else, from
+	// fewer jobs, a prediction bound on their totals that assumes their
+	// spend is log-normal; else a refusal that says what it needs.
 	k := int(math.Ceil(float64(len(cal)+1) * (1 - maxReached)))
-	promise := maxReached
-	if k > len(cal) || len(fit) < minSpendFit {
-		promise, k = max(maxReached, 1/float64(len(cal)+1)), len(cal)
+	if len(families) < 2 || len(fit) < minSpendFit || k > len(cal) {
+		if total < minLogNormalSpend {
+			succeeded, _ := Outcomes(records)
+			return overseer.SpendBudget{}, fmt.Errorf("%w: a promise of %.0f%% needs %d to fit and %d to calibrate on, from two task families or more, or %d if their spend is log-normal; "+
+				"there are %d, from %d %s; at the success rate of these %d runs (%d succeeded), that is about %d closed runs (%d without assuming it)",
+				ErrTooFewForSpendBudget, 100*maxReached, minSpendFit, minSpendCalibration, minLogNormalSpend,
+				total, len(families), plural(len(families), "task family", "task families"), len(records), succeeded,
+				closedRunsFor(minLogNormalSpend, succeeded, len(records)), closedRunsFor(minSpendFit+minSpendCalibration, succeeded, len(records)))
+		}
+		return logNormalSpendBudget(append(fit, cal...), maxReached, m)
 	}
-	if len(families) < 2 || len(fit) < minSmallSpendFit || promise > SpendBudgetWeakestPromise+1e-9 {
-		succeeded, _ := Outcomes(records)
-		return overseer.SpendBudget{}, fmt.Errorf("%w: a promise of %.0f%% needs %d to fit and %d to calibrate on, and the weakest it gives, %.0f%%, %d and %d, from two task families or more; "+
-			"there are %d and %d (%d families); at the success rate of these %d runs (%d succeeded), that is about %d closed runs (%d for %.0f%%)",
-			ErrTooFewForSpendBudget, 100*maxReached, minSpendFit, minSpendCalibration, 100*SpendBudgetWeakestPromise, minSmallSpendFit, minSmallSpendCalibration,
-			len(fit), len(cal), len(families), len(records), succeeded,
-			closedRunsFor(minSmallSpendFit+minSmallSpendCalibration, succeeded, len(records)), closedRunsFor(minSpendFit+minSpendCalibration, succeeded, len(records)), 100*maxReached)
-	}
-	b := overseer.SpendBudget{MaxReached: promise, Jobs: len(cal)}
+	b := overseer.SpendBudget{MaxReached: maxReached, Jobs: len(cal)}
 	jobs := append(slices.Clip(fit), cal...)
 	if m&spendTokens != 0 && everyReports(jobs, spendTokens) {
 		b.Curve = medianCurve(fit, func(s judge.Spent) int64 { return s.Tokens })
@@ -596,8 +584,7 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 		}
 	}
 	if len(b.Covers()) == 0 {
-		return overseer.SpendBudget{}, fmt.Errorf("%w: none of tokens, turns or time in phases was reported by all %d succeeded runs; "+
-			"a relative budget compares a measure every one of them reports (PhaseReport.InputTokens and OutputTokens, Turns)", ErrTooFewForSpendBudget, len(jobs))
+		return overseer.SpendBudget{}, noMeasureReported(len(jobs))
 	}
 	scores := make([]float64, len(cal))
 	for i, s := range cal {
@@ -607,6 +594,62 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 	// Just above the k-th score: a job reaches the budget at a ratio at
 	// or above the factor.
 	b.Factor = math.Nextafter(scores[k-1], math.Inf(1))
+	return b, nil
+}
+
+// noMeasureReported is the refusal of a budget none of whose measures n
+// succeeded jobs all reported.
+func noMeasureReported(n int) error {
+	return fmt.Errorf("%w: none of tokens, turns or time in phases was reported by all %d succeeded runs; "+
+		"a relative budget compares a measure every one of them reports (PhaseReport.InputTokens and OutputTokens, Turns)", ErrTooFewForSpendBudget, n)
+}
+
+// logNormalSpendBudget is the budget of the measures of m that jobs, too
+// few to split, back if their spend is log-normal: each curve is one
+// value, the geometric mean of the jobs' totals, and the factor the
+// one-sided prediction bound at 1 − maxReached on the log of each job's
+// highest ratio to them, mean + t(n−1)·s·√(1+1/n), which a new job like
+// them reaches with probability maxReached when those logs are normal.
+// (Where they are not, a heavier tail is reached more often: on the shared
+// mini-swe-agent runs, 5.2–5.5 % of held-out succeeded runs at 5 %.)
+func logNormalSpendBudget(jobs [][]judge.Spent, maxReached float64, m measureSet) (overseer.SpendBudget, error) {
+	b := overseer.SpendBudget{MaxReached: maxReached, Jobs: len(jobs), Assumes: judge.SpendAssumesLogNormal}
+	typical := func(measure func(judge.Spent) int64) []int64 {
+		logs := 0.0
+		for _, s := range jobs {
+			logs += math.Log(float64(measure(s[len(s)-1])))
+		}
+		return []int64{max(1, int64(math.Round(math.Exp(logs/float64(len(jobs))))))}
+	}
+	if m&spendTokens != 0 && everyReports(jobs, spendTokens) {
+		b.Curve = typical(func(s judge.Spent) int64 { return s.Tokens })
+	}
+	if m&spendTurns != 0 && everyReports(jobs, spendTurns) {
+		b.TurnsCurve = typical(func(s judge.Spent) int64 { return int64(s.Turns) })
+	}
+	if m&spendTime != 0 && everyReports(jobs, spendTime) {
+		b.PhaseTimeCurve = []time.Duration{time.Duration(typical(func(s judge.Spent) int64 { return int64(s.PhaseTime) })[0])}
+	}
+	if len(b.Covers()) == 0 {
+		return overseer.SpendBudget{}, noMeasureReported(len(jobs))
+	}
+	logs := make([]float64, len(jobs))
+	mean := 0.0
+	for i, s := range jobs {
+		logs[i] = math.Log(highestRatio(s, b))
+		mean += logs[i] / float64(len(jobs))
+	}
+	variance := 0.0
+	for _, l := range logs {
+		variance += (l - mean) * (l - mean) / float64(len(jobs)-1)
+	}
+	if variance == 0 {
+		return overseer.SpendBudget{}, fmt.Errorf("%w: the %d succeeded runs spent alike in %s, so they say nothing of how far a run like them may spend; "+
+			"a budget of their totals needs runs whose spend varies, or %d to fit and %d to calibrate on", ErrTooFewForSpendBudget, len(jobs), strings.Join(b.Covers(), " and "), minSpendFit, minSpendCalibration)
+	}
+	n := float64(len(jobs))
+	bound := mean + studentTQuantile(1-maxReached, len(jobs)-1)*math.Sqrt(variance)*math.Sqrt(1+1/n)
+	b.Factor = math.Nextafter(math.Exp(bound), math.Inf(1))
 	return b, nil
 }
 

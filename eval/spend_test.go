@@ -2,6 +2,8 @@ package eval_test
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // What stopping runs would have saved: a failed run paused at its second
@@ -135,20 +138,53 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 	assert.Greater(t, rel.SavedShare, 0.8, "each failed run is stopped at its first step")
 	assert.Empty(t, rel.Refused)
 
-	_, err = eval.SpendBudgetOf(records[:12], eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
+	_, err = eval.SpendBudgetOf(records[:4], eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
 	require.ErrorIs(t, err, eval.ErrTooFewForSpendBudget)
-	assert.EqualError(t, err, "too few succeeded jobs with tokens, turns or time for a relative budget: a promise of 5% needs 10 to fit and 19 to calibrate on, and the weakest it gives, 10%, 5 and 9, "+
-		"from two task families or more; there are 1 and 10 (2 families); at the success rate of these 12 runs (11 succeeded), that is about 16 closed runs (32 for 5%)")
+	assert.EqualError(t, err, "too few succeeded jobs with tokens, turns or time for a relative budget: a promise of 5% needs 10 to fit and 19 to calibrate on, from two task families or more, "+
+		"or 5 if their spend is log-normal; there are 4, from 1 task family; at the success rate of these 4 runs (4 succeeded), that is about 5 closed runs (29 without assuming it)")
 
-	// Fewer succeeded runs than a 5 % promise needs back a weaker one,
-	// said in the budget: 10 to calibrate on promise 1/11.
+	// Fewer succeeded runs than the split needs back a budget of their
+	// totals that assumes their spend is log-normal, said in the budget.
 	few := append(slices.Clone(records[:11]), records[11:21]...)
 	b, err = eval.SpendBudgetOf(few, eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
 	require.NoError(t, err)
 	require.NoError(t, b.Validate())
-	assert.Equal(t, 10, b.Jobs)
-	assert.InDelta(t, 1.0/11, b.MaxReached, 1e-9, "the promise ten calibrating runs back")
-	assert.Contains(t, b.String(), "at most 9% of jobs like them reach it; calibrated on 10")
+	assert.Equal(t, 20, b.Jobs)
+	assert.Equal(t, judge.SpendAssumesLogNormal, b.Assumes)
+	assert.InDelta(t, eval.SpendBudgetMaxReached, b.MaxReached, 1e-9, "the promise asked, under its assumption")
+	assert.Len(t, b.Curve, 1, "a budget of totals")
+	assert.Contains(t, b.String(), "in all (at most 5% of jobs like them reach it, if their spend is log-normal; learned from 20)")
+	failed := few[10] // f0-x: 8 steps of 1500 tokens
+	require.True(t, failed.Outcome.Failed())
+	assert.NotEmpty(t, b.Reached(judge.Spent{Tokens: 8 * 1500, PhaseRuns: 16}), "ten times the succeeded runs' spend reaches it")
+	assert.Empty(t, b.Reached(judge.Spent{Tokens: b.At(1), PhaseRuns: 16}), "a typical total does not")
+}
+
+// A budget learned from a few jobs whose spend is log-normal is reached by
+// about the share of new ones it promises: drawn 4,000 times, six jobs each
+// and the next one judged against their budget.
+func TestALogNormalBudgetKeepsItsPromiseWhereItsAssumptionHolds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	job := func(i int, tokens float64) eval.Record {
+		return eval.Record{ID: fmt.Sprintf("f%d-%d", i%3, i), Outcome: eval.OutcomeSucceeded, Task: eval.Task{Family: fmt.Sprintf("f%d", i%3)},
+			Steps: []eval.Step{{Phase: "edit", InputTokens: int64(tokens)}}}
+	}
+	const draws = 4000
+	reached := 0
+	for range draws {
+		var records []eval.Record
+		for i := range 6 {
+			records = append(records, job(i, math.Exp(12+0.8*rng.NormFloat64())))
+		}
+		b, err := eval.SpendBudgetOf(records, eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto)
+		require.NoError(t, err)
+		require.Equal(t, judge.SpendAssumesLogNormal, b.Assumes)
+		if b.Reached(judge.Spent{Tokens: int64(math.Exp(12 + 0.8*rng.NormFloat64())), PhaseRuns: 1}) != "" {
+			reached++
+		}
+	}
+	// 5 % of 4,000 is 200, give or take 14 (one standard deviation).
+	assert.InDelta(t, 200, reached, 45, "new jobs like them reach it at about its promise")
 }
 
 // A relative budget of all measures covers each one every succeeded run

@@ -45,7 +45,17 @@ type SpendBudget struct {
 	// was calibrated on.
 	MaxReached float64 `json:"max_reached"`
 	Jobs       int     `json:"jobs"`
+	// Assumes names what the promise assumes of the succeeded jobs'
+	// spend, "" when nothing (split conformal). SpendAssumesLogNormal is a
+	// budget learned from too few succeeded jobs to calibrate on apart: a
+	// prediction bound on their totals (flat, one-value curves), which
+	// holds if their spend is log-normal.
+	Assumes string `json:"assumes,omitempty"`
 }
+
+// SpendAssumesLogNormal is SpendBudget.Assumes of a budget whose promise
+// holds if the succeeded jobs' spend is log-normal.
+const SpendAssumesLogNormal = "log-normal"
 
 // Spent is what a job had spent by its PhaseRuns-th phase run, in the
 // measures a relative budget compares.
@@ -95,8 +105,13 @@ func (b SpendBudget) Validate() error {
 		return fmt.Errorf("%w: factor %v is not a positive number", ErrInvalidSpendBudget, b.Factor)
 	case !(b.MaxReached > 0 && b.MaxReached < 1):
 		return fmt.Errorf("%w: max_reached %v is not a share in (0,1)", ErrInvalidSpendBudget, b.MaxReached)
+	case b.Assumes != "" && b.Assumes != SpendAssumesLogNormal:
+		return fmt.Errorf("%w: assumes %q: give %q or leave it out", ErrInvalidSpendBudget, b.Assumes, SpendAssumesLogNormal)
 	}
 	for _, m := range spendMeasures {
+		if b.inTotal() && m.len(b) > 1 {
+			return fmt.Errorf("%w: a %s budget compares totals: its %s curve must be one value, not %d", ErrInvalidSpendBudget, b.Assumes, m.name, m.len(b))
+		}
 		for k := 1; k <= m.len(b); k++ {
 			if v := m.at(b, k); v < 0 || k > 1 && v < m.at(b, k-1) {
 				return fmt.Errorf("%w: the %s curve must not decrease or be negative (at phase run %d)", ErrInvalidSpendBudget, m.name, k)
@@ -171,11 +186,15 @@ func (b SpendBudget) Reached(s Spent) string {
 	if name == "" || ratio < b.Factor {
 		return ""
 	}
+	typically := "typically had"
+	if b.inTotal() {
+		typically = "typically spent in all"
+	}
 	for _, m := range spendMeasures {
 		if m.name == name {
-			return fmt.Sprintf("spent %s by phase run %d, %.1f× what the type's succeeded jobs typically had (%s); "+
-				"at most %.0f%% of jobs like them reach %.1f×", m.say(m.of(s)), s.PhaseRuns, ratio, m.say(m.at(b, s.PhaseRuns)),
-				100*b.MaxReached, b.Factor)
+			return fmt.Sprintf("spent %s by phase run %d, %.1f× what the type's succeeded jobs %s (%s); "+
+				"at most %.0f%% of jobs like them reach %.1f×%s", m.say(m.of(s)), s.PhaseRuns, ratio, typically, m.say(m.at(b, s.PhaseRuns)),
+				100*b.MaxReached, b.Factor, b.assuming())
 		}
 	}
 	return ""
@@ -183,8 +202,25 @@ func (b SpendBudget) Reached(s Spent) string {
 
 // String says the relative budget in a few words.
 func (b SpendBudget) String() string {
-	return fmt.Sprintf("%.1f× the succeeded jobs' %s at the same phase run (at most %.0f%% of jobs like them reach it; calibrated on %d)",
-		b.Factor, joinWords(b.Covers()), 100*b.MaxReached, b.Jobs)
+	if b.inTotal() {
+		return fmt.Sprintf("%.1f× the succeeded jobs' typical %s in all (at most %.0f%% of jobs like them reach it%s; learned from %d)",
+			b.Factor, joinWords(b.Covers()), 100*b.MaxReached, b.assuming(), b.Jobs)
+	}
+	return fmt.Sprintf("%.1f× the succeeded jobs' %s at the same phase run (at most %.0f%% of jobs like them reach it%s; calibrated on %d)",
+		b.Factor, joinWords(b.Covers()), 100*b.MaxReached, b.assuming(), b.Jobs)
+}
+
+// inTotal says the budget compares what a job spent in all, whatever its
+// phase run: a log-normal budget's curves are one value each.
+func (b SpendBudget) inTotal() bool { return b.Assumes == SpendAssumesLogNormal }
+
+// assuming is ", if their spend is log-normal" for a promise that
+// assumes it, else "".
+func (b SpendBudget) assuming() string {
+	if b.Assumes == "" {
+		return ""
+	}
+	return ", if their spend is " + b.Assumes
 }
 
 // joinWords is "a", "a or b", "a, b or c".

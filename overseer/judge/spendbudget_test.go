@@ -58,6 +58,17 @@ func TestSpendBudgetReadsABudgetOfTokensAlone(t *testing.T) {
 	assert.NotEmpty(t, b.Reached(judge.Spent{Tokens: 700, PhaseRuns: 2}))
 }
 
+// A budget learned from few succeeded jobs compares what a job spent in
+// all, and its promise says what it assumes.
+func TestSpendBudgetInAllSaysWhatItAssumes(t *testing.T) {
+	b := judge.SpendBudget{Curve: []int64{1000}, Factor: 3, MaxReached: 0.05, Jobs: 6, Assumes: judge.SpendAssumesLogNormal}
+	require.NoError(t, b.Validate())
+	assert.Empty(t, b.Reached(judge.Spent{Tokens: 2999, PhaseRuns: 40}))
+	assert.Equal(t, "spent 3000 tokens by phase run 2, 3.0× what the type's succeeded jobs typically spent in all (1000 tokens); "+
+		"at most 5% of jobs like them reach 3.0×, if their spend is log-normal", b.Reached(judge.Spent{Tokens: 3000, PhaseRuns: 2}))
+	assert.Equal(t, "3.0× the succeeded jobs' typical tokens in all (at most 5% of jobs like them reach it, if their spend is log-normal; learned from 6)", b.String())
+}
+
 func TestSpendBudgetValidate(t *testing.T) {
 	tests := []struct {
 		name string
@@ -68,6 +79,10 @@ func TestSpendBudgetValidate(t *testing.T) {
 		{"time decreases", judge.SpendBudget{PhaseTimeCurve: []time.Duration{2, 1}, Factor: 2, MaxReached: 0.05},
 			"invalid relative budget: the time curve must not decrease or be negative (at phase run 2)"},
 		{"no factor", judge.SpendBudget{TurnsCurve: []int64{1}, MaxReached: 0.05}, "invalid relative budget: factor 0 is not a positive number"},
+		{"unknown assumption", judge.SpendBudget{Curve: []int64{1}, Factor: 2, MaxReached: 0.05, Assumes: "normal"},
+			`invalid relative budget: assumes "normal": give "log-normal" or leave it out`},
+		{"log-normal by phase run", judge.SpendBudget{Curve: []int64{1, 2}, Factor: 2, MaxReached: 0.05, Assumes: judge.SpendAssumesLogNormal},
+			"invalid relative budget: a log-normal budget compares totals: its tokens curve must be one value, not 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

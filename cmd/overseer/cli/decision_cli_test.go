@@ -17,6 +17,7 @@ import (
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -89,14 +90,23 @@ func TestTrainEvalOnLetters(t *testing.T) {
 	assert.Contains(t, rep.Policy, "catch_rate")
 
 	// 8 succeeded runs cannot certify 5%, in expectation (the default) or
-	// at 95%: one sentence, exit 1, no policy file.
-	code, _, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy)
+	// at 95%: one sentence, exit 1. The policy file keeps the policy in
+	// force (none pauses for a team's own model) with the relative budget
+	// the 8 back if their spend is log-normal.
+	code, out, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "overseer calibrate: calibrate: false-pause promise cannot be certified: 8 succeeded runs cannot place a threshold that pauses a new run with probability at most 5.0%; it takes at least 19 succeeded runs\n", errOut)
+	assert.Contains(t, out, "no pause policy certified; relative budget in the policy: ")
+	assert.Contains(t, out, "if their spend is log-normal; learned from 8)")
+	kept, err := overseer.LoadPolicy(policy)
+	require.NoError(t, err)
+	assert.False(t, kept.Promise.Certified())
+	require.NotNil(t, kept.Spend)
+	assert.Equal(t, judge.SpendAssumesLogNormal, kept.Spend.Assumes)
+	require.NoError(t, os.Remove(policy))
 	code, _, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy, "--promise", "confidence")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "overseer calibrate: calibrate: false-pause promise cannot be certified: 8 succeeded runs cannot show a false-pause rate within 5.0% at 95% confidence (with none paused the bound is 31.2%); it takes at least 59 succeeded runs\n", errOut)
-	assert.NoFileExists(t, policy)
 
 	// A budget they can support: the policy file records its promise.
 	code, out, errOut = runCLI("calibrate", "--traces", test, "--judge", "learned", "--model", model, "--out", policy, "--max-false-pause", "0.4")
