@@ -529,10 +529,10 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 	}
 	// Whole families to each half: the curve's takes the smallest
 	// families (many of them, for a typical curve) until it has its
-	// share, the calibrating half the rest. Its share is half where both
-	// halves can then back the promise, else what fitting the curve
-	// needs, so that the calibrating half, which sets the promise, is as
-	// large as it can be.
+	// share, the calibrating half the rest. Its share is half, or, where
+	// whole families would leave the calibrating half too few to back the
+	// promise, what fitting the curve needs (minSpendFit), so that the
+	// calibrating half, which sets the promise, is as large as it can be.
 	families := slices.SortedFunc(maps.Keys(byFamily), func(a, b string) int {
 		if c := len(byFamily[a]) - len(byFamily[b]); c != 0 {
 			return c
@@ -543,23 +543,31 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 	for _, jobs := range byFamily {
 		total += len(jobs)
 	}
-	fitShare := (total + 1) / 2
-	if total-fitShare < minSpendCalibration {
-		fitShare = minSpendFit
-	}
-	var fit, cal [][]judge.Spent
-	for i, f := range families {
-		if len(fit) < fitShare && i < len(families)-1 {
-			fit = append(fit, byFamily[f]...)
-		} else {
-			cal = append(cal, byFamily[f]...)
+	split := func(fitShare int) (fit, cal [][]judge.Spent) {
+		for i, f := range families {
+			if len(fit) < fitShare && i < len(families)-1 {
+				fit = append(fit, byFamily[f]...)
+			} else {
+				cal = append(cal, byFamily[f]...)
+			}
 		}
+		return fit, cal
+	}
+	// backs says a split's calibrating half backs the promise asked: the
+	// ⌈(n+1)(1 − maxReached)⌉-th of its n ratios exists.
+	backs := func(fit, cal [][]judge.Spent) bool {
+		return len(fit) >= minSpendFit && int(math.Ceil(float64(len(cal)+1)*(1-maxReached))) <= len(cal)
+	}
+	fit, cal := split((total + 1) / 2)
+	if !backs(fit, cal) {
+		// Whole families overshoot the half: the fewest the curve needs.
+		fit, cal = split(minSpendFit)
 	}
 	// Split conformal where the halves back the promise asked; else, from
 	// fewer jobs, a prediction bound on their totals that assumes their
 	// spend is log-normal; else a refusal that says what it needs.
 	k := int(math.Ceil(float64(len(cal)+1) * (1 - maxReached)))
-	if len(families) < 2 || len(fit) < minSpendFit || k > len(cal) {
+	if len(families) < 2 || !backs(fit, cal) {
 		if total < minLogNormalSpend {
 			succeeded, _ := Outcomes(records)
 			return overseer.SpendBudget{}, fmt.Errorf("%w: a promise of %.0f%% needs %d to fit and %d to calibrate on, from two task families or more, or %d if their spend is log-normal; "+

@@ -13,7 +13,12 @@
 # labels.json. FIRST (60), FOLDS (3), OVERSEER (the overseer binary; built
 # from cmd/ when unset), CALIBRATE_FLAGS and EVAL_FLAGS (extra flags of
 # calibrate and eval, e.g. CALIBRATE_FLAGS="--relative-measures all") may be
-# set.
+# set. SUCCEEDED=N keeps at most N succeeded runs among a team's first runs
+# (the others are skipped, failed runs taking their place), to see what a
+# team of an agent that rarely succeeds has at stage 1 on runs of one that
+# succeeds often; the held-out groups keep all their runs, so that the
+# share of succeeded runs held is measured on many. SEED (0: in name order)
+# shuffles each family's runs before they are taken.
 set -euo pipefail
 
 traces=${1:?usage: scripts/stage1-heldout.sh TRACES_DIR [OUT_DIR]}
@@ -29,9 +34,11 @@ fi
 mkdir -p "$out"
 
 # The plan: each run's group and, for each group, the training runs.
-python3 - "$traces" "$out" "$first" "$folds" <<'PY'
-import json, os, re, sys, collections
+python3 - "$traces" "$out" "$first" "$folds" "${SUCCEEDED:--1}" "${SEED:-0}" <<'PY'
+import json, os, re, sys, collections, random
 traces, out, first, folds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+succeeded_cap, seed = int(sys.argv[5]), int(sys.argv[6])
+labels = json.load(open(os.path.join(traces, "labels.json")))
 entries = sorted(os.listdir(os.path.join(traces, "trajs")))
 def run_id(e): return re.sub(r"\.traj(\.json)?$", "", e)
 def family(e): return re.sub(r"-\d+$", "", run_id(e))
@@ -47,11 +54,19 @@ plan = []
 for g, fams in enumerate(groups):
     others = sorted(f for f in by_family if f not in fams)
     queues = {f: list(by_family[f]) for f in others}
-    train = []
+    if seed:
+        for f in others:
+            random.Random(f"{seed}/{f}").shuffle(queues[f])
+    train, succeeded = [], 0
     while len(train) < first and any(queues.values()):
         for f in others:
             if queues[f] and len(train) < first:
-                train.append(queues[f].pop(0))
+                e = queues[f].pop(0)
+                ok = labels.get(run_id(e)) is True
+                if ok and 0 <= succeeded_cap <= succeeded:
+                    continue
+                succeeded += ok
+                train.append(e)
     held = [e for f in fams for e in by_family[f]]
     plan.append({"group": g, "families": fams, "train": train, "held_out": held})
 json.dump(plan, open(os.path.join(out, "plan.json"), "w"), indent=1)
@@ -66,7 +81,8 @@ for p in plan:
         dst = os.path.join(out, f"g{p['group']}", kind, "labels.json")
         if not os.path.exists(dst):
             os.symlink(os.path.abspath(os.path.join(traces, "labels.json")), dst)
-    print(f"group {p['group']}: {len(p['held_out'])} held-out runs of {', '.join(p['families'])}; trained on {len(p['train'])} runs of the others")
+    ok = sum(labels.get(run_id(e)) is True for e in p["train"])
+    print(f"group {p['group']}: {len(p['held_out'])} held-out runs of {', '.join(p['families'])}; trained on {len(p['train'])} runs of the others ({ok} succeeded)")
 PY
 
 for g in $(seq 0 $((folds - 1))); do
@@ -80,7 +96,10 @@ for g in $(seq 0 $((folds - 1))); do
 	policy=()
 	[[ -f "$dir/policy.json" ]] && policy=(--policy "$dir/policy.json")
 	# shellcheck disable=SC2086
-	"$OVERSEER" eval --traces "$dir/held_out" "${model[@]}" "${policy[@]}" --relative-budget-gates ${EVAL_FLAGS:-} --json >"$dir/eval.json" 2>"$dir/eval.err"
+	# eval exits 1 where the held-out runs break the policy's promise, and
+	# its figures are still the measure.
+	"$OVERSEER" eval --traces "$dir/held_out" "${model[@]}" "${policy[@]}" --relative-budget-gates ${EVAL_FLAGS:-} --json >"$dir/eval.json" 2>"$dir/eval.err" ||
+		{ [[ -s "$dir/eval.json" ]] || { cat "$dir/eval.err" >&2; exit 1; }; echo "group $g: $(tail -n 1 "$dir/eval.err")" >&2; }
 done
 
 # Pooled over the held-out groups.
