@@ -19,6 +19,7 @@ import (
 
 	"github.com/corohq/temporal-overseer/overseer"
 	"github.com/corohq/temporal-overseer/overseer/jev"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // spendingWorkflow runs n phases an hour apart, each reporting 600 tokens
@@ -506,6 +507,27 @@ func TestARelativeBudgetGateStopsOnceWhereTheTeamTurnsItOn(t *testing.T) {
 			assert.Equal(t, 4, st.Counters.Phases)
 		})
 	}
+}
+
+// A relative budget learned from few succeeded jobs compares what a job
+// spent in all, at whatever phase run, and its gate's reason says what its
+// promise assumes.
+func TestARelativeBudgetOfTotalsStopsWhereTheJobsTotalReachesIt(t *testing.T) {
+	policy := overseer.DefaultLearnedPolicy()
+	policy.Spend = &overseer.SpendBudget{Curve: []int64{500}, Factor: 2, MaxReached: 0.05, Jobs: 6, Assumes: judge.SpendAssumesLogNormal}
+	env := budgetEnv(t, overseer.Options{Mode: overseer.ModeManage, Policy: policy, RelativeBudgetGates: true})
+	paused, cont := resumeAfter(t, env, 90*time.Minute) // the second phase runs an hour after the first
+	env.ExecuteWorkflow("Spending", 4, true)
+	require.NoError(t, env.GetWorkflowError())
+	require.True(t, paused.Paused)
+	require.Len(t, paused.Gates, 1)
+	assert.Equal(t, overseer.GateKindBudget, paused.Gates[0].Kind)
+	assert.Contains(t, paused.PauseReason, "it spent 1200 tokens by phase run 2, 2.4× what the type's succeeded jobs typically spent in all (500 tokens); "+
+		"at most 5% of jobs like them reach 2.0×, if their spend is log-normal", "600 tokens at the first phase run are within 2× of 500; 1200 are not")
+	require.NoError(t, *cont)
+	st := envStatus(t, env)
+	assert.Equal(t, 1, st.Counters.Pauses, "once per job")
+	assert.Equal(t, 4, st.Counters.Phases)
 }
 
 // timeBudgetPolicy carries a relative budget of time in phases: 1.5× five
