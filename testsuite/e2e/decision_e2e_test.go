@@ -18,9 +18,9 @@ import (
 
 	"github.com/corohq/temporal-overseer/activities"
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/cmd/overseer/cli/clitest"
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
-	"github.com/corohq/temporal-overseer/overseer/judge"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
 )
@@ -186,22 +186,12 @@ func TestDecisionLoopOnDevServer(t *testing.T) {
 	// policy in force, uncertified, with the relative budget the runs' few
 	// succeeded ones back if their spend is log-normal.
 	policy := filepath.Join(dir, "policy.json")
-	keptInForce := func(out string) {
-		t.Helper()
-		assert.Contains(t, out, "no pause policy certified; relative budget in the policy: ")
-		kept, err := overseer.LoadPolicy(policy)
-		require.NoError(t, err)
-		assert.False(t, kept.Promise.Certified())
-		require.NotNil(t, kept.Spend)
-		assert.Equal(t, judge.SpendAssumesLogNormal, kept.Spend.Assumes)
-		require.NoError(t, os.Remove(policy))
-	}
 	var calOut, calErr bytes.Buffer
 	code = cli.Main(ctx, []string{"calibrate", "--traces", runs, "--judge", "learned", "--model", model, "--max-false-pause", "0.2", "--promise", "confidence", "--out", policy}, &calOut, &calErr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, calErr.String(), "false-pause promise cannot be certified")
 	assert.Contains(t, calErr.String(), "it takes at least 14 succeeded runs")
-	keptInForce(calOut.String())
+	clitest.KeptInForce(t, calOut.String(), policy)
 	// A budget they can support is certified, unless the thresholds that
 	// keep it catch no failed run (the simulated agents' runs may tie at
 	// their lowest P): then calibrate refuses, says to keep the policy in
@@ -212,7 +202,7 @@ func TestDecisionLoopOnDevServer(t *testing.T) {
 	if code != 0 {
 		assert.Contains(t, calErr.String(), "catch no failed run")
 		assert.Contains(t, calErr.String(), "keep the policy in force")
-		keptInForce(calOut.String())
+		clitest.KeptInForce(t, calOut.String(), policy)
 		return
 	}
 	assert.Contains(t, calOut.String(), "policy written to "+policy)

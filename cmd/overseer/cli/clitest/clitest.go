@@ -6,14 +6,18 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"os"
 	"regexp"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/corohq/temporal-overseer/cmd/overseer/cli"
+	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 )
 
 // SyncBuffer is a bytes.Buffer that a running command writes to while the
@@ -71,4 +75,19 @@ func ServeJudge(t *testing.T, args ...string) (url string, out *SyncBuffer) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling interval
 	}
+}
+
+// KeptInForce asserts that a calibration that certified no pause policy
+// said so on out and wrote the policy in force to path, uncertified, with
+// a relative budget whose promise assumes their spend is log-normal (what
+// a handful of runs back), and removes the file.
+func KeptInForce(t *testing.T, out, path string) {
+	t.Helper()
+	assert.Contains(t, out, "no pause policy certified; relative budget in the policy: ")
+	kept, err := overseer.LoadPolicy(path)
+	require.NoError(t, err)
+	assert.False(t, kept.Promise.Certified())
+	require.NotNil(t, kept.Spend)
+	assert.Equal(t, judge.SpendAssumesLogNormal, kept.Spend.Assumes)
+	require.NoError(t, os.Remove(path))
 }
