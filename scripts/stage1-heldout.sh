@@ -18,7 +18,10 @@
 # team of an agent that rarely succeeds has at stage 1 on runs of one that
 # succeeds often; the held-out groups keep all their runs, so that the
 # share of succeeded runs held is measured on many. SEED (0: in name order)
-# shuffles each family's runs before they are taken.
+# shuffles each family's runs before they are taken. GROUP_BY=run deals the
+# runs themselves, not their task families, into the groups (with SEED, in
+# a shuffled order): held-out runs of the same repositories as a team's
+# first runs, runs like them, where the default holds out repositories.
 set -euo pipefail
 
 traces=${1:?usage: scripts/stage1-heldout.sh TRACES_DIR [OUT_DIR]}
@@ -34,25 +37,33 @@ fi
 mkdir -p "$out"
 
 # The plan: each run's group and, for each group, the training runs.
-python3 - "$traces" "$out" "$first" "$folds" "${SUCCEEDED:--1}" "${SEED:-0}" <<'PY'
+python3 - "$traces" "$out" "$first" "$folds" "${SUCCEEDED:--1}" "${SEED:-0}" "${GROUP_BY:-family}" <<'PY'
 import json, os, re, sys, collections, random
 traces, out, first, folds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-succeeded_cap, seed = int(sys.argv[5]), int(sys.argv[6])
+succeeded_cap, seed, group_by = int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+if group_by not in ("family", "run"):
+    sys.exit(f"stage1-heldout: GROUP_BY={group_by}: give family (the default) or run")
 labels = json.load(open(os.path.join(traces, "labels.json")))
 entries = sorted(os.listdir(os.path.join(traces, "trajs")))
 def run_id(e): return re.sub(r"\.traj(\.json)?$", "", e)
-def family(e): return re.sub(r"-\d+$", "", run_id(e))
+def family(e): return run_id(e) if group_by == "run" else re.sub(r"-\d+$", "", run_id(e))
 by_family = collections.defaultdict(list)
 for e in entries: by_family[family(e)].append(e)
 if len(by_family) < folds:
     sys.exit(f"stage1-heldout: {traces} holds {len(by_family)} task families; {folds} held-out groups need {folds} at least (set FOLDS)")
-# Largest family first, each to the group with the fewest runs so far.
+# Largest family first, each to the group with the fewest families so far
+# (runs dealt alone: in a shuffled order with SEED).
 groups = [[] for _ in range(folds)]
-for f in sorted(by_family, key=lambda f: (-len(by_family[f]), f)):
+order = sorted(by_family, key=lambda f: (-len(by_family[f]), f))
+if group_by == "run" and seed:
+    random.Random(seed).shuffle(order)
+for f in order:
     min(groups, key=len).append(f)
 plan = []
 for g, fams in enumerate(groups):
     others = sorted(f for f in by_family if f not in fams)
+    if group_by == "run" and seed:
+        random.Random(f"{seed}/{g}").shuffle(others)
     queues = {f: list(by_family[f]) for f in others}
     if seed:
         for f in others:
@@ -82,7 +93,8 @@ for p in plan:
         if not os.path.exists(dst):
             os.symlink(os.path.abspath(os.path.join(traces, "labels.json")), dst)
     ok = sum(labels.get(run_id(e)) is True for e in p["train"])
-    print(f"group {p['group']}: {len(p['held_out'])} held-out runs of {', '.join(p['families'])}; trained on {len(p['train'])} runs of the others ({ok} succeeded)")
+    of = "runs dealt alone" if group_by == "run" else ", ".join(p["families"])
+    print(f"group {p['group']}: {len(p['held_out'])} held-out runs ({of}); trained on {len(p['train'])} runs of the others ({ok} succeeded)")
 PY
 
 for g in $(seq 0 $((folds - 1))); do
