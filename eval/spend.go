@@ -443,7 +443,11 @@ var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens, tu
 // learns a budget of their totals with the same promise if their spend is
 // log-normal, and says so in Assumes (logNormalSpendBudget). It refuses,
 // in one sentence that says how many runs it needs, below that.
+// maxReached is a share in (0, 0.5).
 func SpendBudgetOf(records []Record, maxReached float64, measures SpendMeasures) (overseer.SpendBudget, error) {
+	if !(maxReached > 0 && maxReached < 0.5) {
+		return overseer.SpendBudget{}, fmt.Errorf("relative budget: a promise of %v is not a share in (0, 0.5): give the share of jobs like the succeeded ones it may reach, such as 0.05", maxReached)
+	}
 	return spendBudgetOf(records, maxReached, measures, spendOnce())
 }
 

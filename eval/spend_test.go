@@ -138,6 +138,9 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 	assert.Greater(t, rel.SavedShare, 0.8, "each failed run is stopped at its first step")
 	assert.Empty(t, rel.Refused)
 
+	_, err = eval.SpendBudgetOf(records, 0.5, eval.SpendMeasuresAll)
+	assert.EqualError(t, err, "relative budget: a promise of 0.5 is not a share in (0, 0.5): give the share of jobs like the succeeded ones it may reach, such as 0.05")
+
 	_, err = eval.SpendBudgetOf(records[:4], eval.SpendBudgetMaxReached, eval.SpendMeasuresAll)
 	require.ErrorIs(t, err, eval.ErrTooFewForSpendBudget)
 	assert.EqualError(t, err, "too few succeeded jobs with tokens, turns or time for a relative budget: a promise of 5% needs 10 to fit and 19 to calibrate on, from two task families or more, "+
