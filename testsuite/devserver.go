@@ -3,6 +3,7 @@ package testsuite
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 )
@@ -364,17 +366,33 @@ func (s *DevServer) start() error {
 	return <-started
 }
 
-// waitReady dials the server until it answers, the process exits or ctx
-// ends.
+// waitReady dials the server until it answers and knows the namespace,
+// the process exits or ctx ends: a server that answers but does not know
+// the namespace yet fails every workflow started on it ("Namespace
+// default is not found").
 func (s *DevServer) waitReady(ctx context.Context, opts client.Options) (client.Client, error) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	var c client.Client
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
 	for {
 		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		c, err := client.DialContext(dctx, opts)
+		var err error
+		if c == nil {
+			c, err = client.DialContext(dctx, opts)
+		}
+		if err == nil {
+			_, err = c.WorkflowService().DescribeNamespace(dctx, &workflowservice.DescribeNamespaceRequest{Namespace: cmp.Or(opts.Namespace, client.DefaultNamespace)})
+		}
 		cancel()
 		if err == nil {
-			return c, nil
+			ready := c
+			c = nil
+			return ready, nil
 		}
 		select {
 		case <-s.exited:
