@@ -557,11 +557,11 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 		}
 		return fit, cal
 	}
-	// backs says a split's calibrating half backs the promise asked: the
-	// ⌈(n+1)(1 − maxReached)⌉-th of its n ratios exists.
-	backs := func(fit, cal [][]judge.Spent) bool {
-		return len(fit) >= minSpendFit && int(math.Ceil(float64(len(cal)+1)*(1-maxReached))) <= len(cal)
-	}
+	// rank is the split-conformal rank, ⌈(n+1)(1 − maxReached)⌉, of the
+	// ratio the factor sits above among n calibrating ones; backs says a
+	// split's calibrating half has it, so backs the promise asked.
+	rank := func(n int) int { return int(math.Ceil(float64(n+1) * (1 - maxReached))) }
+	backs := func(fit, cal [][]judge.Spent) bool { return len(fit) >= minSpendFit && rank(len(cal)) <= len(cal) }
 	fit, cal := split((total + 1) / 2)
 	if !backs(fit, cal) {
 		// Whole families overshoot the half: the fewest the curve needs.
@@ -570,7 +570,6 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 	// Split conformal where the halves back the promise asked; else, from
 	// fewer jobs, a prediction bound on their totals that assumes their
 	// spend is log-normal; else a refusal that says what it needs.
-	k := int(math.Ceil(float64(len(cal)+1) * (1 - maxReached)))
 	if len(families) < 2 || !backs(fit, cal) {
 		if total < minLogNormalSpend {
 			succeeded, _ := Outcomes(records)
@@ -583,21 +582,12 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 		return logNormalSpendBudget(append(fit, cal...), maxReached, m)
 	}
 	b := overseer.SpendBudget{MaxReached: maxReached, Jobs: len(cal)}
-	jobs := append(slices.Clip(fit), cal...)
-	if m&spendTokens != 0 && everyReports(jobs, spendTokens) {
-		b.Curve = medianCurve(fit, func(s judge.Spent) int64 { return s.Tokens })
+	if err := setCurves(&b, append(slices.Clip(fit), cal...), m, func(measure func(judge.Spent) int64) []int64 {
+		return medianCurve(fit, measure)
+	}); err != nil {
+		return overseer.SpendBudget{}, err
 	}
-	if m&spendTurns != 0 && everyReports(jobs, spendTurns) {
-		b.TurnsCurve = medianCurve(fit, func(s judge.Spent) int64 { return int64(s.Turns) })
-	}
-	if m&spendTime != 0 && everyReports(jobs, spendTime) {
-		for _, v := range medianCurve(fit, func(s judge.Spent) int64 { return int64(s.PhaseTime) }) {
-			b.PhaseTimeCurve = append(b.PhaseTimeCurve, time.Duration(v))
-		}
-	}
-	if len(b.Covers()) == 0 {
-		return overseer.SpendBudget{}, noMeasureReported(len(jobs))
-	}
+	k := rank(len(cal))
 	scores := make([]float64, len(cal))
 	for i, s := range cal {
 		scores[i] = highestRatio(s, b)
@@ -609,11 +599,25 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 	return b, nil
 }
 
-// noMeasureReported is the refusal of a budget none of whose measures n
-// succeeded jobs all reported.
-func noMeasureReported(n int) error {
-	return fmt.Errorf("%w: none of tokens, turns or time in phases was reported by all %d succeeded runs; "+
-		"a relative budget compares a measure every one of them reports (PhaseReport.InputTokens and OutputTokens, Turns)", ErrTooFewForSpendBudget, n)
+// setCurves gives b a curve of each measure of m that every one of jobs
+// reported, made by curve from the measure, or refuses when there is none.
+func setCurves(b *overseer.SpendBudget, jobs [][]judge.Spent, m measureSet, curve func(measure func(judge.Spent) int64) []int64) error {
+	if m&spendTokens != 0 && everyReports(jobs, spendTokens) {
+		b.Curve = curve(func(s judge.Spent) int64 { return s.Tokens })
+	}
+	if m&spendTurns != 0 && everyReports(jobs, spendTurns) {
+		b.TurnsCurve = curve(func(s judge.Spent) int64 { return int64(s.Turns) })
+	}
+	if m&spendTime != 0 && everyReports(jobs, spendTime) {
+		for _, v := range curve(func(s judge.Spent) int64 { return int64(s.PhaseTime) }) {
+			b.PhaseTimeCurve = append(b.PhaseTimeCurve, time.Duration(v))
+		}
+	}
+	if len(b.Covers()) == 0 {
+		return fmt.Errorf("%w: none of tokens, turns or time in phases was reported by all %d succeeded runs; "+
+			"a relative budget compares a measure every one of them reports (PhaseReport.InputTokens and OutputTokens, Turns)", ErrTooFewForSpendBudget, len(jobs))
+	}
+	return nil
 }
 
 // logNormalSpendBudget is the budget of the measures of m that jobs, too
@@ -628,24 +632,15 @@ func noMeasureReported(n int) error {
 // docs/budgets.md.)
 func logNormalSpendBudget(jobs [][]judge.Spent, maxReached float64, m measureSet) (overseer.SpendBudget, error) {
 	b := overseer.SpendBudget{MaxReached: maxReached, Jobs: len(jobs), Assumes: judge.SpendAssumesLogNormal}
-	typical := func(measure func(judge.Spent) int64) []int64 {
+	// One value a curve: the geometric mean of the jobs' totals.
+	if err := setCurves(&b, jobs, m, func(measure func(judge.Spent) int64) []int64 {
 		logs := 0.0
 		for _, s := range jobs {
 			logs += math.Log(float64(measure(s[len(s)-1])))
 		}
 		return []int64{max(1, int64(math.Round(math.Exp(logs/float64(len(jobs))))))}
-	}
-	if m&spendTokens != 0 && everyReports(jobs, spendTokens) {
-		b.Curve = typical(func(s judge.Spent) int64 { return s.Tokens })
-	}
-	if m&spendTurns != 0 && everyReports(jobs, spendTurns) {
-		b.TurnsCurve = typical(func(s judge.Spent) int64 { return int64(s.Turns) })
-	}
-	if m&spendTime != 0 && everyReports(jobs, spendTime) {
-		b.PhaseTimeCurve = []time.Duration{time.Duration(typical(func(s judge.Spent) int64 { return int64(s.PhaseTime) })[0])}
-	}
-	if len(b.Covers()) == 0 {
-		return overseer.SpendBudget{}, noMeasureReported(len(jobs))
+	}); err != nil {
+		return overseer.SpendBudget{}, err
 	}
 	logs := make([]float64, len(jobs))
 	mean := 0.0
@@ -816,11 +811,7 @@ func (s RelativeSpend) Sentence() string {
 		out += fmt.Sprintf("; stopped where they reached it, the failed runs would have saved %d tokens (%.1f%% of their spend)", s.SavedTokens, 100*s.SavedShare)
 	}
 	if len(s.Refused) > 0 {
-		families := "families"
-		if len(s.Refused) == 1 {
-			families = "family"
-		}
-		out += fmt.Sprintf("; not learned for %d task %s (too few runs of the others)", len(s.Refused), families)
+		out += fmt.Sprintf("; not learned for %d %s (too few runs of the others)", len(s.Refused), plural(len(s.Refused), "task family", "task families"))
 	}
 	return out
 }

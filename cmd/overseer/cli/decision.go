@@ -537,7 +537,7 @@ func (*Train) Run(ctx context.Context, args []string, out io.Writer) error {
 		c, err := eval.Calibrate(res.CalibrationRuns, *budget, kind)
 		if err == nil {
 			relative = withRelativeBudget(&c.Policy, records, *measures)
-			err = writePolicy(*policyOut, c)
+			err = writePolicy(*policyOut, c.Policy, c)
 			cal = &c
 		}
 		if err != nil {
@@ -752,8 +752,10 @@ func checkBudget(b float64) error {
 	return nil
 }
 
-func writePolicy(path string, c eval.Calibration) error {
-	data, err := overseer.MarshalPolicy(c.Policy, c)
+// writePolicy writes p as a policy file at path, with the calibration
+// that chose it when there is one (nil otherwise).
+func writePolicy(path string, p overseer.Policy, calibration any) error {
+	data, err := overseer.MarshalPolicy(p, calibration)
 	if err != nil {
 		return err
 	}
@@ -813,7 +815,7 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	}
 	relative := withRelativeBudget(&cal.Policy, records, *measures)
 	if *policyOut != "" {
-		if err := writePolicy(*policyOut, cal); err != nil {
+		if err := writePolicy(*policyOut, cal.Policy, cal); err != nil {
 			return err
 		}
 	}
@@ -899,11 +901,7 @@ func keepPolicyInForce(out io.Writer, refused error, base overseer.Policy, recor
 	if base.Spend == nil {
 		return refused
 	}
-	data, err := overseer.MarshalPolicy(base, nil)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(policyOut, append(data, '\n'), 0o644); err != nil {
+	if err := writePolicy(policyOut, base, nil); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "no pause policy certified; %s written to %s with the policy in force (%s)\n", relative, policyOut, base.Guarantee())
@@ -918,11 +916,7 @@ func calibrateBudget(out io.Writer, judge string, base overseer.Policy, scored [
 	}
 	relative := withRelativeBudget(&p, records, measures)
 	if policyOut != "" {
-		data, err := overseer.MarshalPolicy(p, nil)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(policyOut, append(data, '\n'), 0o644); err != nil {
+		if err := writePolicy(policyOut, p, nil); err != nil {
 			return err
 		}
 	}
