@@ -733,6 +733,10 @@ type RelativeSpend struct {
 	// learned budgets covered, each once.
 	MeanFactor float64  `json:"mean_factor"`
 	Covers     []string `json:"covers,omitempty"`
+	// LogNormal counts the task families whose budget, learned from too
+	// few succeeded runs of the others to split, is of totals and assumes
+	// their spend is log-normal (SpendBudget.Assumes).
+	LogNormal int `json:"log_normal,omitempty"`
 }
 
 // RelativeSpendOf measures RelativeSpend on records, each budget of the
@@ -762,6 +766,9 @@ func RelativeSpendOf(records []Record, measures SpendMeasures) RelativeSpend {
 		}
 		learned++
 		factors += b.Factor
+		if b.Assumes == judge.SpendAssumesLogNormal {
+			s.LogNormal++
+		}
 		for _, m := range b.Covers() {
 			if !slices.Contains(s.Covers, m) {
 				s.Covers = append(s.Covers, m)
@@ -809,6 +816,10 @@ func (s RelativeSpend) Sentence() string {
 		s.MeanFactor, strings.Join(s.Covers, "/"), 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.Caught, s.Failed)
 	if s.SavedShare > 0 || s.SavedTokens > 0 {
 		out += fmt.Sprintf("; stopped where they reached it, the failed runs would have saved %d tokens (%.1f%% of their spend)", s.SavedTokens, 100*s.SavedShare)
+	}
+	if s.LogNormal > 0 {
+		out += fmt.Sprintf("; for %d %s, too few to split, the budget compares totals, and its promise holds if their spend is log-normal",
+			s.LogNormal, plural(s.LogNormal, "task family", "task families"))
 	}
 	if len(s.Refused) > 0 {
 		out += fmt.Sprintf("; not learned for %d %s (too few runs of the others)", len(s.Refused), plural(len(s.Refused), "task family", "task families"))

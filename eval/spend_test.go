@@ -161,6 +161,12 @@ func TestSpendBudgetOfAndRelativeSpendOf(t *testing.T) {
 	require.True(t, failed.Outcome.Failed())
 	assert.NotEmpty(t, b.Reached(judge.Spent{Tokens: 8 * 1500, PhaseRuns: 16}), "ten times the succeeded runs' spend reaches it")
 	assert.Empty(t, b.Reached(judge.Spent{Tokens: b.At(1), PhaseRuns: 16}), "a typical total does not")
+
+	// Learned from the other family alone, each family's budget is one of
+	// totals, and the grouped figure says so.
+	rel = eval.RelativeSpendOf(few, eval.SpendMeasuresAuto)
+	assert.Equal(t, 2, rel.LogNormal)
+	assert.Contains(t, rel.Sentence(), "for 2 task families, too few to split, the budget compares totals, and its promise holds if their spend is log-normal")
 }
 
 // A budget learned from a few jobs whose spend is log-normal is reached by
