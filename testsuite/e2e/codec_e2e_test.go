@@ -23,6 +23,7 @@ import (
 	"github.com/corohq/temporal-overseer/codec"
 	"github.com/corohq/temporal-overseer/dashboard"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/judge"
 	"github.com/corohq/temporal-overseer/testsuite"
 	"github.com/corohq/temporal-overseer/worker"
 	"github.com/corohq/temporal-overseer/workflows"
@@ -283,4 +284,37 @@ func assertNoClearText(t *testing.T, runs [][]*historypb.HistoryEvent, texts ...
 			}
 		}
 	}
+}
+
+// A relative budget pinned from the worker's policy takes effect under a
+// payload codec: the job waits at its budget gate, whose reason says the
+// promise's assumption, and neither the budget nor the reason is readable
+// in history without the key.
+func TestE2EARelativeBudgetGateUnderTheCodec(t *testing.T) {
+	srv := e2eServer(t)
+	policy := overseer.DefaultPolicy()
+	policy.Spend = &overseer.SpendBudget{Curve: []int64{1000}, Factor: 2, MaxReached: 0.05, Jobs: 6, Assumes: judge.SpendAssumesLogNormal}
+	d := newEncryptedDeployment(t, srv, worker.Config{Mode: overseer.ModeManage, Policy: policy, RelativeBudgetGates: true})
+	c := d.client
+	run := d.start(t, map[string]any{overseer.StartedByMemoKey: "alice"}, workflows.JobInput{Objective: "Add CSV export", Scenario: activities.OnTrack})
+	eventually(t, "the job to stop at its relative budget", 30*time.Second, func() bool { return status(t, c, run.GetID()).Paused })
+	s := status(t, c, run.GetID())
+	require.NotEmpty(t, s.Gates)
+	assert.Equal(t, overseer.GateKindBudget, s.Gates[len(s.Gates)-1].Kind, "the pinned relative budget took effect")
+	assert.Contains(t, s.PauseReason, "typically spent in all (1000 tokens)")
+	assert.Contains(t, s.PauseReason, "if their spend is log-normal")
+	_, err := finish(t, c, run, "bob")
+	require.NoError(t, err)
+
+	chain, err := testsuite.FetchChain(context.Background(), srv.Client(), run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	scanned := 0
+	for _, events := range chain {
+		for _, p := range testsuite.HistoryPayloads(events) {
+			assert.True(t, codec.Encrypted(p.Payload), "payload in clear: %s", p)
+			scanned++
+		}
+	}
+	assert.Positive(t, scanned, "the history has payloads to scan")
+	assertNoClearText(t, chain, "log-normal", "typically spent in all", `"assumes"`, "relative budget")
 }
