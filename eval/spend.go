@@ -431,7 +431,8 @@ var ErrTooFewForSpendBudget = errors.New("too few succeeded jobs with tokens, tu
 // reported what they spent: their task families split in two (the
 // curve's half the smallest families, as many as it needs; see below),
 // the curves are the median tokens, turns and time in phases by phase run
-// of one half, and the factor is the split-conformal quantile, at
+// of one half (of agent loops; of jobs of phases, one value, the median of
+// their totals: learnSpendBudget says why), and the factor is the split-conformal quantile, at
 // 1 − maxReached, of the other half's highest ratio to the curves (over
 // every phase run and every measure), so that a new job like the
 // succeeded ones reaches it with probability at most maxReached. The
@@ -523,12 +524,22 @@ func (m measureSet) reportedBy(s []judge.Spent) bool {
 // covered where every one of those jobs reported it.
 func learnSpendBudget(records []Record, maxReached float64, spend func(Record) []judge.Spent, m measureSet) (overseer.SpendBudget, error) {
 	byFamily := map[string][][]judge.Spent{}
+	// An agent loop's phase runs are its calls, each a model call or its
+	// tool's, alike enough that what the succeeded jobs had spent by the
+	// k-th is a pace to hold a job to. A job of phases runs a few unlike
+	// phases, whose first ones' spend varies by task: a curve by phase
+	// run would set the one factor by that early spread (on the shared
+	// mini-swe-agent runs recast as phases, 21× the median, reached at the
+	// first phase by a fifth of a held-out repository's succeeded runs),
+	// so its budget compares totals.
+	byPhaseRun := true
 	for _, rec := range records {
 		if rec.Outcome.Failed() {
 			continue
 		}
 		if s := spend(rec); m.reportedBy(s) {
 			byFamily[rec.FamilyName()] = append(byFamily[rec.FamilyName()], s)
+			byPhaseRun = byPhaseRun && ShapeOfRecord(rec) == overseer.ShapeAgentLoop
 		}
 	}
 	// Whole families to each half: the curve's takes the smallest
@@ -583,7 +594,10 @@ func learnSpendBudget(records []Record, maxReached float64, spend func(Record) [
 	}
 	b := overseer.SpendBudget{MaxReached: maxReached, Jobs: len(cal)}
 	if err := setCurves(&b, append(slices.Clip(fit), cal...), m, func(measure func(judge.Spent) int64) []int64 {
-		return medianCurve(fit, measure)
+		if byPhaseRun {
+			return medianCurve(fit, measure)
+		}
+		return medianTotal(fit, measure)
 	}); err != nil {
 		return overseer.SpendBudget{}, err
 	}
@@ -693,6 +707,16 @@ func medianCurve(jobs [][]judge.Spent, measure func(judge.Spent) int64) []int64 
 	return curve
 }
 
+// medianTotal is a one-value curve: the median of the jobs' totals of
+// measure.
+func medianTotal(jobs [][]judge.Spent, measure func(judge.Spent) int64) []int64 {
+	totals := make([]int64, len(jobs))
+	for i, s := range jobs {
+		totals[i] = measure(s[len(s)-1])
+	}
+	return []int64{percentile(totals, 0.5)}
+}
+
 // highestRatio is a job's highest ratio to the curves, over its phase
 // runs and the measures b covers.
 func highestRatio(spend []judge.Spent, b overseer.SpendBudget) float64 {
@@ -729,13 +753,18 @@ type RelativeSpend struct {
 	Failed  int      `json:"failed"`
 	Runs    int      `json:"runs"`
 	Refused []string `json:"refused,omitempty"`
+	// Learned counts the task families whose budget was learned;
 	// MeanFactor is the learned factors' mean; Covers the measures the
 	// learned budgets covered, each once.
+	Learned    int      `json:"learned"`
 	MeanFactor float64  `json:"mean_factor"`
 	Covers     []string `json:"covers,omitempty"`
-	// LogNormal counts the task families whose budget, learned from too
-	// few succeeded runs of the others to split, is of totals and assumes
-	// their spend is log-normal (SpendBudget.Assumes).
+	// InTotal counts the task families whose budget compares totals (one
+	// value a curve: learned from jobs of phases, or log-normal);
+	// LogNormal those whose budget, learned from too few succeeded runs of
+	// the others to split, assumes their spend is log-normal
+	// (SpendBudget.Assumes).
+	InTotal   int `json:"in_total,omitempty"`
 	LogNormal int `json:"log_normal,omitempty"`
 }
 
@@ -750,7 +779,6 @@ func RelativeSpendOf(records []Record, measures SpendMeasures) RelativeSpend {
 	families := slices.Sorted(maps.Keys(byFamily))
 	var failedTokens int64
 	var factors float64
-	learned := 0
 	spend := spendOnce()
 	for _, f := range families {
 		var others []Record
@@ -764,10 +792,13 @@ func RelativeSpendOf(records []Record, measures SpendMeasures) RelativeSpend {
 			s.Refused = append(s.Refused, f)
 			continue
 		}
-		learned++
+		s.Learned++
 		factors += b.Factor
 		if b.Assumes == judge.SpendAssumesLogNormal {
 			s.LogNormal++
+		}
+		if b.InTotal() {
+			s.InTotal++
 		}
 		for _, m := range b.Covers() {
 			if !slices.Contains(s.Covers, m) {
@@ -800,8 +831,8 @@ func RelativeSpendOf(records []Record, measures SpendMeasures) RelativeSpend {
 	if failedTokens > 0 {
 		s.SavedShare = float64(s.SavedTokens) / float64(failedTokens)
 	}
-	if learned > 0 {
-		s.MeanFactor = factors / float64(learned)
+	if s.Learned > 0 {
+		s.MeanFactor = factors / float64(s.Learned)
 	}
 	return s
 }
@@ -811,11 +842,21 @@ func (s RelativeSpend) Sentence() string {
 	if s.Runs == 0 {
 		return fmt.Sprintf("no relative budget could be learned: for each of the %d task families, too few succeeded runs of the others reported tokens, turns or time", len(s.Refused))
 	}
-	out := fmt.Sprintf("a relative budget learned from the other task families' succeeded runs (%.1f× their median %s at the same call on average, promising at most %.0f%% of runs like them reach it) "+
+	// Where every family's budget compares totals, the factor is of
+	// totals; a mix is said below.
+	compared := "at the same call"
+	if s.InTotal > 0 && s.InTotal == s.Learned {
+		compared = "in all"
+	}
+	out := fmt.Sprintf("a relative budget learned from the other task families' succeeded runs (%.1f× their median %s %s on average, promising at most %.0f%% of runs like them reach it) "+
 		"is reached by %d of %d succeeded runs and %d of %d failed ones",
-		s.MeanFactor, strings.Join(s.Covers, "/"), 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.Caught, s.Failed)
+		s.MeanFactor, strings.Join(s.Covers, "/"), compared, 100*SpendBudgetMaxReached, s.Held, s.Succeeded, s.Caught, s.Failed)
 	if s.SavedShare > 0 || s.SavedTokens > 0 {
 		out += fmt.Sprintf("; stopped where they reached it, the failed runs would have saved %d tokens (%.1f%% of their spend)", s.SavedTokens, 100*s.SavedShare)
+	}
+	if s.InTotal > s.LogNormal && s.InTotal < s.Learned {
+		out += fmt.Sprintf("; for %d %s of phases, the budget compares totals",
+			s.InTotal-s.LogNormal, plural(s.InTotal-s.LogNormal, "task family", "task families"))
 	}
 	if s.LogNormal > 0 {
 		out += fmt.Sprintf("; for %d %s, too few to split, the budget compares totals, and its promise holds if their spend is log-normal",

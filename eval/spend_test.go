@@ -270,3 +270,56 @@ func TestRelativeBudgetCoversTurnsAndTime(t *testing.T) {
 	rel = eval.RelativeSpendOf(untimed, eval.SpendMeasuresAll)
 	assert.Zero(t, rel.SavedTokens, "typical tokens: nothing but time tells them apart")
 }
+
+// A job of phases runs a few unlike phases, so its relative budget
+// compares totals: a task family whose first phase spends eight times the
+// others' (and the same in all) is not held at its first phase, as a
+// curve by phase run would hold it; a failed job that spends four times
+// as much in all is caught. An agent loop's budget keeps its curve by
+// phase run.
+func TestAJobOfPhasesBudgetComparesTotals(t *testing.T) {
+	job := func(id string, outcome eval.Outcome, unit eval.Unit, tokens ...int64) eval.Record {
+		rec := eval.Record{ID: id, Outcome: outcome, Unit: unit, Task: eval.Task{Family: id[:2]}}
+		for i, n := range tokens {
+			rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"plan", "implement", "test", "review"}[i%4], InputTokens: n})
+		}
+		return rec
+	}
+	build := func(unit eval.Unit) []eval.Record {
+		var records []eval.Record
+		for f := range 6 {
+			for i := range 10 {
+				spread := int64(10 * i)
+				id := fmt.Sprintf("f%d-%d", f, i)
+				if f == 0 {
+					// Family f0 plans long and implements short: the same in all.
+					records = append(records, job(id, eval.OutcomeSucceeded, unit, 800+spread, 100, 300, 100))
+					continue
+				}
+				records = append(records, job(id, eval.OutcomeSucceeded, unit, 100+spread, 800, 300, 100))
+			}
+			records = append(records, job(fmt.Sprintf("f%d-x", f), eval.OutcomeFailed, unit, 400, 3200, 1200, 400))
+		}
+		return records
+	}
+	phases := build(eval.UnitPhase)
+	b, err := eval.SpendBudgetOf(phases, eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto)
+	require.NoError(t, err)
+	require.NoError(t, b.Validate())
+	assert.Len(t, b.Curve, 1, "a budget of totals")
+	assert.Empty(t, b.Assumes, "split conformal: its promise assumes nothing")
+	assert.True(t, b.InTotal())
+	assert.Contains(t, b.String(), "typical tokens in all (at most 5% of jobs like them reach it; calibrated on")
+
+	rel := eval.RelativeSpendOf(phases, eval.SpendMeasuresAuto)
+	assert.Zero(t, rel.Held, "no succeeded job of phases is held for a long first phase")
+	assert.Equal(t, 6, rel.Caught, "each failed job spends four times as much in all")
+	assert.Equal(t, rel.Learned, rel.InTotal)
+	assert.Contains(t, rel.Sentence(), "their median tokens in all on average")
+
+	loops, err := eval.SpendBudgetOf(build(eval.UnitStep), eval.SpendBudgetMaxReached, eval.SpendMeasuresAuto)
+	require.NoError(t, err)
+	assert.Greater(t, len(loops.Curve), 1, "an agent loop's budget is a curve by phase run")
+	assert.False(t, loops.InTotal())
+	assert.Contains(t, loops.String(), "at the same phase run")
+}

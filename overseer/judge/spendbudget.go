@@ -30,7 +30,9 @@ import (
 type SpendBudget struct {
 	// Curve[k-1] is the median tokens the type's succeeded jobs had spent
 	// by their k-th phase run (a job that had ended counts its total);
-	// past its end, its last value. TurnsCurve and PhaseTimeCurve are the
+	// past its end, its last value. A curve of one value is a budget of
+	// totals: what a job spent in all, whatever its phase run (learned so
+	// for jobs of phases and from few jobs). TurnsCurve and PhaseTimeCurve are the
 	// same of their turns and of their time in phases
 	// (Trajectory.PhaseTime). A nil curve is a measure the budget does not
 	// cover: the succeeded jobs did not all report it. Budgets learned
@@ -109,7 +111,7 @@ func (b SpendBudget) Validate() error {
 		return fmt.Errorf("%w: assumes %q: give %q or leave it out", ErrInvalidSpendBudget, b.Assumes, SpendAssumesLogNormal)
 	}
 	for _, m := range spendMeasures {
-		if b.inTotal() && m.len(b) > 1 {
+		if b.Assumes == SpendAssumesLogNormal && m.len(b) > 1 {
 			return fmt.Errorf("%w: a %s budget compares totals: its %s curve must be one value, not %d", ErrInvalidSpendBudget, b.Assumes, m.name, m.len(b))
 		}
 		for k := 1; k <= m.len(b); k++ {
@@ -187,7 +189,7 @@ func (b SpendBudget) Reached(s Spent) string {
 		return ""
 	}
 	typically := "typically had"
-	if b.inTotal() {
+	if b.InTotal() {
 		typically = "typically spent in all"
 	}
 	for _, m := range spendMeasures {
@@ -202,17 +204,29 @@ func (b SpendBudget) Reached(s Spent) string {
 
 // String says the relative budget in a few words.
 func (b SpendBudget) String() string {
-	if b.inTotal() {
-		return fmt.Sprintf("%.1f× the succeeded jobs' typical %s in all (at most %.0f%% of jobs like them reach it%s; learned from %d)",
-			b.Factor, joinWords(b.Covers()), 100*b.MaxReached, b.assuming(), b.Jobs)
+	learned := "calibrated on"
+	if b.Assumes != "" {
+		learned = "learned from"
 	}
-	return fmt.Sprintf("%.1f× the succeeded jobs' %s at the same phase run (at most %.0f%% of jobs like them reach it%s; calibrated on %d)",
-		b.Factor, joinWords(b.Covers()), 100*b.MaxReached, b.assuming(), b.Jobs)
+	if b.InTotal() {
+		return fmt.Sprintf("%.1f× the succeeded jobs' typical %s in all (at most %.0f%% of jobs like them reach it%s; %s %d)",
+			b.Factor, joinWords(b.Covers()), 100*b.MaxReached, b.assuming(), learned, b.Jobs)
+	}
+	return fmt.Sprintf("%.1f× the succeeded jobs' %s at the same phase run (at most %.0f%% of jobs like them reach it%s; %s %d)",
+		b.Factor, joinWords(b.Covers()), 100*b.MaxReached, b.assuming(), learned, b.Jobs)
 }
 
-// inTotal says the budget compares what a job spent in all, whatever its
-// phase run: a log-normal budget's curves are one value each.
-func (b SpendBudget) inTotal() bool { return b.Assumes == SpendAssumesLogNormal }
+// InTotal says the budget compares what a job spent in all, whatever its
+// phase run: each of its curves is one value (a log-normal budget's, and
+// one learned from jobs of phases; eval.SpendBudgetOf).
+func (b SpendBudget) InTotal() bool {
+	for _, m := range spendMeasures {
+		if m.len(b) > 1 {
+			return false
+		}
+	}
+	return true
+}
 
 // assuming is ", if their spend is log-normal" for a promise that
 // assumes it, else "".
