@@ -51,6 +51,11 @@ type RecalibrateOptions struct {
 	// MinRuns and MinSlopeRuns: see the defaults.
 	MinRuns      int
 	MinSlopeRuns int
+
+	// keepStandardization skips the check of re-standardisation and
+	// keeps the model's (OutOfFoldScores: the model given was recalibrated
+	// on all the runs, and chose then).
+	keepStandardization bool
 }
 
 // Recalibrate does stage 1 on closed runs of one workflow type or agent
@@ -102,10 +107,12 @@ func Recalibrate(records []Record, model *overseer.LearnedModel, opts Recalibrat
 	if err != nil {
 		return nil, err
 	}
-	check := restandardizationCheck(records, model, opts)
+	var check *overseer.Restandardization
 	base := model
-	if check.Chosen {
-		base = restandardized(model, records)
+	if !opts.keepStandardization {
+		if check = restandardizationCheck(records, model, opts); check.Chosen {
+			base = restandardized(model, records)
+		}
 	}
 	out, err := recalibrated(records, base, opts)
 	if err != nil {

@@ -3,6 +3,7 @@ package learn
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -57,8 +58,9 @@ func recalibrationReady(records []eval.Record, cur Current) (bool, string) {
 // current model's do (Brier score at 50 % of each job). The candidate's
 // policy is certified on the same jobs when they allow the promise (stage
 // 2: a recalibration fits two numbers per sub-model, so scoring them on
-// the jobs it was fitted to flatters it little), and otherwise has bands
-// from the jobs and no pause on P.
+// the jobs it was fitted to flatters it little; a loop model, which reads
+// a job against the type's succeeded jobs, is certified out of fold), and
+// otherwise has bands from the jobs and no pause on P.
 func DecideRecalibration(ctx context.Context, records []eval.Record, current Current, workflowType string, opts DecideOptions) (Decision, error) {
 	opts.defaults()
 	records = append([]eval.Record(nil), records...)
@@ -88,7 +90,23 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 		len(records), says(d.Figures.CandidateBrier), current.Model.Version, says(d.Figures.CurrentBrier), d.Figures.rankingWords("jobs", "its"))
 	policy := eval.UncertifiedPolicy(cand, fmt.Sprintf("stage 1: bands from %d %s jobs; no pause on P until a promise can be certified", len(records), workflowType), current.Policy)
 	uncertified := "no pause on P until a promise can be certified"
-	if cal, err := eval.Calibrate(cand, opts.Budget, opts.Promise); err == nil {
+	// A model that reads a loop against the type's own succeeded runs
+	// reads each of these against itself: its pauses are certified on
+	// each job scored by the candidate recalibrated without the job's
+	// task family (eval.OutOfFoldScores).
+	certify := func() (eval.Calibration, error) { return eval.Calibrate(cand, opts.Budget, opts.Promise) }
+	if rec.NeedsLoopReference() {
+		oof, err := eval.OutOfFoldScores(ctx, records, rec, eval.RecalibrateOptions{For: workflowType}, eval.ScoreOptions{})
+		switch {
+		case errors.Is(err, eval.ErrNoOutOfFoldScores):
+			certify = func() (eval.Calibration, error) { return eval.Calibration{}, err }
+		case err != nil:
+			return d, err
+		default:
+			certify = func() (eval.Calibration, error) { return eval.Calibrate(oof.Runs, opts.Budget, opts.Promise) }
+		}
+	}
+	if cal, err := certify(); err == nil {
 		policy, d.Figures.Calibration, d.Figures.Stage = cal.Policy, &cal, overseer.StageCertified
 	} else {
 		d.Figures.CalibrationError = err.Error()

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -101,4 +102,41 @@ func TestRecalibrationPromotesStageOne(t *testing.T) {
 	ok, why := recalibrationReady(synthetic(30, 2, 0), Current{Model: m, Policy: p})
 	assert.False(t, ok)
 	assert.Equal(t, "it is recalibrated on 30 jobs already; it recalibrates again when more have closed", why)
+}
+
+// A loop type's stage 1 reads each job against the type's own succeeded
+// jobs, so the candidate's pauses are certified on each job scored by it
+// recalibrated without the job's task family (eval.OutOfFoldScores), not
+// on its own scores of the jobs it read itself among.
+func TestALoopTypesStageOneIsCertifiedOutOfFold(t *testing.T) {
+	ctx := context.Background()
+	var records []eval.Record
+	for i := range 120 {
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%5, i), Outcome: eval.OutcomeSucceeded}
+		steps := 20 + (i*7)%13
+		if i%3 == 0 {
+			rec.Outcome, steps = eval.OutcomeFailed, 2*steps+i%17
+		}
+		for s := range steps {
+			rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[s%3], InputTokens: 2000, OutputTokens: 150})
+		}
+		records = append(records, rec)
+	}
+	cur := Current{Model: overseer.DefaultLoopModel(), Policy: overseer.DefaultLearnedPolicy()}
+	d, err := DecideRecalibration(ctx, records, cur, "Loop", DecideOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, d.Figures.Calibration, d.Figures.CalibrationError)
+
+	model, err := overseer.ParseLearnedModel(d.Model)
+	require.NoError(t, err)
+	oof, err := eval.OutOfFoldScores(ctx, records, model, eval.RecalibrateOptions{For: "Loop"}, eval.ScoreOptions{})
+	require.NoError(t, err)
+	want, err := eval.Calibrate(oof.Runs, DefaultBudget, overseer.PromiseExpected)
+	require.NoError(t, err)
+	inSample, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: &overseer.LearnedJudge{Model: model}})
+	require.NoError(t, err)
+	flattered, err := eval.Calibrate(inSample, DefaultBudget, overseer.PromiseExpected)
+	require.NoError(t, err)
+	require.NotEqual(t, flattered.Policy.PauseAtOrBelow, want.Policy.PauseAtOrBelow, "the runs tell the two apart")
+	assert.Equal(t, want.Policy.PauseAtOrBelow, d.Figures.Calibration.Policy.PauseAtOrBelow, "certified out of fold")
 }

@@ -13,9 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/corohq/temporal-overseer/eval"
 	"github.com/corohq/temporal-overseer/overseer"
+	"github.com/corohq/temporal-overseer/overseer/jev"
 	"github.com/corohq/temporal-overseer/overseer/judge"
 	"github.com/corohq/temporal-overseer/overseer/trajectory"
 	"github.com/corohq/temporal-overseer/worker"
@@ -71,6 +73,8 @@ type scoringFlags struct {
 	// What score used: the content window (off for a judge that does
 	// not read it) and, with --limit, the runs judged of those read.
 	usedWindow   trajectory.ContentWindow
+	usedJudge    jev.Judge
+	usedBudget   time.Duration
 	judged, of   int
 	judgeIsModel bool
 }
@@ -211,6 +215,7 @@ func (s *scoringFlags) score(ctx context.Context, records []eval.Record) (string
 	if s.concurrency < 1 {
 		return "", overseer.Policy{}, nil, fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)
 	}
+	s.usedJudge, s.usedBudget = judge, cfg.Budget
 	runs, err := eval.Score(ctx, records, eval.ScoreOptions{Judge: judge, Concurrency: s.concurrency, Budget: cfg.Budget, ContentWindow: window})
 	if err != nil {
 		return "", overseer.Policy{}, nil, err
@@ -806,10 +811,20 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *pauseBudget != 0 {
-		return calibrateBudget(out, judge, base, scored, records, *measures, *pauseBudget, *policyOut, *asJSON)
+	certifyOn, outOfFold, err := scoring.outOfFold(ctx, records, scored)
+	if errors.Is(err, eval.ErrUncertifiable) {
+		return keepPolicyInForce(out, err, base, records, *measures, *policyOut)
 	}
-	cal, err := eval.Calibrate(scored, *budget, kind)
+	if err != nil {
+		return err
+	}
+	if outOfFold != "" && !*asJSON {
+		fmt.Fprintln(out, outOfFold)
+	}
+	if *pauseBudget != 0 {
+		return calibrateBudget(out, judge, base, certifyOn, records, *measures, *pauseBudget, *policyOut, *asJSON)
+	}
+	cal, err := eval.Calibrate(certifyOn, *budget, kind)
 	if err != nil {
 		return keepPolicyInForce(out, err, base, records, *measures, *policyOut)
 	}
@@ -821,12 +836,13 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 	}
 	if *asJSON {
 		return writeJSON(out, struct {
-			Judge  string           `json:"judge"`
-			Policy json.RawMessage  `json:"policy"`
-			Result eval.Calibration `json:"calibration"`
-			Gates  eval.GateLabels  `json:"gate_labels"`
-			Usage  *eval.JudgeUsage `json:"judge_usage,omitempty"`
-		}{judge, mustPolicyJSON(cal.Policy), cal, gates, scoring.usage(scored)})
+			Judge     string           `json:"judge"`
+			Policy    json.RawMessage  `json:"policy"`
+			Result    eval.Calibration `json:"calibration"`
+			OutOfFold string           `json:"out_of_fold,omitempty"`
+			Gates     eval.GateLabels  `json:"gate_labels"`
+			Usage     *eval.JudgeUsage `json:"judge_usage,omitempty"`
+		}{judge, mustPolicyJSON(cal.Policy), cal, outOfFold, gates, scoring.usage(scored)})
 	}
 	p := cal.Policy
 	runs.printSource(out)
@@ -872,6 +888,33 @@ func (*CalibrateCmd) Run(ctx context.Context, args []string, out io.Writer) erro
 		fmt.Fprintf(out, "policy written to %s: use it with `overseer worker --policy %s` or overseer.LoadPolicy\n", *policyOut, *policyOut)
 	}
 	return nil
+}
+
+// outOfFold is what a pause policy is certified on: the runs' scores, or,
+// where the judge is a learned model that reads a loop against the
+// type's own succeeded runs and took them from these runs (overseer
+// recalibrate on them), their out-of-fold scores (eval.OutOfFoldScores),
+// with a sentence that says so; read against itself, a succeeded run
+// looks more typical than a new one, and a threshold certified on it
+// pauses new runs more often than it promises.
+func (s *scoringFlags) outOfFold(ctx context.Context, records []eval.Record, scored []eval.ScoredRun) ([]eval.ScoredRun, string, error) {
+	lj, ok := s.usedJudge.(*overseer.LearnedJudge)
+	if !ok || !eval.ReadsAgainstItsRuns(lj.Model, records) {
+		return scored, "", nil
+	}
+	oof, err := eval.OutOfFoldScores(ctx, records, lj.Model, eval.RecalibrateOptions{For: lj.Model.Recalibration.For},
+		eval.ScoreOptions{Concurrency: s.concurrency, Budget: s.usedBudget, ContentWindow: s.usedWindow})
+	if errors.Is(err, eval.ErrNoOutOfFoldScores) {
+		return nil, "", fmt.Errorf("%w: %s was recalibrated on these runs, so its pauses are certified on each run scored by it recalibrated without the run's task family, and %v", eval.ErrUncertifiable, lj.Model.Version, err)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	say := fmt.Sprintf("certified out of fold: %s was recalibrated on these runs, so each run is scored by it recalibrated on the runs of the other task families (%d folds)", lj.Model.Version, oof.Folds)
+	if oof.Unscored > 0 {
+		say += fmt.Sprintf("; %d of the runs left out, their fold's others too few to recalibrate on", oof.Unscored)
+	}
+	return oof.Runs, say, nil
 }
 
 // withRelativeBudget puts in p the relative budget the runs' succeeded

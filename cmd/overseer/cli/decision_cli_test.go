@@ -334,3 +334,48 @@ func TestCalibrateWritesTheRelativeBudgetItsRunsBack(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `relative budget measures "some": give auto`)
 }
+
+// A team recalibrates the shipped loop model on its agent's runs and
+// calibrates a pause policy on the same runs, as the docs say: the model
+// reads each of them against the team's succeeded runs, itself among
+// them, so calibrate certifies on each run scored by the model
+// recalibrated without the run's task family, and says so. On other runs
+// it scores them as they are.
+func TestCalibrateCertifiesARecalibratedLoopModelOutOfFold(t *testing.T) {
+	dir := t.TempDir()
+	writeRuns := func(name string, seed int) string {
+		var b strings.Builder
+		for i := range 60 {
+			rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d-%d", i%4, seed, i), Outcome: eval.OutcomeSucceeded}
+			steps := 20 + (i*7+seed)%11
+			if i%3 == 0 {
+				rec.Outcome, steps = eval.OutcomeFailed, 3*steps
+			}
+			for s := range steps {
+				rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[s%3], InputTokens: 2000, OutputTokens: 150})
+			}
+			data, err := json.Marshal(rec)
+			require.NoError(t, err)
+			b.Write(append(data, '\n'))
+		}
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+		return path
+	}
+	runs, others := writeRuns("runs.jsonl", 1), writeRuns("others.jsonl", 2)
+	model := filepath.Join(dir, "model.json")
+	code, _, errOut := runCLI("recalibrate", "--traces", runs, "--for", "Loop", "--out", model)
+	require.Equal(t, 0, code, errOut)
+
+	code, out, errOut := runCLI("calibrate", "--traces", runs, "--model", model, "--json")
+	require.Contains(t, []int{0, 1}, code, errOut)
+	var got struct {
+		OutOfFold string `json:"out_of_fold"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	assert.Regexp(t, `^certified out of fold: learned-loop-\S+ was recalibrated on these runs, so each run is scored by it recalibrated on the runs of the other task families \(4 folds\)$`, got.OutOfFold)
+
+	code, out, errOut = runCLI("calibrate", "--traces", others, "--model", model)
+	require.Contains(t, []int{0, 1}, code, errOut)
+	assert.NotContains(t, out, "out of fold", "runs the model was not recalibrated on are scored as they are")
+}
