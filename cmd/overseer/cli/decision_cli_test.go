@@ -379,3 +379,38 @@ func TestCalibrateCertifiesARecalibratedLoopModelOutOfFold(t *testing.T) {
 	require.Contains(t, []int{0, 1}, code, errOut)
 	assert.NotContains(t, out, "out of fold", "runs the model was not recalibrated on are scored as they are")
 }
+
+// Recalibrated on 12 succeeded runs of four task families, a loop model
+// has no out-of-fold scores (each fold's others hold 9, too few to read a
+// loop against): calibrate certifies no pause, and still writes the policy
+// in force with the relative budget the runs back.
+func TestCalibrateWithoutOutOfFoldScoresKeepsThePolicyInForce(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 36 {
+		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%4, i), Outcome: eval.OutcomeFailed}
+		steps := 40 + i%9
+		if i%3 == 1 {
+			rec.Outcome, steps = eval.OutcomeSucceeded, 20+i%7
+		}
+		for s := range steps {
+			rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[s%3], InputTokens: int64(1800 + 40*(i%5)), OutputTokens: 150})
+		}
+		data, err := json.Marshal(rec)
+		require.NoError(t, err)
+		b.Write(append(data, '\n'))
+	}
+	runs := filepath.Join(dir, "runs.jsonl")
+	require.NoError(t, os.WriteFile(runs, []byte(b.String()), 0o644))
+	model, policy := filepath.Join(dir, "model.json"), filepath.Join(dir, "policy.json")
+	code, _, errOut := runCLI("recalibrate", "--traces", runs, "--for", "Loop", "--out", model)
+	require.Equal(t, 0, code, errOut)
+
+	code, out, errOut := runCLI("calibrate", "--traces", runs, "--model", model, "--out", policy)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, errOut, "was recalibrated on these runs, so its pauses are certified on each run scored by it recalibrated without the run's task family, and no out-of-fold scores")
+	assert.Contains(t, out, "no pause policy certified; relative budget in the policy:")
+	p, err := overseer.LoadPolicy(policy)
+	require.NoError(t, err, "the policy in force is written")
+	require.NotNil(t, p.Spend)
+}
