@@ -343,7 +343,11 @@ func firstPause(r ScoredRun, p overseer.Policy) int {
 type Report struct {
 	Judge string `json:"judge"`
 	Model string `json:"model,omitempty"`
-	Runs  int    `json:"runs"`
+	// InSample, when set, says the figures flatter the judge: its model
+	// was recalibrated on these runs (ReadsAgainstItsRuns; set by the
+	// caller that has the model).
+	InSample string `json:"in_sample,omitempty"`
+	Runs     int    `json:"runs"`
 	// Failed counts the failed or blocked runs: the positive class.
 	Failed      int          `json:"failed"`
 	Boundaries  int          `json:"boundaries"`

@@ -269,6 +269,9 @@ func (*Eval) Run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	rep := eval.NewReport(judge, scored, policy)
+	if lj, ok := scoring.usedJudge.(*overseer.LearnedJudge); ok && eval.ReadsAgainstItsRuns(lj.Model, records) {
+		rep.InSample = fmt.Sprintf("in sample: %s was recalibrated on these runs, and reads each against the succeeded runs it is among, so these figures flatter it; measure it on runs it was not recalibrated on", lj.Model.Version)
+	}
 	rep.JudgeUsage = scoring.usage(scored)
 	if scoring.usedWindow.On() {
 		w := scoring.usedWindow
@@ -320,6 +323,9 @@ func printReport(out io.Writer, rep eval.Report) {
 		fmt.Fprintf(out, ", model %s", rep.Model)
 	}
 	fmt.Fprintf(out, "\nruns: %d (%d failed: the positive class), %d boundaries, %d judge errors\n", rep.Runs, rep.Failed, rep.Boundaries, rep.JudgeErrors)
+	if rep.InSample != "" {
+		fmt.Fprintln(out, rep.InSample)
+	}
 	if rep.Spend != nil && rep.Spend.InForce != nil {
 		fmt.Fprintf(out, "\nwhat the gates in force do while the runs run (each run walked call by call, as the plugin walks a live one, and stopped at its first gate):\n")
 		for _, l := range rep.Spend.InForce.Sentences() {

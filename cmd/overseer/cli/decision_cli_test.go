@@ -378,6 +378,14 @@ func TestCalibrateCertifiesARecalibratedLoopModelOutOfFold(t *testing.T) {
 	code, out, errOut = runCLI("calibrate", "--traces", others, "--model", model)
 	require.Contains(t, []int{0, 1}, code, errOut)
 	assert.NotContains(t, out, "out of fold", "runs the model was not recalibrated on are scored as they are")
+
+	// eval says when its figures are in sample.
+	code, out, errOut = runCLI("eval", "--traces", runs, "--model", model)
+	require.Contains(t, []int{0, 1}, code, errOut)
+	assert.Regexp(t, `in sample: learned-loop-\S+ was recalibrated on these runs, and reads each against the succeeded runs it is among, so these figures flatter it`, out)
+	code, out, errOut = runCLI("eval", "--traces", others, "--model", model)
+	require.Contains(t, []int{0, 1}, code, errOut)
+	assert.NotContains(t, out, "in sample")
 }
 
 // Recalibrated on 12 succeeded runs of four task families, a loop model
