@@ -201,7 +201,7 @@ func TestDecisionBadInput(t *testing.T) {
 func TestRecalibrateThenEval(t *testing.T) {
 	dir := t.TempDir()
 	writeRuns := func(name string, n, seed int) string {
-		var b strings.Builder
+		var recs []eval.Record
 		for i := range n {
 			failed := (i*7+seed)%10 < 7 // 30 % succeed
 			rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d-%d", i%4, seed, i), Unit: eval.UnitPhase, Outcome: eval.OutcomeSucceeded}
@@ -215,13 +215,9 @@ func TestRecalibrateThenEval(t *testing.T) {
 				}
 				rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[s%3], OutputTokens: out, InputTokens: 8000})
 			}
-			data, err := json.Marshal(rec)
-			require.NoError(t, err)
-			b.Write(append(data, '\n'))
+			recs = append(recs, rec)
 		}
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-		return path
+		return writeRecords(t, filepath.Join(dir, name), recs)
 	}
 	first, others := writeRuns("first.jsonl", 30, 1), writeRuns("others.jsonl", 60, 2)
 
@@ -279,7 +275,7 @@ func TestTrainSaysTheModelWasWrittenWhenOnlyThePolicyIsRefused(t *testing.T) {
 // to 190 tokens a step and whose failed runs spend ten times as much.
 func tokenRuns(t *testing.T, path string, families, succeeded int) {
 	t.Helper()
-	var b strings.Builder
+	var recs []eval.Record
 	for f := range families {
 		for i := range succeeded + 1 {
 			rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", f, i), Outcome: eval.OutcomeSucceeded, Task: eval.Task{Family: fmt.Sprintf("fam%d", f)}}
@@ -290,12 +286,24 @@ func tokenRuns(t *testing.T, path string, families, succeeded int) {
 			for range 6 {
 				rec.Steps = append(rec.Steps, eval.Step{Phase: "edit", InputTokens: perStep, Call: fmt.Sprintf("edit %d", len(rec.Steps))})
 			}
-			line, err := json.Marshal(rec)
-			require.NoError(t, err)
-			b.Write(append(line, '\n'))
+			recs = append(recs, rec)
 		}
 	}
+	writeRecords(t, path, recs)
+}
+
+// writeRecords writes recs to path as run records, one a line, and
+// returns path.
+func writeRecords(t *testing.T, path string, recs []eval.Record) string {
+	t.Helper()
+	var b strings.Builder
+	for _, rec := range recs {
+		line, err := json.Marshal(rec)
+		require.NoError(t, err)
+		b.Write(append(line, '\n'))
+	}
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
 }
 
 // calibrate puts the relative budget the runs back in the policy it
@@ -344,7 +352,7 @@ func TestCalibrateWritesTheRelativeBudgetItsRunsBack(t *testing.T) {
 func TestCalibrateCertifiesARecalibratedLoopModelOutOfFold(t *testing.T) {
 	dir := t.TempDir()
 	writeRuns := func(name string, seed int) string {
-		var b strings.Builder
+		var recs []eval.Record
 		for i := range 60 {
 			rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d-%d", i%4, seed, i), Outcome: eval.OutcomeSucceeded}
 			steps := 20 + (i*7+seed)%11
@@ -354,13 +362,9 @@ func TestCalibrateCertifiesARecalibratedLoopModelOutOfFold(t *testing.T) {
 			for s := range steps {
 				rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[s%3], InputTokens: 2000, OutputTokens: 150})
 			}
-			data, err := json.Marshal(rec)
-			require.NoError(t, err)
-			b.Write(append(data, '\n'))
+			recs = append(recs, rec)
 		}
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-		return path
+		return writeRecords(t, filepath.Join(dir, name), recs)
 	}
 	runs, others := writeRuns("runs.jsonl", 1), writeRuns("others.jsonl", 2)
 	model := filepath.Join(dir, "model.json")
@@ -394,7 +398,7 @@ func TestCalibrateCertifiesARecalibratedLoopModelOutOfFold(t *testing.T) {
 // in force with the relative budget the runs back.
 func TestCalibrateWithoutOutOfFoldScoresKeepsThePolicyInForce(t *testing.T) {
 	dir := t.TempDir()
-	var b strings.Builder
+	var recs []eval.Record
 	for i := range 36 {
 		rec := eval.Record{Format: eval.RecordFormat, ID: fmt.Sprintf("fam%d-%d", i%4, i), Outcome: eval.OutcomeFailed}
 		steps := 40 + i%9
@@ -404,12 +408,9 @@ func TestCalibrateWithoutOutOfFoldScoresKeepsThePolicyInForce(t *testing.T) {
 		for s := range steps {
 			rec.Steps = append(rec.Steps, eval.Step{Phase: []string{"read", "edit", "test"}[s%3], InputTokens: int64(1800 + 40*(i%5)), OutputTokens: 150})
 		}
-		data, err := json.Marshal(rec)
-		require.NoError(t, err)
-		b.Write(append(data, '\n'))
+		recs = append(recs, rec)
 	}
-	runs := filepath.Join(dir, "runs.jsonl")
-	require.NoError(t, os.WriteFile(runs, []byte(b.String()), 0o644))
+	runs := writeRecords(t, filepath.Join(dir, "runs.jsonl"), recs)
 	model, policy := filepath.Join(dir, "model.json"), filepath.Join(dir, "policy.json")
 	code, _, errOut := runCLI("recalibrate", "--traces", runs, "--for", "Loop", "--out", model)
 	require.Equal(t, 0, code, errOut)
