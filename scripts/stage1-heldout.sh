@@ -22,6 +22,8 @@
 # runs themselves, not their task families, into the groups (with SEED, in
 # a shuffled order): held-out runs of the same repositories as a team's
 # first runs, runs like them, where the default holds out repositories.
+# The pooled figures end with what the judge's pauses and the budgets
+# hold and catch each alone.
 set -euo pipefail
 
 traces=${1:?usage: scripts/stage1-heldout.sh TRACES_DIR [OUT_DIR]}
@@ -120,9 +122,13 @@ import json, sys
 out, folds = sys.argv[1], int(sys.argv[2])
 keys = ("succeeded", "held", "failed", "caught", "failed_tokens", "saved_tokens", "failed_time_ns", "saved_time_ns")
 pool = dict.fromkeys(keys, 0)
+alone = {"judge": [0, 0], "budgets": [0, 0]}  # held, caught by each cause alone
 for g in range(folds):
     f = json.load(open(f"{out}/g{g}/eval.json"))["spend"]["in_force"]
     row = {k: f.get(k) or 0 for k in keys}
+    for cause in alone:
+        alone[cause][0] += (f.get(cause) or {}).get("held") or 0
+        alone[cause][1] += (f.get(cause) or {}).get("caught") or 0
     print(f"group {g}: gates in force: {f.get('policy')}; {f.get('relative') or 'no relative budget in force'}")
     print(f"  held {row['held']} of {row['succeeded']} succeeded; caught {row['caught']} of {row['failed']} failed; "
           f"saved {row['saved_tokens']} of {row['failed_tokens']} failed-run tokens")
@@ -131,5 +137,7 @@ share = lambda a, b: f"{100*a/b:.1f}%" if b else "n/a"
 print(f"pooled: held {pool['held']} of {pool['succeeded']} succeeded runs ({share(pool['held'], pool['succeeded'])}); "
       f"caught {pool['caught']} of {pool['failed']} failed ({share(pool['caught'], pool['failed'])}); "
       f"failed runs' tokens saved {share(pool['saved_tokens'], pool['failed_tokens'])}, time saved {share(pool['saved_time_ns'], pool['failed_time_ns'])}")
+print(f"pooled, each cause alone: the judge's pauses held {alone['judge'][0]} ({share(alone['judge'][0], pool['succeeded'])}) and caught {alone['judge'][1]}; "
+      f"the budgets held {alone['budgets'][0]} ({share(alone['budgets'][0], pool['succeeded'])}) and caught {alone['budgets'][1]}")
 PY
 echo "outputs in $out" >&2
