@@ -14,7 +14,8 @@ import (
 const OutOfFoldFolds = 5
 
 // ErrNoOutOfFoldScores is wrapped by the refusal of [OutOfFoldScores]
-// when no fold's other runs could be recalibrated on.
+// when no fold's other runs could be recalibrated on, or the runs scored
+// are of one outcome, which certifies nothing.
 var ErrNoOutOfFoldScores = errors.New("no out-of-fold scores")
 
 // OutOfFold is what [OutOfFoldScores] scored, and what it could not.
@@ -81,13 +82,21 @@ func OutOfFoldScores(ctx context.Context, records []Record, model *overseer.Lear
 		}
 		out.Folds++
 	}
+	if out.Folds == 0 {
+		return OutOfFold{}, fmt.Errorf("%w: no fold of the %d runs left runs to recalibrate on: %w", ErrNoOutOfFoldScores, len(records), refusal)
+	}
+	failed := 0
 	for _, r := range scored {
 		if r != nil {
 			out.Runs = append(out.Runs, *r)
+			if r.Failed() {
+				failed++
+			}
 		}
 	}
-	if out.Folds == 0 {
-		return OutOfFold{}, fmt.Errorf("%w: no fold of the %d runs left runs to recalibrate on: %w", ErrNoOutOfFoldScores, len(records), refusal)
+	if succeeded := len(out.Runs) - failed; succeeded == 0 || failed == 0 {
+		return OutOfFold{}, fmt.Errorf("%w: %d runs were left out (their fold's others too few to recalibrate on), and the %d scored are %d succeeded and %d failed",
+			ErrNoOutOfFoldScores, out.Unscored, len(out.Runs), succeeded, failed)
 	}
 	return out, nil
 }

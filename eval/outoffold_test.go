@@ -55,4 +55,17 @@ func TestOutOfFoldScoresReadNoRunAgainstItself(t *testing.T) {
 	_, err = eval.OutOfFoldScores(ctx, few, model, opts, eval.ScoreOptions{})
 	require.ErrorIs(t, err, eval.ErrNoOutOfFoldScores)
 	assert.ErrorContains(t, err, "too few to take them from")
+
+	// Every succeeded run in one family: its fold has no reference to be
+	// read against, and the runs scored are all failed, which certify
+	// nothing.
+	oneFamily := loopRuns(60, 10, 20)
+	for i := range oneFamily {
+		if oneFamily[i].FamilyName() != "fam0" {
+			oneFamily[i].Outcome = eval.OutcomeFailed
+		}
+	}
+	_, err = eval.OutOfFoldScores(ctx, oneFamily, model, opts, eval.ScoreOptions{})
+	require.ErrorIs(t, err, eval.ErrNoOutOfFoldScores)
+	assert.ErrorContains(t, err, "15 runs were left out (their fold's others too few to recalibrate on), and the 45 scored are 0 succeeded and 45 failed")
 }

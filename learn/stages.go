@@ -94,19 +94,19 @@ func DecideRecalibration(ctx context.Context, records []eval.Record, current Cur
 	// reads each of these against itself: its pauses are certified on
 	// each job scored by the candidate recalibrated without the job's
 	// task family (eval.OutOfFoldScores).
-	certify := func() (eval.Calibration, error) { return eval.Calibrate(cand, opts.Budget, opts.Promise) }
+	certifyOn, err := cand, error(nil)
 	if rec.NeedsLoopReference() {
-		oof, err := eval.OutOfFoldScores(ctx, records, rec, eval.RecalibrateOptions{For: workflowType}, eval.ScoreOptions{})
-		switch {
-		case errors.Is(err, eval.ErrNoOutOfFoldScores):
-			certify = func() (eval.Calibration, error) { return eval.Calibration{}, err }
-		case err != nil:
+		var oof eval.OutOfFold
+		if oof, err = eval.OutOfFoldScores(ctx, records, rec, eval.RecalibrateOptions{For: workflowType}, eval.ScoreOptions{}); err != nil && !errors.Is(err, eval.ErrNoOutOfFoldScores) {
 			return d, err
-		default:
-			certify = func() (eval.Calibration, error) { return eval.Calibrate(oof.Runs, opts.Budget, opts.Promise) }
 		}
+		certifyOn = oof.Runs
 	}
-	if cal, err := certify(); err == nil {
+	var cal eval.Calibration
+	if err == nil {
+		cal, err = eval.Calibrate(certifyOn, opts.Budget, opts.Promise)
+	}
+	if err == nil {
 		policy, d.Figures.Calibration, d.Figures.Stage = cal.Policy, &cal, overseer.StageCertified
 	} else {
 		d.Figures.CalibrationError = err.Error()

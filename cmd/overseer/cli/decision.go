@@ -916,16 +916,6 @@ func (s *scoringFlags) outOfFold(ctx context.Context, records []eval.Record, sco
 	if err != nil {
 		return nil, "", err
 	}
-	failed := 0
-	for _, r := range oof.Runs {
-		if r.Failed() {
-			failed++
-		}
-	}
-	if succeeded := len(oof.Runs) - failed; succeeded == 0 || failed == 0 {
-		return nil, "", fmt.Errorf("%w: %s was recalibrated on these runs, so its pauses are certified on each run scored by it recalibrated without the run's task family; "+
-			"%d runs were left out (their fold's others too few to recalibrate on), and the %d scored are %d succeeded and %d failed", eval.ErrUncertifiable, lj.Model.Version, oof.Unscored, len(oof.Runs), succeeded, failed)
-	}
 	say := fmt.Sprintf("certified out of fold: %s was recalibrated on these runs, so each run is scored by it recalibrated on the runs of the other task families (%d folds)", lj.Model.Version, oof.Folds)
 	if oof.Unscored > 0 {
 		say += fmt.Sprintf("; %d of the runs left out, their fold's others too few to recalibrate on", oof.Unscored)
