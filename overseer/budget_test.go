@@ -3,6 +3,8 @@ package overseer_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -372,13 +374,30 @@ func twoAtOnceWorkflow(ctx workflow.Context) error {
 // that gate then takes a continue without a raise of its own.
 func TestARaiseAtOneGateLetsTheBudgetGateContinue(t *testing.T) {
 	env := (&testsuite.WorkflowTestSuite{}).NewTestWorkflowEnvironment()
-	judge := jev.NewScripted(flagged(), onTrack(), onTrack())
+	scripted := jev.NewScripted(flagged(), onTrack(), onTrack())
+	// The second of the two phases at once ends after the first one's
+	// verdict: ended together, both would be counted at the first
+	// boundary, whose one gate would then be the budget's.
+	judged := make(chan struct{})
+	var judgedOnce sync.Once
+	judge := jev.JudgeFunc(func(ctx context.Context, req jev.Request) (*jev.Response, error) {
+		defer judgedOnce.Do(func() { close(judged) })
+		return scripted.Decide(ctx, req)
+	})
 	plugin, err := overseer.NewPlugin(overseer.Options{Mode: overseer.ModeManage, Judge: judge, Placement: overseer.PlacementLocalActivity,
 		Budget: overseer.Budget{Tokens: 1000}})
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{plugin}})
 	env.RegisterWorkflowWithOptions(twoAtOnceWorkflow, workflow.RegisterOptions{Name: "TwoAtOnce"})
-	env.RegisterActivityWithOptions(func(context.Context) (overseer.ReportCarrier, error) {
+	var spends atomic.Int32
+	env.RegisterActivityWithOptions(func(ctx context.Context) (overseer.ReportCarrier, error) {
+		if spends.Add(1) == 2 {
+			select {
+			case <-judged:
+			case <-ctx.Done():
+				return overseer.ReportCarrier{}, ctx.Err()
+			}
+		}
 		return overseer.ReportCarrier{OverseerReport: &overseer.PhaseReport{InputTokens: 700}}, nil
 	}, activity.RegisterOptions{Name: "spend"})
 	var both overseer.Status
